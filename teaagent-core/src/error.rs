@@ -1,0 +1,388 @@
+//! Every error the server can answer with, and the one mapping from an error to its JSON-RPC
+//! code, message and `data` (SPEC §4, "Errors").
+//!
+//! | variant | code | `data.reason` |
+//! |---|---|---|
+//! | [`Error::Parse`] | -32700 | `parse_error` |
+//! | [`Error::InvalidRequest`] | -32600 | see [`InvalidRequest`] |
+//! | [`Error::MethodNotFound`] | -32601 | `unknown_method` |
+//! | [`Error::UnknownTool`] | -32601 | `unknown_tool` |
+//! | [`Error::InvalidParams`] | -32602 | see [`ParamsProblem`] |
+//! | [`Error::InvalidArguments`] | -32602 | `invalid_arguments` |
+//! | [`Error::PathRefused`] | -32602 | see [`PathRefusal`] |
+//! | [`Error::Resource`] | -32602 | see [`ResourceRefusal`] |
+//! | [`Error::ApprovalDenied`] | -32001 | `approval_denied` |
+//! | [`Error::RateLimited`] | -32002 | `rate_limited` |
+//! | [`Error::WorkspaceLocked`] | -32003 | `workspace_locked` |
+//! | [`Error::ToolFailed`] | -32000 | see [`Failure`] |
+//! | [`Error::Internal`] | -32603 | `internal_error` |
+//!
+//! A tool that returns `Err` is *not* an [`Error`]: it is a normal result with `isError: true`.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::jsonrpc::ErrorObject;
+
+/// JSON-RPC and MCP error codes used by teaagent.
+pub mod code {
+    /// The line is not JSON.
+    pub const PARSE_ERROR: i32 = -32700;
+    /// JSON that is not a JSON-RPC request or notification.
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// Unknown method, or `tools/call` of an unknown tool.
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// Bad params, arguments that fail the schema, refused paths and resources.
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// A failure inside the server that is not a tool's.
+    pub const INTERNAL_ERROR: i32 = -32603;
+    /// A tool panicked, timed out or failed inside the framework.
+    pub const TOOL_FAILED: i32 = -32000;
+    /// Denied by the permission policy.
+    pub const APPROVAL_DENIED: i32 = -32001;
+    /// Over the tool's rate limit.
+    pub const RATE_LIMITED: i32 = -32002;
+    /// The workspace is held by another live server.
+    pub const WORKSPACE_LOCKED: i32 = -32003;
+}
+
+/// An error answered to the client as a JSON-RPC error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The line is not JSON.
+    #[error("Parse error: {details}")]
+    Parse {
+        /// What the JSON parser said.
+        details: String,
+    },
+    /// JSON that is not a JSON-RPC message, or a message not acceptable now.
+    #[error("Invalid request: {}", reason.describe())]
+    InvalidRequest {
+        /// Why.
+        reason: InvalidRequest,
+    },
+    /// No such method.
+    #[error("Method not found: {method}")]
+    MethodNotFound {
+        /// The method asked for.
+        method: String,
+    },
+    /// `tools/call` named a tool that is not registered.
+    #[error("Unknown tool: {tool}")]
+    UnknownTool {
+        /// The name asked for.
+        tool: String,
+    },
+    /// The params of a method are malformed.
+    #[error("Invalid params: {details}")]
+    InvalidParams {
+        /// The kind of problem.
+        reason: ParamsProblem,
+        /// What exactly.
+        details: String,
+    },
+    /// A tool's arguments fail its input schema (every violation is listed).
+    #[error("Invalid arguments for tool '{tool}': {}", summarize(errors))]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// Every violation found.
+        errors: Vec<ArgumentError>,
+    },
+    /// A `#[path]` argument was refused by workspace confinement.
+    #[error("Path refused for tool '{tool}': '{path}' {}", reason.describe())]
+    PathRefused {
+        /// The tool.
+        tool: String,
+        /// The argument (parameter name) that carried the path.
+        argument: String,
+        /// The path exactly as given.
+        path: String,
+        /// Why it was refused.
+        reason: PathRefusal,
+    },
+    /// A resource URI was refused or names nothing.
+    #[error("Resource error for '{uri}': {}", reason.describe())]
+    Resource {
+        /// The URI as given.
+        uri: String,
+        /// Why.
+        reason: ResourceRefusal,
+    },
+    /// The permission policy denied the call.
+    #[error("Approval denied for tool '{tool}': {rule}")]
+    ApprovalDenied {
+        /// The tool.
+        tool: String,
+        /// The rule that blocked the call.
+        rule: String,
+        /// How to allow it.
+        details: String,
+    },
+    /// Over the tool's rate limit.
+    #[error("Rate limit exceeded for tool '{tool}': {max_calls} calls per {}", seconds(*window))]
+    RateLimited {
+        /// The tool.
+        tool: String,
+        /// Calls admitted per window.
+        max_calls: u32,
+        /// The window.
+        window: Duration,
+        /// When the next call would be admitted.
+        retry_after: Duration,
+    },
+    /// Another live server holds the workspace lock.
+    #[error("Workspace is locked by another teaagent server (pid {owner_pid}, since {acquired_at})")]
+    WorkspaceLocked {
+        /// The tool.
+        tool: String,
+        /// The owner's process id.
+        owner_pid: u32,
+        /// When the owner acquired the lock (RFC 3339).
+        acquired_at: String,
+    },
+    /// A tool panicked, timed out or failed inside the framework.
+    #[error("Tool '{tool}' {}: {details}", reason.describe())]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What happened.
+        reason: Failure,
+        /// Details for a human.
+        details: String,
+    },
+    /// A failure of the server itself.
+    #[error("Internal error: {details}")]
+    Internal {
+        /// What failed.
+        details: String,
+    },
+}
+
+macro_rules! reasons {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $wire:literal, $text:literal;)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl $name {
+            /// The `data.reason` string sent on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $wire,)* }
+            }
+
+            /// A short description for the error message.
+            pub fn describe(self) -> &'static str {
+                match self { $(Self::$variant => $text,)* }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+reasons! {
+    /// Why a message is an invalid request (-32600).
+    InvalidRequest {
+        /// Valid JSON, but not a request, notification or response.
+        NotAMessage => "not_a_message", "not a JSON-RPC 2.0 request or notification";
+        /// `jsonrpc` is missing or not `"2.0"`.
+        WrongVersion => "wrong_jsonrpc_version", "`jsonrpc` must be \"2.0\"";
+        /// The id is not a string or an integer.
+        InvalidId => "invalid_id", "`id` must be a string or an integer";
+        /// The method is not a string.
+        InvalidMethod => "invalid_method", "`method` must be a string";
+        /// Params that are neither an object nor an array.
+        InvalidParamsType => "invalid_params_type", "`params` must be an object";
+        /// A line longer than the configured maximum.
+        LineTooLong => "line_too_long", "the line is longer than the server's maximum";
+        /// An empty batch.
+        EmptyBatch => "empty_batch", "an empty batch";
+        /// A batch when the negotiated version does not allow them.
+        BatchNotSupported => "batch_not_supported", "batches are accepted only under protocol version 2025-03-26";
+        /// An id already in use by a request still in flight.
+        DuplicateId => "duplicate_id", "a request with this id is still in flight";
+        /// A request before `initialize`.
+        NotInitialized => "not_initialized", "the session is not initialized: send `initialize` first";
+        /// A second `initialize`.
+        AlreadyInitialized => "already_initialized", "the session is already initialized";
+    }
+}
+
+reasons! {
+    /// Why params are invalid (-32602).
+    ParamsProblem {
+        /// The params do not have the method's shape.
+        Malformed => "invalid_params", "malformed params";
+        /// A pagination cursor this server did not issue (or no longer accepts).
+        InvalidCursor => "invalid_cursor", "invalid cursor";
+    }
+}
+
+reasons! {
+    /// Why a `#[path]` argument was refused (-32602).
+    PathRefusal {
+        /// It resolves outside the workspace root.
+        OutsideWorkspace => "outside_workspace", "is outside the workspace";
+        /// A FIFO, socket or device.
+        SpecialFile => "special_file", "is not a regular file or directory";
+        /// A write to a file with more than one hard link.
+        HardLinked => "hard_linked", "has more than one hard link, so writing it could change a file outside the workspace";
+        /// A symlink loop or too many symlinks.
+        SymlinkLoop => "symlink_loop", "has too many levels of symbolic links";
+        /// Not a valid path (empty, NUL byte, not UTF-8).
+        InvalidPath => "invalid_path", "is not a valid path";
+    }
+}
+
+reasons! {
+    /// Why a resource was refused (-32602).
+    ResourceRefusal {
+        /// No resource at that URI.
+        NotFound => "not_found", "no such resource";
+        /// The URI resolves outside the workspace.
+        OutsideWorkspace => "outside_workspace", "resolves outside the workspace";
+        /// The URI is not of the accepted form.
+        InvalidUri => "invalid_uri", "not a valid teaagent://workspace/ URI";
+        /// Larger than the read cap.
+        TooLarge => "too_large", "larger than the resource size cap";
+        /// A FIFO, socket, device or directory.
+        SpecialFile => "special_file", "not a regular file";
+    }
+}
+
+reasons! {
+    /// How a tool failed inside the framework (-32000).
+    Failure {
+        /// It panicked.
+        Panic => "panic", "panicked";
+        /// It ran past its timeout.
+        Timeout => "timeout", "timed out";
+        /// Something in the framework failed around it.
+        Internal => "internal", "failed inside the framework";
+        /// Too many calls were already waiting for a turn.
+        Overloaded => "overloaded", "was refused because the server is overloaded";
+    }
+}
+
+/// One schema violation of a tool's arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ArgumentError {
+    /// A JSON pointer into the arguments (`""` is the whole object).
+    pub pointer: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl Error {
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Parse { .. } => code::PARSE_ERROR,
+            Error::InvalidRequest { .. } => code::INVALID_REQUEST,
+            Error::MethodNotFound { .. } | Error::UnknownTool { .. } => code::METHOD_NOT_FOUND,
+            Error::InvalidParams { .. }
+            | Error::InvalidArguments { .. }
+            | Error::PathRefused { .. }
+            | Error::Resource { .. } => code::INVALID_PARAMS,
+            Error::ApprovalDenied { .. } => code::APPROVAL_DENIED,
+            Error::RateLimited { .. } => code::RATE_LIMITED,
+            Error::WorkspaceLocked { .. } => code::WORKSPACE_LOCKED,
+            Error::ToolFailed { .. } => code::TOOL_FAILED,
+            Error::Internal { .. } => code::INTERNAL_ERROR,
+        }
+    }
+
+    /// The `data` member.
+    pub fn data(&self) -> Value {
+        match self {
+            Error::Parse { details } => json!({ "reason": "parse_error", "details": details }),
+            Error::InvalidRequest { reason } => json!({ "reason": reason }),
+            Error::MethodNotFound { method } => json!({ "reason": "unknown_method", "method": method }),
+            Error::UnknownTool { tool } => json!({ "tool": tool, "reason": "unknown_tool" }),
+            Error::InvalidParams { reason, details } => json!({ "reason": reason, "details": details }),
+            Error::InvalidArguments { tool, errors } => {
+                json!({ "tool": tool, "reason": "invalid_arguments", "errors": errors })
+            }
+            Error::PathRefused { tool, argument, path, reason } => {
+                json!({ "tool": tool, "reason": reason, "argument": argument, "path": path })
+            }
+            Error::Resource { uri, reason } => json!({ "uri": uri, "reason": reason }),
+            Error::ApprovalDenied { tool, rule, details } => {
+                json!({ "tool": tool, "reason": "approval_denied", "rule": rule, "details": details })
+            }
+            Error::RateLimited { tool, retry_after, .. } => json!({
+                "tool": tool,
+                "reason": "rate_limited",
+                "retryAfterSeconds": retry_after.as_secs_f64().ceil() as u64,
+            }),
+            Error::WorkspaceLocked { tool, owner_pid, acquired_at } => json!({
+                "tool": tool,
+                "reason": "workspace_locked",
+                "ownerPid": owner_pid,
+                "acquiredAt": acquired_at,
+            }),
+            Error::ToolFailed { tool, reason, details } => {
+                json!({ "tool": tool, "reason": reason, "details": details })
+            }
+            Error::Internal { details } => json!({ "reason": "internal_error", "details": details }),
+        }
+    }
+
+    /// The whole JSON-RPC error object.
+    pub fn to_error_object(&self) -> ErrorObject {
+        ErrorObject { code: self.code(), message: self.to_string(), data: Some(self.data()) }
+    }
+}
+
+/// `60s`, `0.5s`: whole seconds without a fraction.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 { format!("{}s", d.as_secs()) } else { format!("{}s", d.as_secs_f64()) }
+}
+
+fn summarize(errors: &[ArgumentError]) -> String {
+    match errors {
+        [one] => format!("{} at '{}'", one.message, one.pointer),
+        many => format!("{} problems (see data.errors)", many.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limit_message_is_the_specs() {
+        let e = Error::RateLimited {
+            tool: "shell_exec".into(),
+            max_calls: 10,
+            window: Duration::from_secs(60),
+            retry_after: Duration::from_millis(1500),
+        };
+        let o = e.to_error_object();
+        assert_eq!(o.code, -32002);
+        assert_eq!(o.message, "Rate limit exceeded for tool 'shell_exec': 10 calls per 60s");
+        assert_eq!(
+            o.data,
+            Some(json!({"tool": "shell_exec", "reason": "rate_limited", "retryAfterSeconds": 2}))
+        );
+    }
+
+    #[test]
+    fn every_reason_has_a_snake_case_wire_name() {
+        for r in [InvalidRequest::NotAMessage, InvalidRequest::LineTooLong] {
+            assert!(r.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+        }
+        assert_eq!(Failure::Timeout.as_str(), "timeout");
+    }
+}

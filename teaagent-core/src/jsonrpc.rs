@@ -1,0 +1,15 @@
+//! JSON-RPC 2.0 as MCP uses it: request ids, incoming messages, outgoing responses.
+//!
+//! One file per wire concept: [`id`] keeps a client's id exactly as it was written, [`message`]
+//! classifies an incoming line, [`response`] writes the bytes of an answer.
+
+pub mod id;
+pub mod message;
+pub mod response;
+
+pub use id::{IdKey, RequestId};
+pub use message::{Incoming, Notification, Request, ResponseFromClient};
+pub use response::{ErrorObject, error_line, notification_line, result_line};
+
+/// The only `jsonrpc` version this server speaks.
+pub const VERSION: &str = "2.0";

@@ -1,0 +1,136 @@
+//! Request ids, echoed byte for byte.
+//!
+//! MCP ids are strings or integers. A client may write `"caf\u00e9"` or `"café"`, `7` or a 30-digit
+//! integer; whatever it wrote is what it gets back, because the server keeps the raw JSON text of
+//! the id and splices it into the response. A normalised [`IdKey`] identifies the request for
+//! `notifications/cancelled`, which may spell the same id differently.
+
+use std::fmt;
+
+use serde_json::value::RawValue;
+
+/// A request id exactly as the client wrote it.
+#[derive(Clone)]
+pub struct RequestId {
+    raw: Box<RawValue>,
+    key: IdKey,
+}
+
+/// The meaning of an id, independent of how it was spelled (escapes, whitespace).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IdKey {
+    /// An integer, as its canonical decimal text (arbitrary size).
+    Integer(String),
+    /// A string, with its escapes decoded.
+    String(String),
+}
+
+impl RequestId {
+    /// Accepts a raw JSON value as a request id: a string or an integer (no fraction, no exponent).
+    /// Anything else (`null`, floats, booleans, objects) is `None`.
+    pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
+        let key = IdKey::of(raw.get())?;
+        Some(Self { raw, key })
+    }
+
+    /// An id of the server's own (for requests the server sends to the client).
+    pub fn server(n: u64) -> Self {
+        let text = format!("\"teaagent-{n}\"");
+        let key = IdKey::String(format!("teaagent-{n}"));
+        // A formatted string literal is always valid JSON.
+        let raw = RawValue::from_string(text).unwrap_or_else(|_| null_raw());
+        Self { raw, key }
+    }
+
+    /// The JSON text to echo.
+    pub fn raw(&self) -> &str {
+        self.raw.get()
+    }
+
+    /// The normalised key.
+    pub fn key(&self) -> &IdKey {
+        &self.key
+    }
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.raw())
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.raw())
+    }
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
+impl IdKey {
+    /// The key of a raw JSON id, or `None` when it is not a string or an integer.
+    pub fn of(raw: &str) -> Option<Self> {
+        let text = raw.trim();
+        match text.as_bytes().first()? {
+            b'"' => serde_json::from_str::<String>(text).ok().map(IdKey::String),
+            b'-' | b'0'..=b'9' => {
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let digits = digits.trim_start_matches('0');
+                Some(IdKey::Integer(match (digits.is_empty(), text.starts_with('-')) {
+                    (true, _) => "0".to_owned(),
+                    (false, true) => format!("-{digits}"),
+                    (false, false) => digits.to_owned(),
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    /// The key of a parsed JSON value (as found in `notifications/cancelled`).
+    pub fn of_value(value: &serde_json::Value) -> Option<Self> {
+        match value {
+            serde_json::Value::String(s) => Some(IdKey::String(s.clone())),
+            serde_json::Value::Number(n) => IdKey::of(&n.to_string()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("valid json")
+    }
+
+    #[test]
+    fn strings_and_integers_are_ids() {
+        let id = RequestId::from_raw(raw(r#""caf\u00e9""#)).expect("string id");
+        assert_eq!(id.raw(), r#""caf\u00e9""#);
+        assert_eq!(id.key(), &IdKey::String("café".into()));
+        let big = RequestId::from_raw(raw("123456789012345678901234567890")).expect("big integer");
+        assert_eq!(big.key(), &IdKey::Integer("123456789012345678901234567890".into()));
+        assert_eq!(IdKey::of("-0"), Some(IdKey::Integer("0".into())));
+        assert_eq!(IdKey::of("007"), Some(IdKey::Integer("7".into())));
+    }
+
+    #[test]
+    fn other_values_are_not_ids() {
+        for bad in ["null", "1.5", "1e3", "true", "{}", "[]", "-", "-x"] {
+            assert!(IdKey::of(bad).is_none(), "{bad} must not be an id");
+        }
+    }
+
+    #[test]
+    fn cancellation_keys_match_request_keys() {
+        let v: serde_json::Value = serde_json::from_str(r#""café""#).expect("json");
+        assert_eq!(IdKey::of_value(&v), IdKey::of(r#""caf\u00e9""#));
+        assert_eq!(IdKey::of_value(&serde_json::json!(7)), IdKey::of("7"));
+    }
+}

@@ -1,0 +1,207 @@
+//! Classifying one incoming JSON value: request, notification, a response to a request of ours,
+//! or something that is not a JSON-RPC message at all.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::id::RequestId;
+use crate::error::{Error, InvalidRequest};
+
+/// One incoming message, classified.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request: it gets exactly one response (unless cancelled).
+    Request(Request),
+    /// A notification: never answered.
+    Notification(Notification),
+    /// A client's answer to a request the server sent (e.g. `elicitation/create`).
+    Response(ResponseFromClient),
+}
+
+/// A request from the client.
+#[derive(Debug)]
+pub struct Request {
+    /// The id, echoed byte for byte.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The raw params (`None` when absent or `null`).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification from the client.
+#[derive(Debug)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The raw params (`None` when absent or `null`).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response the client sent to one of the server's requests.
+#[derive(Debug)]
+pub struct ResponseFromClient {
+    /// The id of the server's request.
+    pub id: RequestId,
+    /// `Ok(result)` or `Err(error object)`, both raw.
+    pub outcome: Result<Box<RawValue>, Box<RawValue>>,
+}
+
+/// The envelope as written. Every field is optional so that shape errors are ours to report, and
+/// `id`/`params` keep `null` apart from "absent".
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    jsonrpc: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Box<RawValue>>,
+    #[serde(default)]
+    method: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Box<RawValue>>,
+}
+
+/// `Some(raw)` whenever the key is present, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
+/// What went wrong with an incoming value, and the id to answer with when one could be read.
+#[derive(Debug)]
+pub struct Rejected {
+    /// The id of the offending request, when it had a valid one; `None` answers with `id: null`.
+    pub id: Option<RequestId>,
+    /// The error to answer with.
+    pub error: Error,
+}
+
+impl Incoming {
+    /// Classifies one JSON value (an object, normally) given as its raw text.
+    ///
+    /// Errors: not JSON at all → [`Error::Parse`]; JSON that is not a message → an
+    /// [`Error::InvalidRequest`] with the id when it could be read.
+    pub fn parse(text: &[u8]) -> Result<Self, Box<Rejected>> {
+        let env: Envelope = match serde_json::from_slice(text) {
+            Ok(env) => env,
+            Err(e) if e.is_data() => return Err(reject(None, InvalidRequest::NotAMessage)),
+            Err(e) => {
+                return Err(Box::new(Rejected { id: None, error: Error::Parse { details: e.to_string() } }));
+            }
+        };
+        Self::classify(env)
+    }
+
+    /// Classifies a raw value that is already known to be valid JSON (a batch element).
+    pub fn from_raw(raw: &RawValue) -> Result<Self, Box<Rejected>> {
+        match serde_json::from_str::<Envelope>(raw.get()) {
+            Ok(env) => Self::classify(env),
+            Err(_) => Err(reject(None, InvalidRequest::NotAMessage)),
+        }
+    }
+
+    fn classify(env: Envelope) -> Result<Self, Box<Rejected>> {
+        let id = match env.id {
+            None => None,
+            Some(raw) if raw.get() == "null" => None,
+            Some(raw) => match RequestId::from_raw(raw) {
+                Some(id) => Some(id),
+                None => return Err(reject(None, InvalidRequest::InvalidId)),
+            },
+        };
+        if env.jsonrpc.as_deref().map(RawValue::get) != Some("\"2.0\"") {
+            return Err(reject(id, InvalidRequest::WrongVersion));
+        }
+        let params = match env.params {
+            Some(raw) if raw.get() == "null" => None,
+            Some(raw) if matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')) => Some(raw),
+            Some(_) => return Err(reject(id, InvalidRequest::InvalidParamsType)),
+            None => None,
+        };
+        if let Some(method) = env.method {
+            let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+                return Err(reject(id, InvalidRequest::InvalidMethod));
+            };
+            return Ok(match id {
+                Some(id) => Incoming::Request(Request { id, method, params }),
+                None => Incoming::Notification(Notification { method, params }),
+            });
+        }
+        match (id, env.result, env.error) {
+            (Some(id), Some(result), None) => {
+                Ok(Incoming::Response(ResponseFromClient { id, outcome: Ok(result) }))
+            }
+            (Some(id), None, Some(error)) => {
+                Ok(Incoming::Response(ResponseFromClient { id, outcome: Err(error) }))
+            }
+            (id, _, _) => Err(reject(id, InvalidRequest::NotAMessage)),
+        }
+    }
+}
+
+fn reject(id: Option<RequestId>, reason: InvalidRequest) -> Box<Rejected> {
+    Box::new(Rejected { id, error: Error::InvalidRequest { reason } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Incoming, Box<Rejected>> {
+        Incoming::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn requests_and_notifications() {
+        let Ok(Incoming::Request(r)) = parse(r#"{"jsonrpc":"2.0","id":"é","method":"ping"}"#) else {
+            panic!("a request")
+        };
+        assert_eq!((r.id.raw(), r.method.as_str()), (r#""é""#, "ping"));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#),
+            Ok(Incoming::Notification(n)) if n.params.is_none()
+        ));
+    }
+
+    #[test]
+    fn shapes_that_are_not_messages() {
+        let not_json = parse("{nope").expect_err("not json");
+        assert!(matches!(not_json.error, Error::Parse { .. }));
+        for (line, reason) in [
+            (r#"5"#, InvalidRequest::NotAMessage),
+            (r#"{"id":1,"method":"ping"}"#, InvalidRequest::WrongVersion),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, InvalidRequest::WrongVersion),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, InvalidRequest::InvalidId),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, InvalidRequest::InvalidMethod),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, InvalidRequest::InvalidParamsType),
+            (r#"{"jsonrpc":"2.0","id":1}"#, InvalidRequest::NotAMessage),
+            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, InvalidRequest::NotAMessage),
+        ] {
+            let rejected = parse(line).expect_err(line);
+            assert!(
+                matches!(&rejected.error, Error::InvalidRequest { reason: r } if *r == reason),
+                "{line}: {:?}",
+                rejected.error
+            );
+        }
+    }
+
+    #[test]
+    fn the_id_is_kept_when_the_rest_is_wrong() {
+        let rejected = parse(r#"{"jsonrpc":"2.0","id":42,"method":null}"#).expect_err("bad method");
+        assert_eq!(rejected.id.map(|id| id.raw().to_owned()).as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn responses_to_server_requests() {
+        let Ok(Incoming::Response(r)) =
+            parse(r#"{"jsonrpc":"2.0","id":"teaagent-1","result":{"action":"accept"}}"#)
+        else {
+            panic!("a response")
+        };
+        assert!(r.outcome.is_ok());
+    }
+}

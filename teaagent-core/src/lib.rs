@@ -1,0 +1,24 @@
+//! # teaagent-core
+//!
+//! A framework for [Model Context Protocol](https://modelcontextprotocol.io) servers in Rust:
+//! protocol types, a tool registry and a fast stdio server.
+//!
+//! - [`jsonrpc`] and [`mcp`]: the wire (ids echoed byte for byte, every method's types).
+//! - [`error`]: every error the server answers with, mapped to JSON-RPC in one place.
+//! - [`tool`] and [`registry`]: what a tool is, and the checked set a server offers.
+//! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
+//! - [`logging`]: logs to stderr and, on request, to the client.
+
+pub mod error;
+pub mod jsonrpc;
+pub mod logging;
+pub mod mcp;
+pub mod registry;
+pub mod server;
+pub mod tool;
+
+pub use error::Error;
+pub use mcp::{CallToolResult, Content, JsonObject};
+pub use registry::{Registry, RegistryBuilder, RegistryError};
+pub use server::{Peer, ResourceProvider, Server, ServerConfig};
+pub use tool::{Behavior, Handler, ParamRole, RateLimit, Tier, ToolContext, ToolDef};

@@ -1,0 +1,157 @@
+//! Logs: always to stderr (stdout carries protocol messages only), and to the client as
+//! `notifications/message` once it asks for them with `logging/setLevel`.
+//!
+//! [`init`] installs a `tracing` subscriber with two layers, each with its own filter:
+//! stderr honours `RUST_LOG` (or the level given), the client layer honours the level the client
+//! set (nothing until it sets one). A panic anywhere is logged through the same path, so a
+//! panicking tool leaves a trace on stderr and, when asked for, at the client.
+//!
+//! Forwarding is per process: the server that is serving receives the process's events.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use serde_json::{Map, Value};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Metadata, Subscriber};
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Context, Filter, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::mcp::LoggingLevel;
+use crate::mcp::logging::LoggingMessageParams;
+use crate::server::Peer;
+
+const OFF: u8 = u8::MAX;
+
+/// The lowest level the client asked for, as `LoggingLevel as u8`, or [`OFF`].
+static CLIENT_LEVEL: AtomicU8 = AtomicU8::new(OFF);
+static SINK: Mutex<Option<Peer>> = Mutex::new(None);
+
+/// Installs the process's subscriber: stderr with `RUST_LOG` (else `default_directive`, e.g.
+/// `"info"`), plus forwarding to the client. Also routes panic messages through `tracing`.
+/// Calling it twice keeps the first subscriber.
+///
+/// Directives are `level` or `target=level` lists (`info,teaagent_core=debug`); a malformed
+/// `RUST_LOG` falls back to `default_directive` with a warning. (Span and field filters are not
+/// supported: they would pull a regex engine into every server for little use.)
+pub fn init(default_directive: &str) {
+    let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
+    let parsed = from_env.as_deref().map(str::parse::<Targets>);
+    let filter = match &parsed {
+        Some(Ok(targets)) => targets.clone(),
+        _ => default_directive.parse().unwrap_or_else(|_| Targets::new().with_default(tracing::Level::INFO)),
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(true)
+        .with_filter(filter);
+    let installed = tracing_subscriber::registry().with(stderr).with(layer()).try_init();
+    if installed.is_err() {
+        tracing::debug!("a tracing subscriber was already installed; keeping it");
+        return;
+    }
+    if let Some(Err(e)) = parsed {
+        tracing::warn!("ignoring RUST_LOG={:?}: {e}", from_env.unwrap_or_default());
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let message = panic_message(info.payload());
+        let location = info.location().map(ToString::to_string).unwrap_or_default();
+        tracing::error!(target: "teaagent::panic", %location, "panic: {message}");
+    }));
+}
+
+/// The layer that forwards events to the client, for applications that build their own
+/// subscriber (add it with `.with(teaagent_core::logging::layer())`).
+pub fn layer<S>() -> impl Layer<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    ClientLayer.with_filter(ClientFilter)
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}
+
+pub(crate) fn attach(peer: &Peer) {
+    *SINK.lock().unwrap_or_else(|p| p.into_inner()) = Some(peer.clone());
+}
+
+pub(crate) fn detach() {
+    CLIENT_LEVEL.store(OFF, Ordering::Relaxed);
+    *SINK.lock().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+pub(crate) fn set_client_level(level: LoggingLevel) {
+    CLIENT_LEVEL.store(level as u8, Ordering::Relaxed);
+}
+
+fn wanted(level: &tracing::Level) -> bool {
+    let min = CLIENT_LEVEL.load(Ordering::Relaxed);
+    min != OFF && LoggingLevel::of_tracing(*level) as u8 >= min
+}
+
+struct ClientFilter;
+
+impl<S> Filter<S> for ClientFilter {
+    fn enabled(&self, meta: &Metadata<'_>, _: &Context<'_, S>) -> bool {
+        wanted(meta.level())
+    }
+
+    fn callsite_enabled(&self, _: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        // The level changes at run time, so every callsite is asked each time.
+        tracing::subscriber::Interest::sometimes()
+    }
+}
+
+struct ClientLayer;
+
+impl<S: Subscriber> Layer<S> for ClientLayer {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let Some(peer) = SINK.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
+            return;
+        };
+        let mut fields = FieldsToJson(Map::new());
+        event.record(&mut fields);
+        let meta = event.metadata();
+        peer.notify(
+            "notifications/message",
+            &LoggingMessageParams {
+                level: LoggingLevel::of_tracing(*meta.level()),
+                logger: meta.target(),
+                data: Value::Object(fields.0),
+            },
+        );
+    }
+}
+
+struct FieldsToJson(Map<String, Value>);
+
+impl Visit for FieldsToJson {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), Value::String(format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), Value::String(value.to_owned()));
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+}

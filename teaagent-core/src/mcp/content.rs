@@ -1,0 +1,145 @@
+//! Tool results and their content blocks.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// What the tool produced.
+    pub content: Vec<Content>,
+    /// Structured output (matches the tool's `outputSchema`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool reports a failure of its own (the call itself worked).
+    pub is_error: bool,
+}
+
+impl CallToolResult {
+    /// One text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: vec![Content::text(text)], structured_content: None, is_error: false }
+    }
+
+    /// A tool-level failure: one text block with `isError: true`.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self { content: vec![Content::text(message)], structured_content: None, is_error: true }
+    }
+
+    /// Structured output: `structuredContent` plus the same JSON as text, for clients that only
+    /// read text.
+    pub fn structured(value: Value) -> Self {
+        let text = value.to_string();
+        Self { content: vec![Content::text(text)], structured_content: Some(value), is_error: false }
+    }
+
+    /// Several content blocks.
+    pub fn contents(content: Vec<Content>) -> Self {
+        Self { content, structured_content: None, is_error: false }
+    }
+}
+
+/// One content block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// e.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// e.g. `audio/wav`.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// A link to a resource the client may read.
+    ResourceLink(ResourceLink),
+    /// A resource embedded in the result.
+    Resource {
+        /// The resource's contents.
+        resource: EmbeddedResource,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+}
+
+/// A link to a resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    /// The resource URI.
+    pub uri: String,
+    /// A name for it.
+    pub name: String,
+    /// Its MIME type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// A description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The contents of an embedded resource: `text` or base64 `blob`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddedResource {
+    /// The resource URI.
+    pub uri: String,
+    /// Its MIME type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Base64 contents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wire_shapes() {
+        assert_eq!(
+            serde_json::to_value(CallToolResult::text("hi")).expect("json"),
+            json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
+        );
+        let s = CallToolResult::structured(json!({"n": 1}));
+        assert_eq!(
+            serde_json::to_value(s).expect("json"),
+            json!({"content": [{"type": "text", "text": "{\"n\":1}"}], "structuredContent": {"n": 1}, "isError": false})
+        );
+        let link = Content::ResourceLink(ResourceLink {
+            uri: "teaagent://workspace/a".into(),
+            name: "a".into(),
+            mime_type: None,
+            description: None,
+        });
+        assert_eq!(
+            serde_json::to_value(link).expect("json"),
+            json!({"type": "resource_link", "uri": "teaagent://workspace/a", "name": "a"})
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! `tools/list` and `tools/call`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::JsonObject;
+use crate::tool::Tier;
+
+/// One entry of `tools/list`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name (`^[A-Za-z0-9_-]{1,64}$`).
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub input_schema: JsonObject,
+    /// JSON Schema of `structuredContent`, for tools with structured output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<JsonObject>,
+    /// Behaviour hints, in both the seed's and MCP's vocabulary.
+    pub annotations: ToolAnnotations,
+}
+
+/// Tool annotations as sent on the wire: the seed's fields (`readOnly`, `destructive`,
+/// `idempotent`, `stateful`, `securityTier`) next to MCP's standard hints, so every client
+/// understands them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name (MCP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Never modifies its environment (MCP).
+    pub read_only_hint: bool,
+    /// May destroy or overwrite data (MCP; meaningful when not read-only).
+    pub destructive_hint: bool,
+    /// Calling twice with the same arguments has no further effect (MCP).
+    pub idempotent_hint: bool,
+    /// Interacts with an open world of external entities (MCP).
+    pub open_world_hint: bool,
+    /// Seed: never mutates state.
+    pub read_only: bool,
+    /// Seed: may delete or overwrite data.
+    pub destructive: bool,
+    /// Seed: calling twice has the same effect as once.
+    pub idempotent: bool,
+    /// Seed: modifies persistent external state.
+    pub stateful: bool,
+    /// Seed: `Low`, `Medium`, `High`, `Critical`.
+    pub security_tier: Tier,
+}
+
+/// `tools/call` params.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallToolParams {
+    /// The tool.
+    pub name: String,
+    /// The arguments object (absent means `{}`).
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// Request metadata (`progressToken`).
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// `_meta` of a request.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestMeta {
+    /// Where to send `notifications/progress` (a string or an integer, echoed as given).
+    #[serde(default)]
+    pub progress_token: Option<Value>,
+}
+
+/// Params of the list methods.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PaginatedParams {
+    /// The `nextCursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,297 @@
+//! The tool registry: every tool definition, checked once when built, with the `tools/list`
+//! entries serialised once for all sessions.
+//!
+//! ```
+//! use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
+//! use serde_json::json;
+//!
+//! let echo = ToolDef::builder("echo")
+//!     .description("Echo the text back.")
+//!     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+//!     .handler(Handler::new(|_ctx, args| async move {
+//!         Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+//!     }))
+//!     .build();
+//! let registry = Registry::builder().tool(echo).build().expect("a valid registry");
+//! assert_eq!(registry.len(), 1);
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::mcp::cursor::{Cursor, fingerprint};
+use crate::tool::{Tier, ToolDef};
+
+/// The checked, immutable set of tools a server offers.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tools: Vec<Arc<ToolDef>>,
+    by_name: HashMap<String, usize>,
+    /// `tools/list` entries, serialised once.
+    listing: Vec<Box<RawValue>>,
+    fingerprint: u64,
+}
+
+/// Collects definitions; [`RegistryBuilder::build`] checks them all.
+#[derive(Debug, Default)]
+pub struct RegistryBuilder {
+    defs: Vec<ToolDef>,
+}
+
+/// Why a registry could not be built: every problem found, not just the first.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid tool registry:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct RegistryError {
+    /// Each problem, in definition order.
+    pub problems: Vec<String>,
+}
+
+impl Registry {
+    /// Starts an empty builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.inner.tools.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.inner.tools.is_empty()
+    }
+
+    /// A tool by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<ToolDef>> {
+        self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// Every tool, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ToolDef>> {
+        self.inner.tools.iter()
+    }
+
+    /// Every `tools/list` entry as JSON, in order (what `teaagent mcp tools --json` prints).
+    pub fn listing(&self) -> Vec<Value> {
+        self.inner.listing.iter().map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null)).collect()
+    }
+
+    /// One page of `tools/list` as JSON text: `{"tools":[...],"nextCursor":...}`.
+    pub fn list_page(&self, cursor: Option<&str>, page_size: usize) -> Result<Box<RawValue>, Error> {
+        let total = self.inner.listing.len();
+        let start = match cursor {
+            None => 0,
+            Some(text) => {
+                let c = Cursor::decode(text, "tools", self.inner.fingerprint)?;
+                match c.position.parse::<usize>() {
+                    Ok(n) if n > 0 && n < total => n,
+                    _ => {
+                        return Err(Error::InvalidParams {
+                            reason: crate::error::ParamsProblem::InvalidCursor,
+                            details: format!("cursor {text:?} points outside the list"),
+                        });
+                    }
+                }
+            }
+        };
+        let end = start.saturating_add(page_size.max(1)).min(total);
+        let mut out = String::with_capacity(64 + 512 * (end - start));
+        out.push_str("{\"tools\":[");
+        for (i, raw) in self.inner.listing[start..end].iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(raw.get());
+        }
+        out.push(']');
+        if end < total {
+            let next = Cursor {
+                list: "tools".into(),
+                position: end.to_string(),
+                fingerprint: self.inner.fingerprint,
+            };
+            out.push_str(",\"nextCursor\":\"");
+            out.push_str(&next.encode());
+            out.push('"');
+        }
+        out.push('}');
+        RawValue::from_string(out).map_err(|e| Error::Internal { details: e.to_string() })
+    }
+}
+
+impl RegistryBuilder {
+    /// Adds one definition.
+    pub fn tool(mut self, def: ToolDef) -> Self {
+        self.defs.push(def);
+        self
+    }
+
+    /// Adds several definitions.
+    pub fn tools(mut self, defs: impl IntoIterator<Item = ToolDef>) -> Self {
+        self.defs.extend(defs);
+        self
+    }
+
+    /// Checks every definition and builds the registry. Duplicate names are refused naming both
+    /// definitions; every other rule of SPEC §3 that a hand-written definition could break is
+    /// checked here too (the `#[tool]` attribute already checks them at compile time).
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let mut problems = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for (i, def) in self.defs.iter().enumerate() {
+            check(def, &mut problems);
+            if let Some(&first) = by_name.get(def.name()) {
+                problems.push(format!(
+                    "duplicate tool name `{}`: defined by `{}` and by `{}`",
+                    def.name(),
+                    self.defs[first].origin(),
+                    def.origin()
+                ));
+            } else {
+                by_name.insert(def.name().to_owned(), i);
+            }
+        }
+        let mut listing = Vec::with_capacity(self.defs.len());
+        for def in &self.defs {
+            match serde_json::value::to_raw_value(&def.to_tool()) {
+                Ok(raw) => listing.push(raw),
+                Err(e) => problems.push(format!("tool `{}`: cannot serialise: {e}", def.name())),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError { problems });
+        }
+        let fingerprint = fingerprint(listing.iter().map(|r| r.get()));
+        Ok(Registry {
+            inner: Arc::new(Inner {
+                tools: self.defs.into_iter().map(Arc::new).collect(),
+                by_name,
+                listing,
+                fingerprint,
+            }),
+        })
+    }
+}
+
+/// Whether `name` is a valid tool name: `^[A-Za-z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn check(def: &ToolDef, problems: &mut Vec<String>) {
+    let name = def.name();
+    let mut problem = |what: String| problems.push(format!("tool `{name}` ({}): {what}", def.origin()));
+    if !is_valid_tool_name(name) {
+        problem("the name must match `^[A-Za-z0-9_-]{1,64}$`".into());
+    }
+    if def.description().trim().is_empty() {
+        problem("a description is required".into());
+    }
+    match def.input_schema().as_object() {
+        Some(o)
+            if o.get("type") == Some(&Value::from("object"))
+                && o.get("properties").is_some_and(Value::is_object) =>
+        {
+            if o.contains_key("$schema") {
+                problem("the input schema must not carry `$schema`".into());
+            }
+        }
+        _ => problem("the input schema must be an object schema with `type: object` and `properties`".into()),
+    }
+    if let Some(out) = def.output_schema()
+        && out.get("type") != Some(&Value::from("object"))
+    {
+        problem("the output schema must have `type: object` (MCP structured content is an object)".into());
+    }
+    let b = def.behavior();
+    if b.read_only && b.destructive {
+        problem("`read_only` contradicts `destructive`".into());
+    }
+    if b.read_only && b.stateful {
+        problem("`read_only` contradicts `stateful`".into());
+    }
+    if b.read_only && def.tier() > Tier::Low {
+        problem(format!("`read_only` tools must be tier `low`, not `{}`", def.tier()));
+    }
+    if let Some(limit) = def.rate_limit()
+        && (limit.max_calls == 0 || limit.window.is_zero())
+    {
+        problem("a rate limit needs `max_calls` ≥ 1 and a positive window".into());
+    }
+    if def.handler().is_none() {
+        problem("no handler".into());
+    }
+    let properties = def.input_schema().get("properties").and_then(Value::as_object);
+    for (param, _) in def.param_roles() {
+        if !properties.is_some_and(|p| p.contains_key(param)) {
+            problem(format!("the role of `{param}` names no property of the input schema"));
+        }
+    }
+}
+
+impl fmt::Display for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.iter().map(|t| t.name()).collect();
+        write!(f, "{} tools: {}", names.len(), names.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CallToolResult;
+    use crate::tool::{Behavior, Handler};
+    use serde_json::json;
+
+    fn def(name: &'static str, origin: &'static str) -> ToolDef {
+        ToolDef::builder(name)
+            .description("d")
+            .origin(origin)
+            .input_schema(json!({"type": "object", "properties": {}}))
+            .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+            .build()
+    }
+
+    #[test]
+    fn duplicates_name_both_definitions() {
+        let err = Registry::builder().tool(def("a", "m::one")).tool(def("a", "m::two")).build();
+        let err = err.expect_err("duplicate");
+        assert_eq!(err.problems, vec!["duplicate tool name `a`: defined by `m::one` and by `m::two`"]);
+    }
+
+    #[test]
+    fn hand_written_mistakes_are_all_reported() {
+        let bad = ToolDef::builder("bad name")
+            .input_schema(json!({"type": "string"}))
+            .behavior(Behavior { read_only: true, destructive: true, ..Behavior::default() })
+            .rate_limit(0, std::time::Duration::from_secs(1))
+            .build();
+        let err = Registry::builder().tool(bad).build().expect_err("invalid");
+        assert_eq!(err.problems.len(), 6, "{err}");
+    }
+
+    #[test]
+    fn pages_and_cursors() {
+        let reg = Registry::builder().tools(["a", "b", "c"].map(|n| def(n, "here"))).build().expect("valid");
+        let first: Value = serde_json::from_str(reg.list_page(None, 2).expect("page").get()).expect("json");
+        assert_eq!(first["tools"].as_array().map(Vec::len), Some(2));
+        let cursor = first["nextCursor"].as_str().expect("cursor");
+        let second: Value =
+            serde_json::from_str(reg.list_page(Some(cursor), 2).expect("page").get()).expect("json");
+        assert_eq!(second["tools"][0]["name"], "c");
+        assert!(second.get("nextCursor").is_none());
+        assert_eq!(reg.list_page(Some("bogus"), 2).expect_err("bad").code(), -32602);
+    }
+}

@@ -1,0 +1,167 @@
+//! The stdio server: a registry served as MCP over newline-delimited JSON-RPC.
+//!
+//! The shape follows async-lsp's main loop: [`main_loop`] reads frames and hands each message to
+//! small dispatch functions; [`router`] is the table of methods; [`call`] is the `tools/call`
+//! pipeline with its order of checks; [`transport`] and [`framing`] turn bytes into lines and back.
+//!
+//! ```no_run
+//! use teaagent_core::{Registry, Server};
+//!
+//! let registry = Registry::builder().build().expect("valid registry");
+//! std::process::exit(match Server::new(registry).run_stdio() {
+//!     std::process::ExitCode::SUCCESS => 0,
+//!     _ => 1,
+//! });
+//! ```
+
+use std::io;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::mcp::Implementation;
+use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
+use crate::registry::Registry;
+
+mod call;
+mod config;
+pub mod framing;
+mod main_loop;
+mod peer;
+mod reply;
+mod router;
+mod transport;
+
+pub use config::ServerConfig;
+pub use peer::{Peer, PeerError, SessionInfo};
+
+/// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
+/// server has none, it does not declare the `resources` capability and those methods are unknown.
+pub trait ResourceProvider: Send + Sync + 'static {
+    /// One page of resources.
+    fn list(&self, cursor: Option<String>) -> BoxFuture<'static, Result<ListResourcesResult, Error>>;
+    /// The contents of one resource.
+    fn read(&self, uri: String) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
+    /// The URI templates offered.
+    fn templates(&self) -> Vec<ResourceTemplate>;
+}
+
+/// An MCP server: a registry, limits, and optionally resources.
+pub struct Server {
+    registry: Registry,
+    config: ServerConfig,
+    resources: Option<Arc<dyn ResourceProvider>>,
+    info: Implementation,
+}
+
+impl Server {
+    /// A server for `registry` with the default [`ServerConfig`], announcing itself as
+    /// `{"name": "teaagent", "version": <this crate's version>}`.
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            registry,
+            config: ServerConfig::default(),
+            resources: None,
+            info: Implementation {
+                name: "teaagent".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                title: None,
+            },
+        }
+    }
+
+    /// Replaces the limits.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Serves resources from `provider`.
+    pub fn resources(mut self, provider: impl ResourceProvider) -> Self {
+        self.resources = Some(Arc::new(provider));
+        self
+    }
+
+    /// Announces another name and version in `serverInfo` (for servers built on teaagent).
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self.info.version = version.into();
+        self
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Serves stdin/stdout until stdin ends or SIGINT/SIGTERM arrives, then drains in-flight
+    /// calls for [`ServerConfig::shutdown_grace`] and returns.
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        let (input, output, _restore) = transport::stdio()?;
+        let shutdown = CancellationToken::new();
+        let signals = tokio::spawn(on_signal(shutdown.clone()));
+        let result = main_loop::run(self, input, output, shutdown).await;
+        signals.abort();
+        result
+    }
+
+    /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
+    /// `shutdown` is cancelled.
+    pub async fn serve<R, W>(self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let input = transport::Input::Async(Box::new(reader));
+        let output = transport::Output::Async(Box::new(writer));
+        main_loop::run(self, input, output, shutdown).await
+    }
+
+    /// Everything a `main` needs: logs to stderr ([`crate::logging::init`] at `info`), a runtime,
+    /// [`Server::serve_stdio`]. Exit code 0 after a clean shutdown.
+    ///
+    /// The runtime is single-threaded on purpose: a request is read, run and answered on one
+    /// thread with no cross-thread wake-ups, which is what keeps a call's latency near that of a
+    /// bare read-parse-write loop. Blocking tools ([`crate::Handler::blocking`]) run on the
+    /// blocking pool, so they never stall it; an async tool must not block (as in any runtime).
+    pub fn run_stdio(self) -> ExitCode {
+        crate::logging::init("info");
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start the async runtime");
+                return ExitCode::FAILURE;
+            }
+        };
+        let result = runtime.block_on(self.serve_stdio());
+        // Blocking tool threads that outlived the grace period must not hold the exit.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!(error = %e, "the server stopped with an error");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// Cancels `shutdown` on SIGINT or SIGTERM.
+async fn on_signal(shutdown: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::warn!("cannot listen for SIGINT/SIGTERM; only stdin EOF stops the server");
+        return;
+    };
+    let which = tokio::select! {
+        _ = int.recv() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    };
+    tracing::info!("{which} received; finishing in-flight calls");
+    shutdown.cancel();
+}

@@ -1,0 +1,87 @@
+//! Runtime limits of a server (SPEC §5), with their defaults.
+
+use std::time::Duration;
+
+/// How a server behaves under load and at its edges.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Longest accepted line in bytes; longer lines are refused with `-32600` without being
+    /// buffered. Default 16 MiB.
+    pub max_line_bytes: usize,
+    /// Tool calls and resource reads running at once; more wait their turn (FIFO) while cheap
+    /// methods (`ping`, lists) are answered at once. Default 64.
+    pub max_in_flight: usize,
+    /// Calls allowed to wait for a turn beyond `max_in_flight`; past that a call is refused with
+    /// `-32000` (`reason: "overloaded"`) instead of growing memory without bound. Default 4096.
+    pub max_queued: usize,
+    /// Timeout of a tool call when neither the tool nor the configuration sets one. Default 300 s.
+    pub default_tool_timeout: Duration,
+    /// How long in-flight calls may finish after stdin EOF, SIGINT or SIGTERM. Default 3 s.
+    pub shutdown_grace: Duration,
+    /// Entries per `tools/list` page. Default 100.
+    pub tools_page_size: usize,
+    /// How long the server waits for the client's answer to its own requests (elicitation).
+    /// Default 120 s.
+    pub client_request_timeout: Duration,
+    /// `instructions` sent in the `initialize` result.
+    pub instructions: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: 16 * 1024 * 1024,
+            max_in_flight: 64,
+            max_queued: 4096,
+            default_tool_timeout: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(3),
+            tools_page_size: 100,
+            client_request_timeout: Duration::from_secs(120),
+            instructions: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Sets [`ServerConfig::max_line_bytes`].
+    pub fn max_line_bytes(mut self, n: usize) -> Self {
+        self.max_line_bytes = n.max(1);
+        self
+    }
+    /// Sets [`ServerConfig::max_in_flight`].
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+    /// Sets [`ServerConfig::max_queued`].
+    pub fn max_queued(mut self, n: usize) -> Self {
+        self.max_queued = n;
+        self
+    }
+    /// Sets [`ServerConfig::default_tool_timeout`].
+    pub fn default_tool_timeout(mut self, d: Duration) -> Self {
+        self.default_tool_timeout = d;
+        self
+    }
+    /// Sets [`ServerConfig::shutdown_grace`].
+    pub fn shutdown_grace(mut self, d: Duration) -> Self {
+        self.shutdown_grace = d;
+        self
+    }
+    /// Sets [`ServerConfig::tools_page_size`].
+    pub fn tools_page_size(mut self, n: usize) -> Self {
+        self.tools_page_size = n.max(1);
+        self
+    }
+    /// Sets [`ServerConfig::client_request_timeout`].
+    pub fn client_request_timeout(mut self, d: Duration) -> Self {
+        self.client_request_timeout = d;
+        self
+    }
+    /// Sets [`ServerConfig::instructions`].
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+}

@@ -1,0 +1,292 @@
+//! The main loop: one `select!` between "stop" and "next line", then small dispatch functions.
+//!
+//! Requests run as tasks so a slow call never delays `ping` or another call; `initialize` and
+//! notifications are handled inline, in arrival order, because later lines depend on them
+//! (batches need the negotiated version; a cancellation must find its request).
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::value::RawValue;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::framing::Frame;
+use super::peer::{Out, Peer, SessionInfo};
+use super::reply::{Batch, Reply};
+use super::transport::{FrameReader, Input, Output, write_loop};
+use super::{ResourceProvider, Server, ServerConfig, router};
+use crate::error::{Error, Failure, InvalidRequest};
+use crate::jsonrpc::message::Rejected;
+use crate::jsonrpc::{IdKey, Incoming, Notification, Request, RequestId, error_line, result_line};
+use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
+use crate::mcp::notifications::CancelledParams;
+use crate::mcp::{Implementation, InitializeParams, InitializeResult, ProtocolVersion, ServerCapabilities};
+use crate::registry::Registry;
+
+/// What every request task shares.
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) config: ServerConfig,
+    pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
+    pub(crate) peer: Peer,
+    info: Implementation,
+    in_flight: Mutex<HashMap<IdKey, InFlight>>,
+    /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
+    run_permits: Semaphore,
+    waiting: AtomicUsize,
+    tracker: TaskTracker,
+    /// Cancelled when the server stops; every call's token is a child of it.
+    stopping: CancellationToken,
+}
+
+struct InFlight {
+    cancel: CancellationToken,
+    abort: Option<AbortHandle>,
+}
+
+/// Serves until the input ends or `shutdown` is cancelled, then drains.
+pub(crate) async fn run(
+    server: Server,
+    input: Input,
+    output: Output,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    // A failed write means the client is gone: that stops the loop like EOF.
+    let writer = tokio::spawn(write_loop(output, out_rx, shutdown.clone()));
+    let peer = Peer::new(out_tx);
+    crate::logging::attach(&peer);
+    let shared = Arc::new(Shared {
+        run_permits: Semaphore::new(server.config.max_in_flight),
+        registry: server.registry,
+        config: server.config,
+        resources: server.resources,
+        peer,
+        info: server.info,
+        in_flight: Mutex::new(HashMap::new()),
+        waiting: AtomicUsize::new(0),
+        tracker: TaskTracker::new(),
+        stopping: CancellationToken::new(),
+    });
+    tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
+    let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
+    loop {
+        tokio::select! {
+            // Stop first: once asked to stop, no new line is started.
+            biased;
+            () = shutdown.cancelled() => break,
+            frame = reader.next() => match frame {
+                Some(frame) => shared.handle_frame(frame),
+                None => {
+                    tracing::info!("stdin closed; finishing in-flight calls");
+                    break;
+                }
+            },
+        }
+    }
+    shared.drain().await;
+    crate::logging::detach();
+    shared.peer.close_pending();
+    let (done_tx, done_rx) = oneshot::channel();
+    if shared.peer.sender().send(Out::Close(done_tx)).is_ok() {
+        let _ = tokio::time::timeout(shared.config.shutdown_grace, done_rx).await;
+    }
+    writer.abort();
+    Ok(())
+}
+
+impl Shared {
+    fn handle_frame(self: &Arc<Self>, frame: Frame) {
+        let line = match frame {
+            Frame::Line(line) => line,
+            Frame::TooLong { len } => {
+                tracing::warn!(
+                    len,
+                    max = self.config.max_line_bytes,
+                    "refused a line over the maximum length"
+                );
+                let error = Error::InvalidRequest { reason: InvalidRequest::LineTooLong };
+                self.peer.send_line(error_line(None, &error.to_error_object()));
+                return;
+            }
+        };
+        match line.iter().find(|b| !b.is_ascii_whitespace()) {
+            None => {} // blank lines carry nothing and get nothing
+            Some(b'[') => self.handle_batch(&line),
+            Some(_) => match Incoming::parse(&line) {
+                Ok(message) => self.handle_message(message, || Reply::direct(self.peer.clone())),
+                Err(rejected) => self.reject(&rejected, Reply::direct(self.peer.clone())),
+            },
+        }
+    }
+
+    fn handle_batch(self: &Arc<Self>, line: &[u8]) {
+        let elements: Vec<Box<RawValue>> = match serde_json::from_slice(line) {
+            Ok(elements) => elements,
+            Err(e) if e.is_data() => {
+                return self.reject_line(Error::InvalidRequest { reason: InvalidRequest::NotAMessage });
+            }
+            Err(e) => return self.reject_line(Error::Parse { details: e.to_string() }),
+        };
+        let allowed = self.peer.session().is_some_and(|s| s.version.allows_batches());
+        if !allowed {
+            return self.reject_line(Error::InvalidRequest { reason: InvalidRequest::BatchNotSupported });
+        }
+        if elements.is_empty() {
+            return self.reject_line(Error::InvalidRequest { reason: InvalidRequest::EmptyBatch });
+        }
+        let batch = Batch::new(self.peer.clone());
+        for element in &elements {
+            match Incoming::from_raw(element) {
+                Ok(message) => self.handle_message(message, || batch.reply()),
+                Err(rejected) => self.reject(&rejected, batch.reply()),
+            }
+        }
+        batch.sealed();
+    }
+
+    fn reject_line(&self, error: Error) {
+        self.peer.send_line(error_line(None, &error.to_error_object()));
+    }
+
+    fn reject(&self, rejected: &Rejected, reply: Reply) {
+        reply.send(error_line(rejected.id.as_ref(), &rejected.error.to_error_object()));
+    }
+
+    fn handle_message(self: &Arc<Self>, message: Incoming, reply: impl FnOnce() -> Reply) {
+        match message {
+            Incoming::Request(request) => self.handle_request(request, reply()),
+            Incoming::Notification(notification) => self.handle_notification(notification),
+            Incoming::Response(response) => self.peer.complete(response),
+        }
+    }
+
+    fn handle_request(self: &Arc<Self>, request: Request, reply: Reply) {
+        let Request { id, method, params } = request;
+        if method == "initialize" {
+            return reply.send(self.initialize(&id, params.as_deref()));
+        }
+        if self.peer.session().is_none() && method != "ping" {
+            let error = Error::InvalidRequest { reason: InvalidRequest::NotInitialized };
+            return reply.send(error_line(Some(&id), &error.to_error_object()));
+        }
+        let key = id.key().clone();
+        let cancel = self.stopping.child_token();
+        {
+            let mut in_flight = self.in_flight();
+            if in_flight.contains_key(&key) {
+                let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
+                return reply.send(error_line(Some(&id), &error.to_error_object()));
+            }
+            in_flight.insert(key.clone(), InFlight { cancel: cancel.clone(), abort: None });
+        }
+        let shared = Arc::clone(self);
+        let task = self.tracker.spawn(async move {
+            let line = router::dispatch(&shared, &id, &method, params, cancel).await;
+            // Gone from the map means cancelled while running: no response.
+            if shared.in_flight().remove(id.key()).is_some() {
+                reply.send(line);
+            }
+        });
+        if let Some(entry) = self.in_flight().get_mut(&key) {
+            entry.abort = Some(task.abort_handle());
+        }
+    }
+
+    fn handle_notification(&self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/cancelled" => {
+                let params =
+                    notification.params.as_deref().map(|p| serde_json::from_str::<CancelledParams>(p.get()));
+                let Some(Ok(params)) = params else {
+                    tracing::debug!("ignored a malformed notifications/cancelled");
+                    return;
+                };
+                let Some(key) = IdKey::of_value(&params.request_id) else { return };
+                if let Some(entry) = self.in_flight().remove(&key) {
+                    tracing::debug!(id = ?key, reason = params.reason.as_deref().unwrap_or(""), "request cancelled");
+                    entry.cancel.cancel();
+                    if let Some(abort) = entry.abort {
+                        abort.abort();
+                    }
+                }
+            }
+            "notifications/initialized" => tracing::debug!("client initialized"),
+            other => tracing::debug!(method = other, "ignored notification"),
+        }
+    }
+
+    fn initialize(&self, id: &RequestId, params: Option<&RawValue>) -> Vec<u8> {
+        let params: InitializeParams = match router::parse_params(params) {
+            Ok(p) => p,
+            Err(e) => return error_line(Some(id), &e.to_error_object()),
+        };
+        let version = ProtocolVersion::negotiate(&params.protocol_version);
+        let info = SessionInfo { version, capabilities: params.capabilities, client: params.client_info };
+        tracing::info!(client = %info.client.name, requested = %params.protocol_version, %version, "initialize");
+        if !self.peer.initialize(info) {
+            let error = Error::InvalidRequest { reason: InvalidRequest::AlreadyInitialized };
+            return error_line(Some(id), &error.to_error_object());
+        }
+        let result = InitializeResult {
+            protocol_version: version,
+            capabilities: ServerCapabilities {
+                tools: Some(ListCapability::default()),
+                resources: self.resources.as_ref().map(|_| ResourcesCapability::default()),
+                prompts: Some(ListCapability::default()),
+                logging: Some(Default::default()),
+            },
+            server_info: self.info.clone(),
+            instructions: self.config.instructions.clone(),
+        };
+        result_line(id, &result)
+    }
+
+    /// Waits for a turn to run; refuses when too many are already waiting.
+    pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::SemaphorePermit<'_>, Error> {
+        if let Ok(permit) = self.run_permits.try_acquire() {
+            return Ok(permit);
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::ToolFailed {
+                tool: tool.to_owned(),
+                reason: Failure::Overloaded,
+                details: format!(
+                    "{} calls are running and {} waiting; retry later",
+                    self.config.max_in_flight, self.config.max_queued
+                ),
+            });
+        }
+        let permit = self.run_permits.acquire().await;
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })
+    }
+
+    /// Lets in-flight calls finish for the grace period, then cancels the rest (they get no
+    /// response).
+    async fn drain(&self) {
+        self.tracker.close();
+        if tokio::time::timeout(self.config.shutdown_grace, self.tracker.wait()).await.is_err() {
+            let left: Vec<InFlight> = self.in_flight().drain().map(|(_, v)| v).collect();
+            tracing::warn!(calls = left.len(), "grace period over; cancelling the calls still running");
+            self.stopping.cancel();
+            for entry in left {
+                if let Some(abort) = entry.abort {
+                    abort.abort();
+                }
+            }
+            self.tracker.wait().await;
+        }
+        self.stopping.cancel();
+    }
+
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,162 @@
+//! The session's side of the wire that tools and the framework talk through: notifications,
+//! requests of the server's own (e.g. `elicitation/create`) and the session state.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::jsonrpc::{ErrorObject, IdKey, RequestId, ResponseFromClient, notification_line};
+use crate::mcp::{ClientCapabilities, Implementation, ProtocolVersion};
+
+/// A message for the writer.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// One complete line (with its `\n`).
+    Line(Vec<u8>),
+    /// Flush everything before this and stop; the sender is told when done.
+    Close(oneshot::Sender<()>),
+}
+
+/// What `initialize` settled.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// The negotiated version.
+    pub version: ProtocolVersion,
+    /// The client's capabilities.
+    pub capabilities: ClientCapabilities,
+    /// The client's name and version.
+    pub client: Implementation,
+}
+
+/// Why a request to the client got no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// The client answered with a JSON-RPC error.
+    #[error("the client answered with error {}: {}", .0.code, .0.message)]
+    Rejected(ErrorObject),
+    /// No answer in time.
+    #[error("the client did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The session ended first.
+    #[error("the session ended before the client answered")]
+    Closed,
+}
+
+/// A handle on the session with the client. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    out: mpsc::UnboundedSender<Out>,
+    info: OnceLock<SessionInfo>,
+    pending: Mutex<HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    next_id: AtomicU64,
+}
+
+impl Peer {
+    pub(crate) fn new(out: mpsc::UnboundedSender<Out>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                out,
+                info: OnceLock::new(),
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// What `initialize` settled, once it has happened.
+    pub fn session(&self) -> Option<&SessionInfo> {
+        self.inner.info.get()
+    }
+
+    /// Records the session; `false` if it was already initialized.
+    pub(crate) fn initialize(&self, info: SessionInfo) -> bool {
+        self.inner.info.set(info).is_ok()
+    }
+
+    /// Sends a notification to the client.
+    pub fn notify<T: Serialize + ?Sized>(&self, method: &str, params: &T) {
+        self.send_line(notification_line(method, params));
+    }
+
+    pub(crate) fn send_line(&self, line: Vec<u8>) {
+        if !line.is_empty() {
+            // A closed channel means the writer is gone (shutdown): nothing left to tell.
+            let _ = self.inner.out.send(Out::Line(line));
+        }
+    }
+
+    pub(crate) fn sender(&self) -> &mpsc::UnboundedSender<Out> {
+        &self.inner.out
+    }
+
+    /// Sends a request to the client and waits for its result.
+    pub async fn request<T: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: &T,
+        timeout: Duration,
+    ) -> Result<Value, PeerError> {
+        let id = RequestId::server(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.pending().insert(id.key().clone(), tx);
+        let line = crate::jsonrpc::response::request_line(Some(&id), method, params);
+        self.send_line(line);
+        let answer = tokio::time::timeout(timeout, rx).await;
+        self.pending().remove(id.key());
+        match answer {
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(error))) => Err(PeerError::Rejected(error)),
+            Ok(Err(_)) => Err(PeerError::Closed),
+            Err(_) => Err(PeerError::Timeout(timeout)),
+        }
+    }
+
+    /// Routes a client's response to the request waiting for it; unknown ids are logged and
+    /// dropped (a response is never answered).
+    pub(crate) fn complete(&self, response: ResponseFromClient) {
+        let Some(tx) = self.pending().remove(response.id.key()) else {
+            tracing::debug!(id = %response.id, "response to no pending request; ignored");
+            return;
+        };
+        let outcome = match response.outcome {
+            Ok(raw) => serde_json::from_str(raw.get()).map_err(|e| malformed(&e)),
+            Err(raw) => Err(serde_json::from_str(raw.get()).unwrap_or_else(|e| malformed(&e))),
+        };
+        let _ = tx.send(outcome);
+    }
+
+    /// Fails every pending request (the session is ending).
+    pub(crate) fn close_pending(&self) {
+        self.pending().clear();
+    }
+
+    fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>> {
+        self.inner.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn malformed(e: &serde_json::Error) -> ErrorObject {
+    ErrorObject {
+        code: crate::error::code::INVALID_REQUEST,
+        message: format!("malformed response: {e}"),
+        data: None,
+    }
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").field("session", &self.session()).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,252 @@
+//! The byte pipes under the protocol: stdin in, stdout out.
+//!
+//! When stdin and stdout are pipes or sockets (what every MCP client gives a server), they are
+//! switched to non-blocking mode and driven by the runtime's reactor, so a request costs no thread
+//! hop: the same worker reads the line, runs the call and queues the answer. Anything else (a
+//! terminal, a regular file, a stdout shared with stderr) is served by a plain blocking thread,
+//! because switching those to non-blocking mode would change them for other processes too. The
+//! original file-status flags are restored when the server stops.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{BorrowedFd, OwnedFd};
+
+use rustix::fs::{FileType, OFlags};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::framing::{Frame, LineFramer};
+use super::peer::Out;
+
+const CHUNK: usize = 64 * 1024;
+
+/// Where lines come from.
+pub(crate) enum Input {
+    /// Driven by the reactor.
+    Async(Box<dyn AsyncRead + Unpin + Send>),
+    /// Chunks read by a blocking thread.
+    Thread(mpsc::Receiver<io::Result<Vec<u8>>>),
+}
+
+/// Where lines go.
+pub(crate) enum Output {
+    /// Driven by the reactor.
+    Async(Box<dyn AsyncWrite + Unpin + Send>),
+    /// Written by a blocking thread.
+    Blocking(Box<dyn Write + Send>),
+}
+
+/// Reads frames; [`FrameReader::next`] is cancel-safe (a `select!` may drop it at any time
+/// without losing bytes).
+pub(crate) struct FrameReader {
+    input: Input,
+    framer: LineFramer,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl FrameReader {
+    pub(crate) fn new(input: Input, max_line_bytes: usize) -> Self {
+        Self { input, framer: LineFramer::new(max_line_bytes), buf: vec![0; CHUNK], eof: false }
+    }
+
+    /// The next frame, or `None` at end of input (read errors end the input too, logged).
+    pub(crate) async fn next(&mut self) -> Option<Frame> {
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                return Some(frame);
+            }
+            if self.eof {
+                return None;
+            }
+            let chunk = match &mut self.input {
+                Input::Async(r) => r.read(&mut self.buf).await.map(|n| &self.buf[..n]),
+                Input::Thread(rx) => match rx.recv().await {
+                    Some(Ok(bytes)) => {
+                        self.framer.push(&bytes);
+                        continue;
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => Ok(&self.buf[..0]),
+                },
+            };
+            match chunk {
+                Ok([]) => {
+                    self.eof = true;
+                    self.framer.finish();
+                }
+                Ok(bytes) => self.framer.push(bytes),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "reading stdin failed; stopping");
+                    self.eof = true;
+                    self.framer.finish();
+                }
+            }
+        }
+    }
+}
+
+/// Writes queued lines, several at a time when they pile up. Returns when told to close or when
+/// every sender is gone; a write error (the client went away) cancels `broken`.
+pub(crate) async fn write_loop(output: Output, rx: mpsc::UnboundedReceiver<Out>, broken: CancellationToken) {
+    match output {
+        Output::Async(w) => write_async(w, rx, broken).await,
+        Output::Blocking(w) => {
+            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, broken));
+            let _ = done.await;
+        }
+    }
+}
+
+/// Collects the next batch: the first message, then whatever is already queued (up to ~1 MiB).
+fn gather(
+    first: Out,
+    rx: &mut mpsc::UnboundedReceiver<Out>,
+) -> (Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>) {
+    let mut batch = match first {
+        Out::Line(l) => l,
+        Out::Close(tx) => return (Vec::new(), Some(tx)),
+    };
+    while batch.len() < 1 << 20 {
+        match rx.try_recv() {
+            Ok(Out::Line(l)) => batch.extend_from_slice(&l),
+            Ok(Out::Close(tx)) => return (batch, Some(tx)),
+            Err(_) => break,
+        }
+    }
+    (batch, None)
+}
+
+async fn write_async(
+    mut w: Box<dyn AsyncWrite + Unpin + Send>,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    broken: CancellationToken,
+) {
+    while let Some(first) = rx.recv().await {
+        let (batch, close) = gather(first, &mut rx);
+        if !batch.is_empty()
+            && let Err(e) = async {
+                w.write_all(&batch).await?;
+                w.flush().await
+            }
+            .await
+        {
+            tracing::error!(error = %e, "writing stdout failed; the client is gone");
+            broken.cancel();
+            return;
+        }
+        if let Some(tx) = close {
+            let _ = tx.send(());
+            return;
+        }
+    }
+}
+
+fn write_blocking(
+    mut w: Box<dyn Write + Send>,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    broken: CancellationToken,
+) {
+    while let Some(first) = rx.blocking_recv() {
+        let (batch, close) = gather(first, &mut rx);
+        if !batch.is_empty()
+            && let Err(e) = w.write_all(&batch).and_then(|()| w.flush())
+        {
+            tracing::error!(error = %e, "writing stdout failed; the client is gone");
+            broken.cancel();
+            return;
+        }
+        if let Some(tx) = close {
+            let _ = tx.send(());
+            return;
+        }
+    }
+}
+
+/// Restores the file-status flags of stdin and stdout when dropped.
+pub(crate) struct RestoreFlags {
+    saved: Vec<(BorrowedFd<'static>, OFlags)>,
+}
+
+impl Drop for RestoreFlags {
+    fn drop(&mut self) {
+        for (fd, flags) in &self.saved {
+            let _ = rustix::fs::fcntl_setfl(fd, *flags);
+        }
+    }
+}
+
+/// Opens stdin and stdout for the server. Must run inside the runtime.
+pub(crate) fn stdio() -> io::Result<(Input, Output, RestoreFlags)> {
+    let stdin = rustix::stdio::stdin();
+    let stdout = rustix::stdio::stdout();
+    let stderr = rustix::stdio::stderr();
+    let mut restore = RestoreFlags { saved: Vec::new() };
+    for fd in [stdin, stdout] {
+        if let Ok(flags) = rustix::fs::fcntl_getfl(fd) {
+            restore.saved.push((fd, flags));
+        }
+    }
+    let same_as_stderr = |fd: BorrowedFd<'_>| match (rustix::fs::fstat(fd), rustix::fs::fstat(stderr)) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    };
+
+    let input = match kind(stdin) {
+        Some(FileType::Fifo) => {
+            Input::Async(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(dup(stdin)?)?))
+        }
+        Some(FileType::Socket) => Input::Async(Box::new(socket(dup(stdin)?)?)),
+        _ => Input::Thread(read_thread(File::from(dup(stdin)?))),
+    };
+    let output = match kind(stdout) {
+        Some(FileType::Fifo) if !same_as_stderr(stdout) => {
+            Output::Async(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(dup(stdout)?)?))
+        }
+        Some(FileType::Socket) if !same_as_stderr(stdout) => Output::Async(Box::new(socket(dup(stdout)?)?)),
+        _ => Output::Blocking(Box::new(File::from(dup(stdout)?))),
+    };
+    Ok((input, output, restore))
+}
+
+fn kind(fd: BorrowedFd<'_>) -> Option<FileType> {
+    rustix::fs::fstat(fd).ok().map(|st| FileType::from_raw_mode(st.st_mode))
+}
+
+/// A close-on-exec duplicate, so no child process ever inherits the protocol's descriptors.
+fn dup(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    Ok(rustix::io::fcntl_dupfd_cloexec(fd, 3)?)
+}
+
+fn socket(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
+    let std = std::os::unix::net::UnixStream::from(fd);
+    std.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(std)
+}
+
+/// Reads stdin on a plain thread (terminals, files). The thread ends at EOF or when the server is
+/// gone; a thread blocked in `read` does not keep the process alive.
+fn read_thread(mut file: File) -> mpsc::Receiver<io::Result<Vec<u8>>> {
+    let (tx, rx) = mpsc::channel(4);
+    let spawned = std::thread::Builder::new().name("teaagent-stdin".into()).spawn(move || {
+        let mut buf = vec![0; CHUNK];
+        loop {
+            let msg = match file.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+            let failed = msg.is_err();
+            if tx.blocking_send(msg).is_err() || failed {
+                return;
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the stdin thread");
+    }
+    rx
+}

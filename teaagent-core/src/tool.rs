@@ -1,0 +1,346 @@
+//! What a tool is: its definition (name, description, schemas, annotations, tier, rate limit,
+//! parameter roles, handler) and the context a running call gets.
+//!
+//! The `#[tool]` attribute generates a [`ToolDef`]; until then (and in tests) definitions are
+//! written by hand with [`ToolDef::builder`]. A definition is checked when a
+//! [`Registry`](crate::Registry) is built, never per request.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::mcp::{CallToolResult, JsonObject};
+
+mod context;
+
+pub use context::ToolContext;
+
+/// A tool's security tier (SPEC §3, §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Tier {
+    /// Read-only, no external side effects.
+    Low,
+    /// Writes to the workspace only.
+    Medium,
+    /// Writes to external systems or executes a shell.
+    High,
+    /// Irreversible or affects production systems.
+    Critical,
+}
+
+impl Tier {
+    /// The attribute's spelling: `low`, `medium`, `high`, `critical`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Low => "low",
+            Tier::Medium => "medium",
+            Tier::High => "high",
+            Tier::Critical => "critical",
+        }
+    }
+
+    /// Parses the attribute's spelling.
+    pub fn parse(s: &str) -> Option<Tier> {
+        [Tier::Low, Tier::Medium, Tier::High, Tier::Critical].into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The tier a tool gets when none is given: `low` if read-only, `high` if destructive,
+    /// else `medium`.
+    pub fn default_for(behavior: Behavior) -> Tier {
+        if behavior.read_only {
+            Tier::Low
+        } else if behavior.destructive {
+            Tier::High
+        } else {
+            Tier::Medium
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The behaviour flags of a tool (the attribute's `read_only`, `destructive`, ...).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Behavior {
+    /// Never modifies anything.
+    pub read_only: bool,
+    /// May delete or overwrite data.
+    pub destructive: bool,
+    /// Repeating a call has no further effect.
+    pub idempotent: bool,
+    /// Modifies persistent external state.
+    pub stateful: bool,
+    /// Reaches an open world (network, external systems).
+    pub open_world: bool,
+}
+
+/// At most `max_calls` admitted calls in any window of `window` (sliding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Calls admitted per window (at least 1).
+    pub max_calls: u32,
+    /// The window (positive).
+    pub window: Duration,
+}
+
+/// The role of a parameter that policy and confinement look at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamRole {
+    /// Names a workspace path: confined before the body runs; grants match its normalised form.
+    Path,
+    /// A shell command line: grants match it by prefix.
+    Command,
+}
+
+/// A tool's future: its result, or a framework error (bad arguments, refused path, ...).
+pub type ToolFuture = BoxFuture<'static, Result<CallToolResult, Error>>;
+
+/// Runs one call of a tool with the (validated) arguments object.
+#[derive(Clone)]
+pub struct Handler(Arc<dyn Fn(ToolContext, JsonObject) -> ToolFuture + Send + Sync>);
+
+impl Handler {
+    /// A handler from an async function.
+    pub fn new<F, Fut>(f: F) -> Self
+    where
+        F: Fn(ToolContext, JsonObject) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, Error>> + Send + 'static,
+    {
+        Handler(Arc::new(move |ctx, args| Box::pin(f(ctx, args))))
+    }
+
+    /// A handler from a blocking function: it runs on the blocking thread pool so it never
+    /// stalls the runtime's workers (a panic inside still reaches the caller as a panic).
+    pub fn blocking<F>(f: F) -> Self
+    where
+        F: Fn(ToolContext, JsonObject) -> Result<CallToolResult, Error> + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        Handler::new(move |ctx, args| {
+            let f = Arc::clone(&f);
+            async move {
+                match tokio::task::spawn_blocking(move || f(ctx, args)).await {
+                    Ok(result) => result,
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    Err(e) => Err(Error::Internal { details: e.to_string() }),
+                }
+            }
+        })
+    }
+
+    /// Starts one call.
+    pub fn call(&self, ctx: ToolContext, args: JsonObject) -> ToolFuture {
+        (self.0)(ctx, args)
+    }
+}
+
+impl fmt::Debug for Handler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Handler")
+    }
+}
+
+/// A tool's complete definition.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) behavior: Behavior,
+    pub(crate) tier: Option<Tier>,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) params: Vec<(Cow<'static, str>, ParamRole)>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) origin: Cow<'static, str>,
+    pub(crate) handler: Option<Handler>,
+}
+
+impl ToolDef {
+    /// Starts a definition. `origin` says where it was defined (shown when two tools share a
+    /// name), e.g. `concat!(module_path!(), "::echo")`.
+    pub fn builder(name: impl Into<Cow<'static, str>>) -> ToolDefBuilder {
+        ToolDefBuilder(ToolDef {
+            name: name.into(),
+            title: None,
+            description: Cow::Borrowed(""),
+            input_schema: Value::Null,
+            output_schema: None,
+            behavior: Behavior::default(),
+            tier: None,
+            rate_limit: None,
+            params: Vec::new(),
+            timeout: None,
+            origin: Cow::Borrowed("(unknown origin)"),
+            handler: None,
+        })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The display title.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The input schema.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The output schema, for structured output.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
+    }
+
+    /// The behaviour flags.
+    pub fn behavior(&self) -> Behavior {
+        self.behavior
+    }
+
+    /// The tier, defaults applied.
+    pub fn tier(&self) -> Tier {
+        self.tier.unwrap_or_else(|| Tier::default_for(self.behavior))
+    }
+
+    /// The declared rate limit.
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
+    }
+
+    /// The parameters that have a role, in declaration order.
+    pub fn param_roles(&self) -> impl Iterator<Item = (&str, ParamRole)> {
+        self.params.iter().map(|(n, r)| (n.as_ref(), *r))
+    }
+
+    /// The tool's own timeout, if it declares one.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Where the tool was defined.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The handler (always present in a registry).
+    pub fn handler(&self) -> Option<&Handler> {
+        self.handler.as_ref()
+    }
+
+    /// The annotations as sent on the wire.
+    pub fn annotations(&self) -> crate::mcp::ToolAnnotations {
+        let b = self.behavior;
+        crate::mcp::ToolAnnotations {
+            title: self.title.as_ref().map(|t| t.to_string()),
+            read_only_hint: b.read_only,
+            destructive_hint: b.destructive,
+            idempotent_hint: b.idempotent,
+            open_world_hint: b.open_world,
+            read_only: b.read_only,
+            destructive: b.destructive,
+            idempotent: b.idempotent,
+            stateful: b.stateful,
+            security_tier: self.tier(),
+        }
+    }
+
+    /// The `tools/list` entry. Schemas that are not objects are left out here; the registry
+    /// refuses such definitions before any listing is made.
+    pub fn to_tool(&self) -> crate::mcp::Tool {
+        crate::mcp::Tool {
+            name: self.name.to_string(),
+            title: self.title.as_ref().map(|t| t.to_string()),
+            description: self.description.to_string(),
+            input_schema: self.input_schema.as_object().cloned().unwrap_or_default(),
+            output_schema: self.output_schema.as_ref().and_then(|s| s.as_object().cloned()),
+            annotations: self.annotations(),
+        }
+    }
+}
+
+/// Builds a [`ToolDef`] by hand.
+#[derive(Debug)]
+pub struct ToolDefBuilder(ToolDef);
+
+impl ToolDefBuilder {
+    /// The description (required).
+    pub fn description(mut self, d: impl Into<Cow<'static, str>>) -> Self {
+        self.0.description = d.into();
+        self
+    }
+    /// A display title.
+    pub fn title(mut self, t: impl Into<Cow<'static, str>>) -> Self {
+        self.0.title = Some(t.into());
+        self
+    }
+    /// The input schema (a JSON object schema with `type: object` and `properties`).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.0.input_schema = schema;
+        self
+    }
+    /// The output schema of structured results.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.0.output_schema = Some(schema);
+        self
+    }
+    /// Behaviour flags.
+    pub fn behavior(mut self, b: Behavior) -> Self {
+        self.0.behavior = b;
+        self
+    }
+    /// An explicit tier.
+    pub fn tier(mut self, t: Tier) -> Self {
+        self.0.tier = Some(t);
+        self
+    }
+    /// A rate limit.
+    pub fn rate_limit(mut self, max_calls: u32, window: Duration) -> Self {
+        self.0.rate_limit = Some(RateLimit { max_calls, window });
+        self
+    }
+    /// Marks a parameter with a role.
+    pub fn param_role(mut self, name: impl Into<Cow<'static, str>>, role: ParamRole) -> Self {
+        self.0.params.push((name.into(), role));
+        self
+    }
+    /// The tool's own timeout.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.0.timeout = Some(t);
+        self
+    }
+    /// Where the tool was defined.
+    pub fn origin(mut self, o: impl Into<Cow<'static, str>>) -> Self {
+        self.0.origin = o.into();
+        self
+    }
+    /// The handler (required).
+    pub fn handler(mut self, h: Handler) -> Self {
+        self.0.handler = Some(h);
+        self
+    }
+    /// The definition; the registry checks it when built.
+    pub fn build(self) -> ToolDef {
+        self.0
+    }
+}

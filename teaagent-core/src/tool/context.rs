@@ -1,0 +1,115 @@
+//! The context of one running call: who asked, progress reporting, cancellation.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::jsonrpc::RequestId;
+use crate::mcp::notifications::ProgressParams;
+use crate::server::Peer;
+
+/// What a tool call gets besides its arguments. Declare a `&ToolContext` parameter to receive it.
+///
+/// Cheap to clone; clones share the call.
+#[derive(Clone)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tool: String,
+    request_id: Option<RequestId>,
+    progress_token: Option<Value>,
+    peer: Option<Peer>,
+    cancel: CancellationToken,
+    last_progress: Mutex<Option<f64>>,
+}
+
+impl ToolContext {
+    pub(crate) fn new(
+        tool: String,
+        request_id: Option<RequestId>,
+        progress_token: Option<Value>,
+        peer: Option<Peer>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                tool,
+                request_id,
+                progress_token,
+                peer,
+                cancel,
+                last_progress: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// A context attached to no session (for calling a tool directly, e.g. in unit tests):
+    /// progress goes nowhere and the call is never cancelled.
+    pub fn detached(tool: impl Into<String>) -> Self {
+        Self::new(tool.into(), None, None, None, CancellationToken::new())
+    }
+
+    /// The tool being called.
+    pub fn tool(&self) -> &str {
+        &self.inner.tool
+    }
+
+    /// The id of the request, when the call came from a client.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.inner.request_id.as_ref()
+    }
+
+    /// Reports progress. Sends `notifications/progress` when the request carried a
+    /// `progressToken`; otherwise does nothing. MCP requires progress to increase, so a value not
+    /// above the previous one is dropped.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(token), Some(peer)) = (&self.inner.progress_token, &self.inner.peer) else {
+            return;
+        };
+        {
+            let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
+            if last.is_some_and(|l| progress <= l) || !progress.is_finite() {
+                return;
+            }
+            *last = Some(progress);
+        }
+        peer.notify(
+            "notifications/progress",
+            &ProgressParams { progress_token: token, progress, total, message },
+        );
+    }
+
+    /// Whether the request had a progress token (so progress reports reach the client).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some() && self.inner.peer.is_some()
+    }
+
+    /// The call's cancellation token: cancelled when the client cancels the request, the call
+    /// times out, or the server shuts down. Async tools are simply dropped at that moment;
+    /// blocking tools should poll [`ToolContext::is_cancelled`].
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// The session's peer (to send notifications or requests to the client), when attached.
+    pub fn peer(&self) -> Option<&Peer> {
+        self.inner.peer.as_ref()
+    }
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("tool", &self.inner.tool)
+            .field("request_id", &self.inner.request_id)
+            .finish_non_exhaustive()
+    }
+}

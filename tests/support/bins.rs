@@ -1,0 +1,75 @@
+//! The real binaries under test, built once per test process.
+//!
+//! Integration tests only get `CARGO_BIN_EXE_*` for their own package, so the binaries of the
+//! other packages (`teaagent`, the `echo` example) are built here with the cargo that runs the
+//! tests, in the same profile and target directory: a no-op when they are fresh.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A binary the tests run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bin {
+    /// The shipped `teaagent` command.
+    Teaagent,
+    /// The core crate's `echo` example (the hello-world).
+    Echo,
+    /// The benchmark baseline example.
+    Baseline,
+    /// The tests' own server with misbehaving tools.
+    Fixture,
+}
+
+impl Bin {
+    fn target(self) -> &'static str {
+        match self {
+            Bin::Teaagent => "teaagent",
+            Bin::Echo => "echo",
+            Bin::Baseline => "baseline",
+            Bin::Fixture => "fixture",
+        }
+    }
+
+    /// The path of the built binary.
+    pub fn path(self) -> &'static Path {
+        static BUILT: OnceLock<HashMap<String, PathBuf>> = OnceLock::new();
+        let built = BUILT.get_or_init(build);
+        match built.get(self.target()) {
+            Some(path) => path,
+            None => panic!("cargo built no `{}` binary (built: {:?})", self.target(), built.keys()),
+        }
+    }
+}
+
+fn build() -> HashMap<String, PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .args(["--message-format=json-render-diagnostics", "--bins", "--examples"])
+        .args(["-p", "teaagent-cli", "-p", "teaagent-core", "-p", "teaagent-tests"]);
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run cargo to build the binaries under test: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "building the binaries under test failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut built = HashMap::new();
+    for line in out.stdout.split(|b| *b == b'\n') {
+        let Ok(msg) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        if let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str()) {
+            built.insert(name.to_owned(), PathBuf::from(exe));
+        }
+    }
+    built
+}
