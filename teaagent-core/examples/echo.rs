@@ -8,39 +8,19 @@
 
 use std::process::ExitCode;
 
-use serde_json::json;
-use teaagent_core::error::ArgumentError;
-use teaagent_core::{Behavior, CallToolResult, Error, Handler, Registry, Server, ToolDef};
+use teaagent_core::{Registry, Server, tool};
 
-/// `{"text": string}` → the same text as one text content.
-fn echo() -> ToolDef {
-    ToolDef::builder("echo")
-        .description("Echo the text back unchanged.")
-        .origin(concat!(module_path!(), "::echo"))
-        .behavior(Behavior { read_only: true, idempotent: true, ..Behavior::default() })
-        .input_schema(json!({
-            "type": "object",
-            "properties": { "text": { "type": "string", "description": "The text to echo." } },
-            "required": ["text"],
-            "additionalProperties": false
-        }))
-        .handler(Handler::new(|_ctx, mut args| async move {
-            match args.remove("text") {
-                Some(serde_json::Value::String(text)) => Ok(CallToolResult::text(text)),
-                _ => Err(Error::InvalidArguments {
-                    tool: "echo".into(),
-                    errors: vec![ArgumentError {
-                        pointer: "/text".into(),
-                        message: "a string is required".into(),
-                    }],
-                }),
-            }
-        }))
-        .build()
+/// Echo the text back unchanged.
+#[tool(read_only, idempotent)]
+async fn echo(
+    /// The text to echo.
+    text: String,
+) -> String {
+    text
 }
 
 fn main() -> ExitCode {
-    match Registry::builder().tool(echo()).build() {
+    match Registry::builder().registered().build() {
         Ok(registry) => Server::new(registry).run_stdio(),
         Err(e) => {
             eprintln!("{e}");

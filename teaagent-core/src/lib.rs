@@ -9,11 +9,15 @@
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`logging`]: logs to stderr and, on request, to the client.
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 pub mod error;
 pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
 pub mod registry;
+pub mod schema;
 pub mod server;
 pub mod tool;
 
@@ -21,4 +25,10 @@ pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{Peer, ResourceProvider, Server, ServerConfig};
-pub use tool::{Behavior, Handler, ParamRole, RateLimit, Tier, ToolContext, ToolDef};
+pub use tool::{
+    Behavior, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext, ToolDef,
+    ToolError,
+};
+
+#[doc = include_str!("tool_attr.md")]
+pub use teaagent_macros::tool;

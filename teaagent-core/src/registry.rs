@@ -137,6 +137,25 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds a tool defined with `#[tool]`: `builder.add::<read_file>()`.
+    pub fn add<T: crate::tool::DefineTool>(self) -> Self {
+        self.tool(T::tool_def())
+    }
+
+    /// Adds every tool that `#[tool]` registered in the linked program (link-time registration
+    /// through `inventory`), ordered by name.
+    ///
+    /// Tools in the binary crate are always linked. A tool in a library is linked when the
+    /// program uses something of the object file it lives in; when in doubt, list library tools
+    /// explicitly with [`RegistryBuilder::add`] too: the same definition listed both ways counts
+    /// once (two *different* definitions of one name are still refused).
+    pub fn registered(mut self) -> Self {
+        let mut defs: Vec<ToolDef> = crate::__private::registered().map(|r| (r.build)()).collect();
+        defs.sort_by(|a, b| a.name().cmp(b.name()));
+        self.defs.extend(defs);
+        self
+    }
+
     /// Adds several definitions.
     pub fn tools(mut self, defs: impl IntoIterator<Item = ToolDef>) -> Self {
         self.defs.extend(defs);
@@ -146,7 +165,10 @@ impl RegistryBuilder {
     /// Checks every definition and builds the registry. Duplicate names are refused naming both
     /// definitions; every other rule of SPEC §3 that a hand-written definition could break is
     /// checked here too (the `#[tool]` attribute already checks them at compile time).
-    pub fn build(self) -> Result<Registry, RegistryError> {
+    pub fn build(mut self) -> Result<Registry, RegistryError> {
+        // The same definition listed twice (explicitly and by registration) counts once.
+        let mut seen = std::collections::HashSet::new();
+        self.defs.retain(|d| seen.insert((d.name().to_owned(), d.origin().to_owned())));
         let mut problems = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for (i, def) in self.defs.iter().enumerate() {

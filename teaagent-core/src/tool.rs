@@ -19,8 +19,10 @@ use crate::error::Error;
 use crate::mcp::{CallToolResult, JsonObject};
 
 mod context;
+mod output;
 
 pub use context::ToolContext;
+pub use output::{IntoToolOutput, Json, ToolError};
 
 /// A tool's security tier (SPEC §3, §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -101,6 +103,13 @@ pub enum ParamRole {
     Path,
     /// A shell command line: grants match it by prefix.
     Command,
+}
+
+/// A tool defined by `#[tool]`: the attribute implements this for a type of the same name as the
+/// function, so a registry can list it explicitly with `RegistryBuilder::add::<name>()`.
+pub trait DefineTool {
+    /// The tool's definition (schemas built now, once).
+    fn tool_def() -> ToolDef;
 }
 
 /// A tool's future: its result, or a framework error (bad arguments, refused path, ...).

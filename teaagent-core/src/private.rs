@@ -1,0 +1,240 @@
+//! What the `#[tool]` attribute's generated code uses. Not a public API: it changes whenever the
+//! attribute does. Generated code reaches serde, serde_json, schemars and inventory only through
+//! here, so a tool author needs no direct dependency on them and never hits a version skew.
+
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use crate::error::{ArgumentError, Error};
+pub use crate::mcp::{CallToolResult, JsonObject};
+pub use crate::schema::{ObjectSchema, args_schema};
+pub use crate::tool::{Behavior, Handler, IntoToolOutput, ParamRole, Tier, ToolContext, ToolDef};
+
+/// A type that can be a tool parameter (or an `#[args]` struct).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "tool parameters must implement `Deserialize`, `JsonSchema` and `Send`",
+    note = "derive them on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolParam: DeserializeOwned + JsonSchema + Send + 'static {}
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParam for T {}
+
+/// One parameter: its schema and its decoding. Only [`Param::new`] requires `T: ToolParam`, so a
+/// parameter of the wrong type gets exactly one error, on its type.
+pub struct Param<T> {
+    decode: fn(Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
+    schema: fn(&mut ObjectSchema, &str, Option<&str>, bool),
+}
+
+impl<T> Clone for Param<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Param<T> {}
+
+impl<T> Param<T> {
+    /// The parameter of type `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self
+    where
+        T: ToolParam,
+    {
+        Param {
+            decode: |v| serde_path_to_error::deserialize(v),
+            schema: |s, name, description, required| s.property::<T>(name, description, required),
+        }
+    }
+
+    /// Adds the parameter to the input schema.
+    pub fn describe(&self, schema: &mut ObjectSchema, name: &str, description: Option<&str>, required: bool) {
+        (self.schema)(schema, name, description, required);
+    }
+}
+
+/// The arguments object being decoded; collects every problem before failing.
+pub struct Args {
+    tool: &'static str,
+    object: JsonObject,
+    errors: Vec<ArgumentError>,
+}
+
+impl Args {
+    /// Starts decoding `object` for `tool`.
+    pub fn new(tool: &'static str, object: JsonObject) -> Self {
+        Self { tool, object, errors: Vec::new() }
+    }
+
+    /// A required parameter (`None` when missing or invalid; the problem is recorded).
+    pub fn required<T>(&mut self, param: Param<T>, name: &str) -> Option<T> {
+        match self.object.remove(name) {
+            None => {
+                self.errors.push(ArgumentError {
+                    pointer: format!("/{}", escape(name)),
+                    message: format!("missing required property `{name}`"),
+                });
+                None
+            }
+            Some(value) => self.decode(param, name, value),
+        }
+    }
+
+    /// An optional parameter: absent and `null` are both `None`.
+    pub fn optional<T>(&mut self, param: Param<T>, name: &str) -> Option<Option<T>> {
+        match self.object.remove(name) {
+            None | Some(Value::Null) => Some(None),
+            Some(value) => self.decode(param, name, value).map(Some),
+        }
+    }
+
+    fn decode<T>(&mut self, param: Param<T>, name: &str, value: Value) -> Option<T> {
+        match (param.decode)(value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let pointer = format!("/{}{}", escape(name), pointer_of(&e));
+                self.errors.push(ArgumentError { pointer, message: e.into_inner().to_string() });
+                None
+            }
+        }
+    }
+
+    /// Fails with every problem found, including properties no parameter takes.
+    pub fn finish(mut self) -> Result<(), Error> {
+        for key in self.object.keys() {
+            self.errors.push(ArgumentError {
+                pointer: format!("/{}", escape(key)),
+                message: format!("unknown property `{key}`"),
+            });
+        }
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::InvalidArguments { tool: self.tool.to_owned(), errors: self.errors })
+        }
+    }
+
+    /// The error for a parameter that decoded to nothing without a recorded problem (cannot
+    /// happen; kept so generated code never panics).
+    pub fn lost(tool: &'static str) -> Error {
+        Error::Internal { details: format!("arguments of `{tool}` were lost while decoding") }
+    }
+}
+
+/// The `#[args]` struct: its schema and decoding. Only [`ArgsType::new`] requires
+/// `T: ToolParam`, so an arguments type of the wrong kind gets one error, on its type.
+pub struct ArgsType<T> {
+    schema: fn() -> Value,
+    decode: fn(Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
+}
+
+impl<T> Clone for ArgsType<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ArgsType<T> {}
+
+impl<T> ArgsType<T> {
+    /// The arguments struct `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self
+    where
+        T: ToolParam,
+    {
+        ArgsType { schema: args_schema::<T>, decode: |v| serde_path_to_error::deserialize(v) }
+    }
+
+    /// The whole input schema.
+    pub fn schema(&self) -> Value {
+        (self.schema)()
+    }
+
+    /// Decodes the arguments object.
+    pub fn decode(&self, tool: &'static str, object: JsonObject) -> Result<T, Error> {
+        (self.decode)(Value::Object(object)).map_err(|e| {
+            let pointer = pointer_of(&e);
+            Error::InvalidArguments {
+                tool: tool.to_owned(),
+                errors: vec![ArgumentError { pointer, message: e.into_inner().to_string() }],
+            }
+        })
+    }
+}
+
+fn pointer_of(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let mut pointer = String::new();
+    for segment in e.path().iter() {
+        let text = match segment {
+            serde_path_to_error::Segment::Seq { index } => index.to_string(),
+            serde_path_to_error::Segment::Map { key } => escape(key),
+            serde_path_to_error::Segment::Enum { variant } => escape(variant),
+            serde_path_to_error::Segment::Unknown => continue,
+        };
+        pointer.push('/');
+        pointer.push_str(&text);
+    }
+    pointer
+}
+
+/// A tool's return type: its output schema and its conversion. Only [`Output::new`] requires
+/// `R: IntoToolOutput`, so a bad return type gets one error, on the type.
+pub struct Output<R> {
+    schema: fn() -> Option<Value>,
+    finish: fn(R) -> Result<CallToolResult, Error>,
+}
+
+impl<R> Clone for Output<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Output<R> {}
+
+impl<R> Output<R> {
+    /// The output of type `R`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self
+    where
+        R: IntoToolOutput,
+    {
+        Output { schema: R::output_schema, finish: R::into_tool_result }
+    }
+
+    /// The `outputSchema`, if structured.
+    pub fn schema(&self) -> Option<Value> {
+        (self.schema)()
+    }
+
+    /// The `tools/call` result of a returned value.
+    pub fn finish(&self, value: R) -> Result<CallToolResult, Error> {
+        (self.finish)(value)
+    }
+}
+
+/// A tool registered by the attribute (collected at link time by `inventory`).
+pub struct ToolRegistration {
+    /// Builds the definition (once, when a registry is built).
+    pub build: fn() -> ToolDef,
+}
+
+inventory::collect!(ToolRegistration);
+
+/// Every definition registered by `#[tool]` in the linked program.
+pub fn registered() -> impl Iterator<Item = &'static ToolRegistration> {
+    inventory::iter::<ToolRegistration>.into_iter()
+}
+
+/// Escapes one JSON-pointer segment (RFC 6901).
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}

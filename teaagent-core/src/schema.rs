@@ -1,0 +1,297 @@
+//! Input and output schemas that every client accepts (SPEC §3).
+//!
+//! Schemas are generated with schemars (draft 2020-12, for deserialization) and then shaped for
+//! clients: the root is always `{"type": "object", "properties": {...}}`; subschemas are inlined
+//! (no `$ref`/`$defs` unless a type is recursive); no `$schema`; properties in declaration order;
+//! `additionalProperties: false` at the root; enums as `enum` value lists; formats that are not in
+//! the JSON Schema vocabulary (`uint32`, `double`, ...) are removed, and integer widths become
+//! `minimum`/`maximum` bounds instead. Why: Gemini CLI, Cursor, VS Code Copilot and Claude Desktop
+//! reject or mangle `$ref`, `$defs` and `$schema` (gemini-cli #14970, fastmcp #2808,
+//! stitch-mcp #184).
+//!
+//! Schemas are built once, when a tool's definition is built, never per request.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value, json};
+
+/// The formats of the JSON Schema 2020-12 vocabulary; any other is dropped.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// A generator with teaagent's settings: 2020-12, inlined subschemas, no `$schema`.
+pub fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator()
+}
+
+/// Builds the input schema of a tool, one property at a time.
+#[derive(Debug)]
+pub struct ObjectSchema {
+    generator: SchemaGenerator,
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl Default for ObjectSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ObjectSchema {
+    /// An object with no properties yet.
+    pub fn new() -> Self {
+        Self { generator: generator(), properties: Map::new(), required: Vec::new() }
+    }
+
+    /// Adds the property `name` of type `T`, with its doc comment as `description`.
+    pub fn property<T: JsonSchema + ?Sized>(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+        required: bool,
+    ) {
+        let mut schema = self.generator.subschema_for::<T>().to_value();
+        if let (Some(text), Value::Object(o)) = (description, &mut schema) {
+            o.insert("description".into(), Value::String(text.to_owned()));
+        }
+        self.properties.insert(name.to_owned(), schema);
+        if required {
+            self.required.push(Value::String(name.to_owned()));
+        }
+    }
+
+    /// The finished schema.
+    pub fn finish(mut self) -> Value {
+        let mut root = Map::new();
+        root.insert("type".into(), json!("object"));
+        root.insert("properties".into(), Value::Object(std::mem::take(&mut self.properties)));
+        if !self.required.is_empty() {
+            root.insert("required".into(), Value::Array(std::mem::take(&mut self.required)));
+        }
+        root.insert("additionalProperties".into(), json!(false));
+        let defs = self.generator.take_definitions(true);
+        if !defs.is_empty() {
+            root.insert("$defs".into(), Value::Object(defs));
+        }
+        let mut root = Value::Object(root);
+        sanitize(&mut root);
+        root
+    }
+}
+
+/// The whole input schema from one `#[args]` type, shaped like [`ObjectSchema::finish`].
+/// Unknown properties are rejected unless the type already says otherwise.
+pub fn args_schema<T: JsonSchema + ?Sized>() -> Value {
+    let mut root = root_schema::<T>();
+    if let Value::Object(o) = &mut root
+        && o.get("type") == Some(&json!("object"))
+    {
+        o.entry("properties").or_insert_with(|| json!({}));
+        o.entry("additionalProperties").or_insert(json!(false));
+    }
+    root
+}
+
+/// The output schema of structured results of type `T`.
+pub fn output_schema<T: JsonSchema + ?Sized>() -> Value {
+    root_schema::<T>()
+}
+
+fn root_schema<T: JsonSchema + ?Sized>() -> Value {
+    let mut generator = generator();
+    let mut root = generator.root_schema_for::<T>().to_value();
+    if let Value::Object(o) = &mut root {
+        // A root title is the Rust type's name: noise for a model.
+        o.remove("title");
+    }
+    sanitize(&mut root);
+    root
+}
+
+/// Shapes a schema for clients, in place (see the module docs).
+pub fn sanitize(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            o.remove("$schema");
+            fix_format(o);
+            collapse_const_one_of(o);
+            for value in o.values_mut() {
+                sanitize(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize),
+        _ => {}
+    }
+}
+
+fn fix_format(o: &mut Map<String, Value>) {
+    let Some(format) = o.get("format").and_then(Value::as_str).map(str::to_owned) else { return };
+    if STANDARD_FORMATS.contains(&format.as_str()) {
+        return;
+    }
+    o.remove("format");
+    let bounds: Option<(i64, u64)> = match format.as_str() {
+        "int8" => Some((i8::MIN.into(), i8::MAX as u64)),
+        "int16" => Some((i16::MIN.into(), i16::MAX as u64)),
+        "int32" => Some((i32::MIN.into(), i32::MAX as u64)),
+        "uint8" => Some((0, u8::MAX.into())),
+        "uint16" => Some((0, u16::MAX.into())),
+        "uint32" => Some((0, u32::MAX.into())),
+        _ => None,
+    };
+    if let Some((min, max)) = bounds {
+        o.entry("minimum").or_insert(json!(min));
+        o.entry("maximum").or_insert(json!(max));
+    } else if format.starts_with("uint") {
+        o.entry("minimum").or_insert(json!(0));
+    }
+}
+
+/// `oneOf: [{const: "a", description: ...}, ...]` (documented unit enum variants) becomes
+/// `enum: ["a", ...]`, with the variants' descriptions folded into the schema's description.
+fn collapse_const_one_of(o: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = o.get("oneOf") else { return };
+    let mut values = Vec::with_capacity(variants.len());
+    let mut notes = Vec::new();
+    for v in variants {
+        let Some(v) = v.as_object() else { return };
+        if v.keys().any(|k| !matches!(k.as_str(), "const" | "description" | "type" | "title")) {
+            return;
+        }
+        let Some(value) = v.get("const") else { return };
+        if let Some(text) = v.get("description").and_then(Value::as_str) {
+            notes.push(format!(
+                "- `{}`: {}",
+                value.as_str().map_or_else(|| value.to_string(), str::to_owned),
+                text
+            ));
+        }
+        values.push(value.clone());
+    }
+    let types: Vec<&'static str> = values.iter().map(json_type).collect();
+    o.remove("oneOf");
+    if let Some(first) = types.first()
+        && types.iter().all(|t| t == first)
+    {
+        o.insert("type".into(), json!(first));
+    }
+    o.insert("enum".into(), Value::Array(values));
+    if !notes.is_empty() {
+        let text = notes.join("\n");
+        let description = match o.get("description").and_then(Value::as_str) {
+            Some(existing) => format!("{existing}\n\n{text}"),
+            None => text,
+        };
+        o.insert("description".into(), Value::String(description));
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Whether a schema mentions `$ref` anywhere (true only for recursive types).
+pub fn has_refs(schema: &Value) -> bool {
+    match schema {
+        Value::Object(o) => o.contains_key("$ref") || o.values().any(has_refs),
+        Value::Array(items) => items.iter().any(has_refs),
+        _ => false,
+    }
+}
+
+/// A [`Schema`] as a plain JSON value.
+pub fn to_value(schema: Schema) -> Value {
+    schema.to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    enum Mode {
+        /// Fast.
+        Fast,
+        /// Careful.
+        Careful,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Node {
+        name: String,
+        children: Vec<Node>,
+    }
+
+    #[test]
+    fn properties_in_order_with_bounds_and_enums() {
+        let mut s = ObjectSchema::new();
+        s.property::<String>("zeta", Some("First."), true);
+        s.property::<u32>("alpha", None, false);
+        s.property::<Mode>("mode", Some("How."), true);
+        let v = s.finish();
+        let keys: Vec<&String> = v["properties"].as_object().expect("properties").keys().collect();
+        assert_eq!(keys, ["zeta", "alpha", "mode"]);
+        assert_eq!(
+            v["properties"]["alpha"],
+            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+        );
+        assert_eq!(v["properties"]["mode"]["enum"], json!(["Fast", "Careful"]));
+        assert_eq!(v["properties"]["mode"]["type"], "string");
+        assert_eq!(v["properties"]["mode"]["description"], "How.\n\n- `Fast`: Fast.\n- `Careful`: Careful.");
+        assert_eq!(v["required"], json!(["zeta", "mode"]));
+        assert_eq!(v["additionalProperties"], json!(false));
+        assert!(!has_refs(&v));
+    }
+
+    #[test]
+    fn recursive_types_keep_their_definitions() {
+        let mut s = ObjectSchema::new();
+        s.property::<Node>("tree", None, true);
+        let v = s.finish();
+        assert!(has_refs(&v));
+        assert!(v["$defs"]["Node"].is_object(), "{v}");
+    }
+
+    #[test]
+    fn empty_objects_still_have_properties() {
+        assert_eq!(
+            ObjectSchema::new().finish(),
+            json!({"type": "object", "properties": {}, "additionalProperties": false})
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! The function as a model: its name, docs, asyncness, parameters with their kinds and roles, and
+//! its return type. Building the model also strips what only the attribute understands (`///` on
+//! parameters, `#[path]`, `#[command]`, `#[args]`) from the function that is emitted again.
+
+use syn::{Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
+
+use crate::ctxt::Ctxt;
+
+/// A `#[tool]` function.
+pub(crate) struct ToolFn {
+    /// The function, with parameter attributes stripped (what gets emitted).
+    pub(crate) item: ItemFn,
+    pub(crate) ident: Ident,
+    pub(crate) is_async: bool,
+    /// The `///` text, one string per line.
+    pub(crate) docs: Vec<String>,
+    pub(crate) params: Vec<Param>,
+    /// `None` for `-> ()` written or implied.
+    pub(crate) ret: Option<Type>,
+}
+
+/// One parameter.
+pub(crate) struct Param {
+    /// The name (`None` when the pattern is not a plain name; `check` reports it).
+    pub(crate) ident: Option<Ident>,
+    pub(crate) pat: Pat,
+    pub(crate) ty: Type,
+    pub(crate) kind: Kind,
+    pub(crate) role: Option<RoleAttr>,
+    pub(crate) args_attr: Option<Attribute>,
+    pub(crate) docs: Vec<String>,
+}
+
+/// What a parameter is to the tool.
+pub(crate) enum Kind {
+    /// `&ToolContext`: injected.
+    ContextRef,
+    /// `ToolContext` by value: injected (a clone).
+    ContextOwned,
+    /// `&mut ToolContext`: refused by `check`.
+    ContextMut,
+    /// `Option<T>`: an optional property of type `T`.
+    Optional(Box<Type>),
+    /// Any other type: a required property.
+    Required,
+}
+
+/// `#[path]` or `#[command]`.
+pub(crate) struct RoleAttr {
+    pub(crate) attr: Attribute,
+    pub(crate) role: Role,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Path,
+    Command,
+}
+
+impl Role {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Role::Path => "path",
+            Role::Command => "command",
+        }
+    }
+}
+
+impl ToolFn {
+    /// Reads `item`; problems of the parameters' own attributes are reported to `cx`.
+    pub(crate) fn from_fn(cx: &Ctxt, mut item: ItemFn) -> ToolFn {
+        let docs = doc_lines(&item.attrs);
+        let mut params = Vec::new();
+        for arg in item.sig.inputs.iter_mut() {
+            let FnArg::Typed(pt) = arg else { continue };
+            let mut docs = Vec::new();
+            let mut role: Option<RoleAttr> = None;
+            let mut args_attr = None;
+            let mut kept = Vec::new();
+            for attr in std::mem::take(&mut pt.attrs) {
+                if attr.path().is_ident("doc") {
+                    docs.extend(doc_lines(std::slice::from_ref(&attr)));
+                } else if attr.path().is_ident("path") || attr.path().is_ident("command") {
+                    let this = if attr.path().is_ident("path") { Role::Path } else { Role::Command };
+                    if !matches!(attr.meta, Meta::Path(_)) {
+                        cx.error_spanned_by(&attr, format!("write `#[{}]` alone", this.name()));
+                    }
+                    match &role {
+                        Some(first) if first.role == this => {
+                            cx.error_spanned_by(&attr, format!("duplicate `#[{}]`", this.name()));
+                        }
+                        Some(first) => cx.error_spanned_by(
+                            &attr,
+                            format!(
+                                "a parameter is either `#[{}]` or `#[{}]`, not both",
+                                first.role.name(),
+                                this.name()
+                            ),
+                        ),
+                        None => role = Some(RoleAttr { attr, role: this }),
+                    }
+                } else if attr.path().is_ident("args") {
+                    if !matches!(attr.meta, Meta::Path(_)) {
+                        cx.error_spanned_by(&attr, "write `#[args]` alone");
+                    }
+                    args_attr = Some(attr);
+                } else {
+                    kept.push(attr);
+                }
+            }
+            pt.attrs = kept;
+            let ident = match &*pt.pat {
+                Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(p.ident.clone()),
+                _ => None,
+            };
+            params.push(Param {
+                ident,
+                pat: (*pt.pat).clone(),
+                ty: (*pt.ty).clone(),
+                kind: kind_of(&pt.ty),
+                role,
+                args_attr,
+                docs,
+            });
+        }
+        let ret = match &item.sig.output {
+            ReturnType::Default => None,
+            ReturnType::Type(_, ty) => match &**ty {
+                Type::Tuple(t) if t.elems.is_empty() => None,
+                ty => Some(ty.clone()),
+            },
+        };
+        ToolFn {
+            ident: item.sig.ident.clone(),
+            is_async: item.sig.asyncness.is_some(),
+            docs,
+            params,
+            ret,
+            item,
+        }
+    }
+
+    /// The doc comment as one text: lines joined, one leading space per line removed, trimmed.
+    pub(crate) fn description(&self) -> Option<String> {
+        join_docs(&self.docs)
+    }
+}
+
+impl Param {
+    pub(crate) fn description(&self) -> Option<String> {
+        join_docs(&self.docs)
+    }
+
+    pub(crate) fn is_context(&self) -> bool {
+        matches!(self.kind, Kind::ContextRef | Kind::ContextOwned | Kind::ContextMut)
+    }
+}
+
+fn join_docs(lines: &[String]) -> Option<String> {
+    let text = lines.iter().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The `#[doc = "..."]` strings of some attributes.
+fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| if s.is_empty() { vec![String::new()] } else { s.lines().map(str::to_owned).collect() })
+        .collect()
+}
+
+fn kind_of(ty: &Type) -> Kind {
+    match ty {
+        Type::Reference(r) if is_context(&r.elem) => {
+            if r.mutability.is_some() {
+                Kind::ContextMut
+            } else {
+                Kind::ContextRef
+            }
+        }
+        ty if is_context(ty) => Kind::ContextOwned,
+        ty => match option_inner(ty) {
+            Some(inner) => Kind::Optional(Box::new(inner.clone())),
+            None => Kind::Required,
+        },
+    }
+}
+
+/// Whether `ty` names `ToolContext` (by its last path segment).
+fn is_context(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| s.ident == "ToolContext" && s.arguments.is_none())
+}
+
+/// `T` of `Option<T>` (also `std::option::Option<T>`).
+pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
+    let segment = last_segment(ty)?;
+    if segment.ident != "Option" {
+        return None;
+    }
+    match &segment.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match args.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `ty` is `String` (by its last path segment).
+pub(crate) fn is_string(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| s.ident == "String" && s.arguments.is_none())
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        Type::Group(g) => last_segment(&g.elem),
+        Type::Paren(p) => last_segment(&p.elem),
+        _ => None,
+    }
+}

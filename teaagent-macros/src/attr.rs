@@ -1,0 +1,226 @@
+//! Parsing the attribute's arguments: `#[tool(read_only, tier = "low", rate_limit(...), ...)]`.
+//!
+//! Every key is checked here for its syntax (and recorded with its span); the rules between keys
+//! live in `check.rs`. An unknown or repeated key is reported and parsing goes on, so one build
+//! shows every mistake.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, Path, UnOp};
+
+use crate::ctxt::Ctxt;
+
+/// The keys the attribute accepts, for messages.
+pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `crate`";
+
+/// `rate_limit(max_calls = N, window_secs = W)`.
+pub(crate) struct RateLimitAttr {
+    pub(crate) span: Span,
+    /// `None` when absent or refused; a refused value was reported where it was written.
+    pub(crate) max_calls: Option<u64>,
+    pub(crate) window_secs: Option<f64>,
+    /// Whether each key was written at all (a refused value is not also "missing").
+    pub(crate) wrote_max_calls: bool,
+    pub(crate) wrote_window: bool,
+}
+
+/// The parsed attribute.
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) tier: Option<LitStr>,
+    pub(crate) read_only: Option<Span>,
+    pub(crate) destructive: Option<Span>,
+    pub(crate) idempotent: Option<Span>,
+    pub(crate) stateful: Option<Span>,
+    pub(crate) open_world: Option<Span>,
+    pub(crate) rate_limit: Option<RateLimitAttr>,
+    pub(crate) timeout_secs: Option<u64>,
+    pub(crate) krate: Option<Path>,
+}
+
+/// Parses the attribute's tokens, reporting every problem to `cx`.
+pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let mut seen: HashMap<String, Span> = HashMap::new();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_else(|| path_text(&meta.path));
+        let span = span_of(&meta.path);
+        if seen.insert(key.clone(), span).is_some() {
+            cx.syn_error(syn::Error::new(span, format!("duplicate key `{key}` in `#[tool]`")));
+            return skip_value(&meta);
+        }
+        let flag = |slot: &mut Option<Span>| -> syn::Result<()> {
+            if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+                cx.syn_error(syn::Error::new(span, format!("`{key}` is a flag: write `{key}` alone")));
+                return skip_value(&meta);
+            }
+            *slot = Some(span);
+            Ok(())
+        };
+        match key.as_str() {
+            "read_only" => flag(&mut attr.read_only),
+            "destructive" => flag(&mut attr.destructive),
+            "idempotent" => flag(&mut attr.idempotent),
+            "stateful" => flag(&mut attr.stateful),
+            "open_world" => flag(&mut attr.open_world),
+            "name" => string(cx, &meta, &key, &mut attr.name),
+            "description" => string(cx, &meta, &key, &mut attr.description),
+            "title" => string(cx, &meta, &key, &mut attr.title),
+            "tier" => string(cx, &meta, &key, &mut attr.tier),
+            "timeout_secs" => {
+                if let Some(n) = integer(cx, &meta, &key)? {
+                    attr.timeout_secs = Some(n);
+                }
+                Ok(())
+            }
+            "rate_limit" => {
+                attr.rate_limit = Some(rate_limit(cx, &meta, span)?);
+                Ok(())
+            }
+            "crate" => {
+                let value = meta.value()?;
+                attr.krate = Some(if value.peek(LitStr) {
+                    value.parse::<LitStr>()?.parse()?
+                } else {
+                    value.parse()?
+                });
+                Ok(())
+            }
+            _ => {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!("unknown key `{key}` in `#[tool]`; expected one of {KEYS}"),
+                ));
+                skip_value(&meta)
+            }
+        }
+    });
+    if let Err(e) = syn::parse::Parser::parse2(parser, tokens) {
+        cx.syn_error(e);
+    }
+    attr
+}
+
+fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str, slot: &mut Option<LitStr>) -> syn::Result<()> {
+    let value = meta.value()?;
+    let expr: Expr = value.parse()?;
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => *slot = Some(s),
+        other => cx.error_spanned_by(other, format!("`{key}` takes a string literal: `{key} = \"...\"`")),
+    }
+    Ok(())
+}
+
+fn integer(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str) -> syn::Result<Option<u64>> {
+    let value = meta.value()?;
+    let expr: Expr = value.parse()?;
+    Ok(match &expr {
+        Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => match n.base10_parse::<u64>() {
+            Ok(0) => {
+                cx.error_spanned_by(n, format!("`{key}` must be at least 1"));
+                None
+            }
+            Ok(v) => Some(v),
+            Err(e) => {
+                cx.syn_error(e);
+                None
+            }
+        },
+        other => {
+            cx.error_spanned_by(other, format!("`{key}` must be a positive integer"));
+            None
+        }
+    })
+}
+
+fn rate_limit(cx: &Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<RateLimitAttr> {
+    let mut limit = RateLimitAttr {
+        span,
+        max_calls: None,
+        window_secs: None,
+        wrote_max_calls: false,
+        wrote_window: false,
+    };
+    if !meta.input.peek(syn::token::Paren) {
+        cx.syn_error(syn::Error::new(span, "write `rate_limit(max_calls = N, window_secs = W)`"));
+        skip_value(meta)?;
+        return Ok(limit);
+    }
+    meta.parse_nested_meta(|inner| {
+        let key = path_text(&inner.path);
+        let inner_span = span_of(&inner.path);
+        let wrote = match key.as_str() {
+            "max_calls" => &mut limit.wrote_max_calls,
+            "window_secs" => &mut limit.wrote_window,
+            _ => {
+                cx.syn_error(syn::Error::new(
+                    inner_span,
+                    format!("unknown key `{key}` in `rate_limit`; expected `max_calls` or `window_secs`"),
+                ));
+                return skip_value(&inner);
+            }
+        };
+        if std::mem::replace(wrote, true) {
+            cx.syn_error(syn::Error::new(inner_span, format!("duplicate key `{key}` in `rate_limit`")));
+            return skip_value(&inner);
+        }
+        let expr: Expr = inner.value()?.parse()?;
+        if key == "max_calls" {
+            match &expr {
+                Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => match n.base10_parse::<u64>() {
+                    Ok(0) => cx.error_spanned_by(
+                        n,
+                        "`max_calls` must be at least 1: a tool that may never run is a mistake",
+                    ),
+                    Ok(v) if v > u64::from(u32::MAX) => cx.error_spanned_by(n, "`max_calls` is too large"),
+                    Ok(v) => limit.max_calls = Some(v),
+                    Err(e) => cx.syn_error(e),
+                },
+                other => cx.error_spanned_by(other, "`max_calls` must be a positive integer"),
+            }
+        } else {
+            match number(&expr) {
+                Some(w) if w > 0.0 && w.is_finite() => limit.window_secs = Some(w),
+                Some(_) => cx.error_spanned_by(&expr, "`window_secs` must be positive"),
+                None => cx.error_spanned_by(&expr, "`window_secs` must be a number of seconds"),
+            }
+        }
+        Ok(())
+    })?;
+    Ok(limit)
+}
+
+/// An integer or float literal, possibly negated.
+fn number(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Int(n), .. }) => n.base10_parse::<f64>().ok(),
+        Expr::Lit(ExprLit { lit: Lit::Float(n), .. }) => n.base10_parse::<f64>().ok(),
+        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => number(expr).map(|v| -v),
+        _ => None,
+    }
+}
+
+/// Consumes whatever value follows an unwanted key, so parsing can go on.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let _: TokenStream = content.parse()?;
+    }
+    Ok(())
+}
+
+fn path_text(path: &Path) -> String {
+    path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::")
+}
+
+fn span_of<T: quote::ToTokens>(tokens: &T) -> Span {
+    syn::spanned::Spanned::span(tokens)
+}

@@ -1,0 +1,256 @@
+//! Every rule of SPEC §3 that can be checked at compile time, with all errors reported together.
+//! The result is the tool as codegen needs it: names, texts and flags settled, defaults applied.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::{FnArg, Path, Safety, Type};
+
+use crate::ast::{Kind, Role, ToolFn, is_string, option_inner};
+use crate::attr::ToolAttr;
+use crate::ctxt::Ctxt;
+
+/// The tier names, for messages.
+const TIERS: &str = "`low`, `medium`, `high` or `critical`";
+
+/// A tool that passed every check.
+pub(crate) struct Checked {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) title: Option<String>,
+    /// `None`: the default for the flags.
+    pub(crate) tier: Option<&'static str>,
+    pub(crate) read_only: bool,
+    pub(crate) destructive: bool,
+    pub(crate) idempotent: bool,
+    pub(crate) stateful: bool,
+    pub(crate) open_world: bool,
+    pub(crate) rate_limit: Option<(u64, f64)>,
+    pub(crate) timeout_secs: Option<u64>,
+    pub(crate) krate: Path,
+    /// The `#[args]` parameter's index, if any.
+    pub(crate) args: Option<usize>,
+}
+
+/// Checks the attribute and the function together.
+pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
+    let name = match &attr.name {
+        Some(lit) => {
+            let name = lit.value();
+            check_name(cx, &name, lit.span());
+            name
+        }
+        None => {
+            let name = f.ident.to_string().trim_start_matches("r#").to_owned();
+            check_name(cx, &name, f.ident.span());
+            name
+        }
+    };
+    let description = match &attr.description {
+        Some(lit) if lit.value().trim().is_empty() => {
+            cx.error_spanned_by(lit, "`description` must not be empty");
+            String::new()
+        }
+        Some(lit) => lit.value(),
+        None => f.description().unwrap_or_else(|| {
+            cx.error_spanned_by(
+                &f.ident,
+                "a tool needs a description for the model: add a `///` doc comment to the function, or `description = \"...\"`",
+            );
+            String::new()
+        }),
+    };
+    let tier = attr.tier.as_ref().and_then(|lit| {
+        let value = lit.value();
+        let tier = ["low", "medium", "high", "critical"].into_iter().find(|t| *t == value);
+        if tier.is_none() {
+            cx.error_spanned_by(lit, format!("unknown tier `{value}`; expected {TIERS}"));
+        }
+        tier
+    });
+    if attr.read_only.is_some() {
+        if let Some(span) = attr.destructive {
+            cx.syn_error(syn::Error::new(
+                span,
+                "`read_only` contradicts `destructive`: a read-only tool destroys nothing",
+            ));
+        }
+        if let Some(span) = attr.stateful {
+            cx.syn_error(syn::Error::new(
+                span,
+                "`read_only` contradicts `stateful`: a read-only tool changes no state",
+            ));
+        }
+        if let (Some(lit), Some(t)) = (&attr.tier, tier)
+            && t != "low"
+        {
+            cx.error_spanned_by(
+                lit,
+                format!("a `read_only` tool is tier `low`, not `{t}`: remove `read_only` or the tier"),
+            );
+        }
+    }
+    let rate_limit = attr.rate_limit.as_ref().and_then(|r| {
+        if !r.wrote_max_calls {
+            cx.syn_error(syn::Error::new(r.span, "`rate_limit` needs `max_calls = N`"));
+        }
+        if !r.wrote_window {
+            cx.syn_error(syn::Error::new(r.span, "`rate_limit` needs `window_secs = W`"));
+        }
+        Some((r.max_calls?, r.window_secs?))
+    });
+    check_signature(cx, f);
+    let args = check_params(cx, f);
+    Checked {
+        name,
+        description,
+        title: attr.title.as_ref().map(syn::LitStr::value),
+        tier,
+        read_only: attr.read_only.is_some(),
+        destructive: attr.destructive.is_some(),
+        idempotent: attr.idempotent.is_some(),
+        stateful: attr.stateful.is_some(),
+        open_world: attr.open_world.is_some(),
+        rate_limit,
+        timeout_secs: attr.timeout_secs,
+        krate: attr.krate.clone().unwrap_or_else(|| syn::parse_quote!(::teaagent_core)),
+        args,
+    }
+}
+
+fn check_name(cx: &Ctxt, name: &str, span: Span) {
+    let valid = (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !valid {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("invalid tool name `{name}`: use 1 to 64 of `A-Z`, `a-z`, `0-9`, `_` and `-` (the names every client accepts)"),
+        ));
+    }
+}
+
+fn check_signature(cx: &Ctxt, f: &ToolFn) {
+    let sig = &f.item.sig;
+    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        cx.error_spanned_by(
+            receiver.self_token,
+            "a tool is a free function: `self` receivers are not supported (use a free function and a `&ToolContext` or shared state)",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "a tool function cannot be generic: its schema must be known at compile time",
+        );
+    }
+    if let Safety::Unsafe(token) = &sig.safety {
+        cx.error_spanned_by(token, "a tool function cannot be `unsafe`");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned_by(abi, "a tool function cannot have an `extern` ABI");
+    }
+    if let Some(constness) = &sig.constness {
+        cx.error_spanned_by(constness, "a tool function cannot be `const`");
+    }
+    if let Some(variadic) = &sig.variadic {
+        cx.error_spanned_by(variadic.dots, "a tool function cannot be variadic");
+    }
+    if let Some(Type::ImplTrait(t)) = &f.ret {
+        cx.error_spanned_by(
+            t,
+            "return a concrete type (`String`, `Json<T>`, `CallToolResult`, ...), not `impl Trait`",
+        );
+    }
+}
+
+/// Checks the parameters; returns the index of the `#[args]` parameter.
+fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
+    let mut context_seen = false;
+    let mut args_at = None;
+    for (i, p) in f.params.iter().enumerate() {
+        if p.ident.is_none() {
+            cx.error_spanned_by(&p.pat, "a tool parameter needs a plain name (`name: Type`): the name is its property in the input schema");
+        }
+        if contains_impl_trait(&p.ty) {
+            cx.error_spanned_by(&p.ty, "a tool parameter cannot be `impl Trait`: use a concrete type that implements `Deserialize` and `JsonSchema`");
+        }
+        if p.is_context() {
+            if matches!(p.kind, Kind::ContextMut) {
+                cx.error_spanned_by(&p.ty, "take the context as `&ToolContext`, not `&mut ToolContext`");
+            }
+            if context_seen {
+                cx.error_spanned_by(&p.ty, "a tool takes at most one `&ToolContext` parameter");
+            }
+            context_seen = true;
+            if let Some(role) = &p.role {
+                cx.error_spanned_by(
+                    &role.attr,
+                    format!("`#[{}]` marks an argument, not the context", role.role.name()),
+                );
+            }
+            if let Some(attr) = &p.args_attr {
+                cx.error_spanned_by(attr, "`#[args]` marks an arguments struct, not the context");
+            }
+            continue;
+        }
+        if let Some(attr) = &p.args_attr {
+            if args_at.is_some() {
+                cx.error_spanned_by(attr, "only one parameter can be `#[args]`");
+            }
+            args_at = Some(i);
+            if let Some(role) = &p.role {
+                cx.error_spanned_by(
+                    &role.attr,
+                    format!("`#[{}]` cannot mark an `#[args]` struct", role.role.name()),
+                );
+            }
+        }
+        if let Some(role) = &p.role {
+            let ok = is_string(&p.ty) || option_inner(&p.ty).is_some_and(is_string);
+            if !ok {
+                let what = match role.role {
+                    Role::Path => "a workspace path",
+                    Role::Command => "a shell command line",
+                };
+                cx.error_spanned_by(
+                    &role.attr,
+                    format!(
+                        "`#[{}]` marks {what}: the parameter must be `String` or `Option<String>`, not `{}`",
+                        role.role.name(),
+                        p.ty.to_token_stream().to_string().replace(' ', "")
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(at) = args_at {
+        for (i, p) in f.params.iter().enumerate() {
+            if i != at && !p.is_context() {
+                cx.error_spanned_by(
+                    &p.pat,
+                    "`#[args]` takes the whole input object: move this parameter into the arguments struct (only a `&ToolContext` may stand beside it)",
+                );
+            }
+        }
+    }
+    args_at
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    match ty {
+        Type::ImplTrait(_) => true,
+        Type::Reference(r) => contains_impl_trait(&r.elem),
+        Type::Paren(p) => contains_impl_trait(&p.elem),
+        Type::Group(g) => contains_impl_trait(&g.elem),
+        Type::Slice(s) => contains_impl_trait(&s.elem),
+        Type::Array(a) => contains_impl_trait(&a.elem),
+        Type::Tuple(t) => t.elems.iter().any(contains_impl_trait),
+        Type::Path(p) => p.path.segments.iter().any(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().any(|arg| match arg {
+                syn::GenericArgument::Type(t) => contains_impl_trait(t),
+                _ => false,
+            }),
+            _ => false,
+        }),
+        _ => false,
+    }
+}

@@ -1,0 +1,7 @@
+use teaagent_core::tool;
+
+/// A struct.
+#[tool]
+struct NotATool;
+
+fn main() {}

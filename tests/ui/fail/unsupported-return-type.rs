@@ -1,0 +1,9 @@
+use teaagent_core::tool;
+
+/// Count.
+#[tool(read_only)]
+fn count() -> u64 {
+    42
+}
+
+fn main() {}
