@@ -32,3 +32,8 @@ pub use tool::{
 
 #[doc = include_str!("tool_attr.md")]
 pub use teaagent_macros::tool;
+
+/// The README's Rust examples, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
