@@ -65,7 +65,7 @@ fn run(input: &[u8]) -> Vec<Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn every_valid_request_is_answered_once_and_nothing_else_is_answered_twice(

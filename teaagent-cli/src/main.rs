@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use teaagent_core::{Registry, Server};
+use teaagent_core::workspace::lock::LockRegistry;
+use teaagent_core::workspace::resources::WorkspaceResources;
+use teaagent_core::{Registry, Server, Workspace};
 
 #[derive(Parser)]
 #[command(name = "teaagent", version, about = "A fast, safe MCP server for your workspace")]
@@ -41,21 +43,34 @@ fn main() -> ExitCode {
         Command::Mcp { command: McpCommand::Serve { root, log_level } } => {
             teaagent_core::logging::init(&log_level);
             let root = root.unwrap_or_else(|| PathBuf::from("."));
-            let root = match root.canonicalize() {
-                Ok(root) => root,
+            let workspace = match Workspace::open(&root) {
+                Ok(ws) => ws,
                 Err(e) => {
-                    eprintln!("teaagent: cannot use --root {}: {e}", root.display());
+                    eprintln!("teaagent: {e}");
                     return ExitCode::FAILURE;
                 }
             };
-            tracing::info!(root = %root.display(), "workspace");
-            match Registry::builder().build() {
-                Ok(registry) => Server::new(registry).run_stdio(),
+            let locks = match LockRegistry::open_home() {
+                Ok(locks) => locks,
+                Err(e) => {
+                    eprintln!("teaagent: cannot use $TEAAGENT_HOME: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            tracing::info!(root = %workspace.root().display(), "workspace");
+            let registry = match Registry::builder().build() {
+                Ok(registry) => registry,
                 Err(e) => {
                     eprintln!("teaagent: {e}");
-                    ExitCode::FAILURE
+                    return ExitCode::FAILURE;
                 }
-            }
+            };
+            let root = workspace.root().to_path_buf();
+            Server::new(registry)
+                .workspace(workspace.clone())
+                .resources(WorkspaceResources::new(workspace))
+                .lock(locks, root)
+                .run_stdio()
         }
     }
 }

@@ -13,6 +13,7 @@
 #[path = "private.rs"]
 pub mod __private;
 pub mod error;
+pub mod home;
 pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
@@ -20,6 +21,7 @@ pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod tool;
+pub mod workspace;
 
 pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
@@ -29,6 +31,7 @@ pub use tool::{
     Behavior, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext, ToolDef,
     ToolError,
 };
+pub use workspace::Workspace;
 
 #[doc = include_str!("tool_attr.md")]
 pub use teaagent_macros::tool;

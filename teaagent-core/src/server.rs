@@ -26,6 +26,8 @@ use crate::error::Error;
 use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
 use crate::registry::Registry;
+use crate::workspace::Workspace;
+use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 
 mod call;
 mod config;
@@ -50,11 +52,13 @@ pub trait ResourceProvider: Send + Sync + 'static {
     fn templates(&self) -> Vec<ResourceTemplate>;
 }
 
-/// An MCP server: a registry, limits, and optionally resources.
+/// An MCP server: a registry, limits, and optionally a workspace, its lock and resources.
 pub struct Server {
     registry: Registry,
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
+    workspace: Option<Workspace>,
+    lock: Option<Arc<WorkspaceLock>>,
     info: Implementation,
 }
 
@@ -66,6 +70,8 @@ impl Server {
             registry,
             config: ServerConfig::default(),
             resources: None,
+            workspace: None,
+            lock: None,
             info: Implementation {
                 name: "teaagent".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -83,6 +89,22 @@ impl Server {
     /// Serves resources from `provider`.
     pub fn resources(mut self, provider: impl ResourceProvider) -> Self {
         self.resources = Some(Arc::new(provider));
+        self
+    }
+
+    /// Confines tools to `workspace`: every `#[path]` argument is resolved beneath its root
+    /// before the tool runs (a refusal answers `-32602`), and tools reach it through
+    /// [`ToolContext::workspace`](crate::ToolContext::workspace).
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// Holds the workspace lock in `registry` while serving: acquired at start, released at
+    /// shutdown; while another live server holds it, tools that are not read-only answer
+    /// `-32003` (and each such call tries again to acquire it).
+    pub fn lock(mut self, registry: LockRegistry, root: impl Into<std::path::PathBuf>) -> Self {
+        self.lock = Some(Arc::new(WorkspaceLock::new(registry, root)));
         self
     }
 

@@ -3,7 +3,9 @@
 
 pub mod bins;
 pub mod snap;
+pub mod tree;
 pub mod wire;
 
 pub use bins::Bin;
+pub use tree::Tree;
 pub use wire::RawServer;

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) config: ServerConfig,
     pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
     pub(crate) peer: Peer,
+    pub(crate) workspace: Option<crate::workspace::Workspace>,
+    pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
     info: Implementation,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
@@ -67,6 +69,8 @@ pub(crate) async fn run(
         config: server.config,
         resources: server.resources,
         peer,
+        workspace: server.workspace,
+        lock: server.lock,
         info: server.info,
         in_flight: Mutex::new(HashMap::new()),
         waiting: AtomicUsize::new(0),
@@ -74,6 +78,19 @@ pub(crate) async fn run(
         stopping: CancellationToken::new(),
     });
     tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
+    if let Some(lock) = shared.lock.clone() {
+        let outcome = tokio::task::spawn_blocking(move || lock.ensure()).await;
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(crate::workspace::lock::LockRefusal::HeldBy(owner))) => tracing::warn!(
+                owner_pid = owner.owner_pid,
+                since = %owner.acquired_at,
+                "another teaagent server holds this workspace: read-only tools work, the others answer -32003 until it is free"
+            ),
+            Ok(Err(crate::workspace::lock::LockRefusal::Unavailable(why))) => tracing::error!("{why}"),
+            Err(e) => tracing::error!(error = %e, "acquiring the workspace lock failed"),
+        }
+    }
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
     loop {
         tokio::select! {
@@ -90,6 +107,9 @@ pub(crate) async fn run(
         }
     }
     shared.drain().await;
+    if let Some(lock) = shared.lock.clone() {
+        let _ = tokio::task::spawn_blocking(move || lock.release()).await;
+    }
     crate::logging::detach();
     shared.peer.close_pending();
     let (done_tx, done_rx) = oneshot::channel();

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jsonrpc::RequestId;
 use crate::mcp::notifications::ProgressParams;
 use crate::server::Peer;
+use crate::workspace::Workspace;
 
 /// What a tool call gets besides its arguments. Declare a `&ToolContext` parameter to receive it.
 ///
@@ -23,6 +24,7 @@ struct Inner {
     progress_token: Option<Value>,
     peer: Option<Peer>,
     cancel: CancellationToken,
+    workspace: Option<Workspace>,
     last_progress: Mutex<Option<f64>>,
 }
 
@@ -33,6 +35,7 @@ impl ToolContext {
         progress_token: Option<Value>,
         peer: Option<Peer>,
         cancel: CancellationToken,
+        workspace: Option<Workspace>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -41,6 +44,7 @@ impl ToolContext {
                 progress_token,
                 peer,
                 cancel,
+                workspace,
                 last_progress: Mutex::new(None),
             }),
         }
@@ -49,7 +53,19 @@ impl ToolContext {
     /// A context attached to no session (for calling a tool directly, e.g. in unit tests):
     /// progress goes nowhere and the call is never cancelled.
     pub fn detached(tool: impl Into<String>) -> Self {
-        Self::new(tool.into(), None, None, None, CancellationToken::new())
+        Self::new(tool.into(), None, None, None, CancellationToken::new(), None)
+    }
+
+    /// A detached context with a workspace (for calling file tools directly).
+    pub fn with_workspace(tool: impl Into<String>, workspace: Workspace) -> Self {
+        Self::new(tool.into(), None, None, None, CancellationToken::new(), Some(workspace))
+    }
+
+    /// The workspace the server confines tools to, if it has one. `#[path]` arguments arrive
+    /// already resolved against it; do the I/O through it ([`Workspace::resolve`] and the
+    /// methods of [`crate::workspace::Resolved`]) so the check is repeated at the moment of use.
+    pub fn workspace(&self) -> Option<&Workspace> {
+        self.inner.workspace.as_ref()
     }
 
     /// The tool being called.

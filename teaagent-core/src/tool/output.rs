@@ -72,6 +72,12 @@ impl From<std::io::Error> for ToolError {
     }
 }
 
+impl From<crate::workspace::PathError> for ToolError {
+    fn from(e: crate::workspace::PathError) -> Self {
+        Self::new(e)
+    }
+}
+
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
         Self { message }

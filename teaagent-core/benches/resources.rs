@@ -1,0 +1,131 @@
+//! `resources/list` paging through a 100,000-file workspace, next to a plain `ignore` walk of the
+//! same tree in the same run.
+//!
+//! ```sh
+//! cargo bench -p teaagent-core --bench resources
+//! ```
+//!
+//! The tree (10 × 10 × 10 directories of 100 files, plus a `.gitignore`d build directory and a
+//! `.git` directory that must not be listed) is generated once under
+//! `target/resources-bench/`. Figures: time to the first page and to the last page (each page is
+//! one call, resuming after the previous page's last path), total time to page through
+//! everything, and two walks of the same tree: a plain `ignore` walk (the baseline) and the same
+//! walk sorted and with each file's size, which is what a listing must know.
+
+#![allow(clippy::print_stdout)] // the report is this program's output
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use teaagent_core::Workspace;
+use teaagent_core::workspace::resources::WorkspaceResources;
+
+const RUNS: usize = 3;
+
+fn main() {
+    let root = tree();
+    let workspace = Workspace::open(&root).expect("workspace");
+    let resources = WorkspaceResources::new(workspace);
+    let mut plain = Vec::new();
+    let mut needed = Vec::new();
+    let mut paging = Vec::new();
+    for _ in 0..RUNS {
+        plain.push(walk(&root, false));
+        needed.push(walk(&root, true));
+        paging.push(page_through(&resources));
+    }
+    let (files, first, last, total) = paging.iter().min_by_key(|p| p.3).copied().expect("runs");
+    let plain_best = plain.iter().map(|(_, d)| *d).min().expect("runs");
+    let needed_best = needed.iter().map(|(_, d)| *d).min().expect("runs");
+    assert_eq!(plain[0].0, files, "the walk and the listing disagree on the number of files");
+    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
+    println!();
+    println!("| resources/list, {files} files, 500 a page | time | ratio to the plain walk |");
+    println!("|---|---|---|");
+    println!("| plain `ignore` walk (baseline) | {} | 1.00× |", ms(plain_best));
+    println!(
+        "| `ignore` walk, sorted, with sizes | {} | {:.2}× |",
+        ms(needed_best),
+        ratio(needed_best, plain_best)
+    );
+    println!("| first page | {} | — |", ms(first));
+    println!("| last page | {} | — |", ms(last));
+    println!("| every page, in order | {} | {:.2}× (target ≤ 1.5×) |", ms(total), ratio(total, plain_best));
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
+/// Pages through everything: (files, first page, last page, total).
+fn page_through(resources: &WorkspaceResources) -> (usize, Duration, Duration, Duration) {
+    let start = Instant::now();
+    let mut cursor: Option<String> = None;
+    let mut files = 0;
+    let mut first = None;
+    let mut last;
+    loop {
+        let t = Instant::now();
+        let page = resources.list_blocking(cursor.as_deref()).expect("page");
+        last = t.elapsed();
+        first.get_or_insert(last);
+        files += page.resources.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    (files, first.unwrap_or_default(), last, start.elapsed())
+}
+
+/// A walk with the listing's rules; `sorted_with_sizes` also sorts and stats like a listing.
+fn walk(root: &Path, sorted_with_sizes: bool) -> (usize, Duration) {
+    let start = Instant::now();
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder.hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git");
+    if sorted_with_sizes {
+        builder.sort_by_file_name(|a, b| a.cmp(b));
+    }
+    let mut files = 0;
+    let mut bytes = 0u64;
+    for entry in builder.build().flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            files += 1;
+            if sorted_with_sizes {
+                bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+    }
+    std::hint::black_box(bytes);
+    (files, start.elapsed())
+}
+
+/// The generated tree (made once).
+fn tree() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/resources-bench/ws");
+    let done = root.join(".generated");
+    if done.exists() {
+        return root;
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    for a in 0..10 {
+        for b in 0..10 {
+            for c in 0..10 {
+                let dir = root.join(format!("pkg{a}/mod{b}/part{c}"));
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                for f in 0..100 {
+                    std::fs::write(dir.join(format!("file{f:03}.rs")), b"fn main() {}\n").expect("write");
+                }
+            }
+        }
+    }
+    std::fs::write(root.join(".gitignore"), "build/\n").expect("gitignore");
+    for (dir, n) in [("build", 2000), (".git/objects", 2000)] {
+        std::fs::create_dir_all(root.join(dir)).expect("mkdir");
+        for f in 0..n {
+            std::fs::write(root.join(dir).join(format!("o{f}")), b"x").expect("write");
+        }
+    }
+    std::fs::write(&done, b"").expect("marker");
+    root
+}

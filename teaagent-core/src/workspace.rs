@@ -1,0 +1,53 @@
+//! The workspace: the one directory tools and resources may reach (SPEC §8).
+//!
+//! - [`Workspace`] is the root, canonicalised once and held open. Every path from a client goes
+//!   through [`Workspace::resolve`]: component by component, relative to open directory handles,
+//!   never following a symbolic link without checking where it leads, so the check and the use
+//!   are made on the same handles (no window for a swapped symlink to escape through).
+//! - [`lock`] is the global lock registry that keeps two servers from writing one workspace.
+//! - [`resources`] serves the workspace's files as MCP resources.
+
+mod fs;
+pub mod lock;
+mod resolve;
+pub mod resources;
+pub mod uri;
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use fs::{DirEntryInfo, EntryKind, Metadata};
+pub use resolve::{PathError, Resolved, Target};
+
+/// The workspace root, held open. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    root: PathBuf,
+    dir: Arc<OwnedFd>,
+}
+
+impl Workspace {
+    /// Opens `root` (canonicalised once, here) as a workspace.
+    pub fn open(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = std::fs::canonicalize(root.as_ref()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot use {} as the workspace root: {e}", root.as_ref().display()),
+            )
+        })?;
+        let dir = Arc::new(resolve::open_dir(rustix::fs::CWD, &root)?);
+        Ok(Self { inner: Arc::new(Inner { root, dir }) })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+}

@@ -1,0 +1,351 @@
+//! Resolving a client's path beneath the root, one component at a time.
+//!
+//! Each directory on the way is opened (`O_DIRECTORY | O_NOFOLLOW`) relative to the one before
+//! it, so what was checked is what is used: a directory swapped for a symlink between the check
+//! and the open makes the open fail (and the resolution start over), never escape. `..` pops the
+//! stack of open directories; it is never looked up in the file system, so it cannot climb out
+//! through a directory that was moved. A symbolic link is read and its target spliced into the
+//! remaining components: a relative target continues from the link's directory, an absolute one
+//! must lie inside the root (compared by components, never as a string prefix). At most 40 links
+//! are followed. Nothing is expanded: `~` is a file name like any other.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::Workspace;
+use crate::error::PathRefusal;
+
+/// The most symbolic links one resolution follows (as Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// Why a path could not be resolved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// Refused by confinement: outside the root, a special file, a link loop, not a valid path.
+    #[error("{}{}", reason.describe(), if detail.is_empty() { String::new() } else { format!(" ({detail})") })]
+    Refused {
+        /// Why.
+        reason: PathRefusal,
+        /// What exactly (e.g. where a link leads).
+        detail: String,
+    },
+    /// A directory on the way does not exist.
+    #[error("no such file or directory")]
+    NotFound,
+    /// A component on the way is a file, not a directory.
+    #[error("a component of the path is not a directory")]
+    NotADirectory,
+    /// The file system failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl PathError {
+    pub(crate) fn refused(reason: PathRefusal, detail: impl Into<String>) -> Self {
+        PathError::Refused { reason, detail: detail.into() }
+    }
+}
+
+/// What a resolved path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Nothing yet (its directory exists): a path to create.
+    Missing,
+    /// A regular file.
+    File {
+        /// Size in bytes.
+        size: u64,
+        /// Hard links to it.
+        links: u64,
+    },
+    /// A directory.
+    Dir,
+    /// A symbolic link (only when the last link is not followed).
+    Symlink,
+}
+
+/// A path resolved beneath the root: the open directory that holds it, its name there, and its
+/// physical path relative to the root (links resolved).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub(crate) parent: Arc<OwnedFd>,
+    /// `None` for the root itself.
+    pub(crate) name: Option<OsString>,
+    relative: PathBuf,
+    target: Target,
+    /// Directories that do not exist yet between `parent` and `name` (only from
+    /// [`Workspace::resolve_for_create`]).
+    pub(crate) missing_dirs: Vec<OsString>,
+}
+
+impl Resolved {
+    /// The physical path relative to the root (`""` for the root).
+    pub fn relative(&self) -> &Path {
+        &self.relative
+    }
+
+    /// The relative path for display and for policy: `.` for the root, `/`-separated.
+    pub fn display(&self) -> String {
+        if self.relative.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            self.relative.to_string_lossy().into_owned()
+        }
+    }
+
+    /// What it names.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Whether this is the root itself.
+    pub fn is_root(&self) -> bool {
+        self.name.is_none()
+    }
+
+    /// Directories that would have to be created first (see [`Workspace::resolve_for_create`]).
+    pub fn missing_dirs(&self) -> usize {
+        self.missing_dirs.len()
+    }
+}
+
+impl Workspace {
+    /// Resolves `input` (relative to the root, or absolute inside it), following symbolic links
+    /// that stay inside. FIFOs, sockets and devices are refused.
+    pub fn resolve(&self, input: impl AsRef<Path>) -> Result<Resolved, PathError> {
+        self.resolve_with(input.as_ref(), true)
+    }
+
+    /// Like [`Workspace::resolve`], but a symbolic link in the last component is not followed
+    /// (deleting or moving a link acts on the link).
+    pub fn resolve_no_follow(&self, input: impl AsRef<Path>) -> Result<Resolved, PathError> {
+        self.resolve_with(input.as_ref(), false)
+    }
+
+    /// Like [`Workspace::resolve`], but directories missing on the way are allowed: the result
+    /// is [`Target::Missing`] and remembers them, so a file can be created with its parents.
+    /// After a missing directory only plain names may follow (no `..`, no links to judge).
+    pub fn resolve_for_create(&self, input: impl AsRef<Path>) -> Result<Resolved, PathError> {
+        let relative = self.relative_input(input.as_ref())?;
+        self.retrying(|| self.walk(&relative, true, true))
+    }
+
+    fn resolve_with(&self, input: &Path, follow_last: bool) -> Result<Resolved, PathError> {
+        let relative = self.relative_input(input)?;
+        self.retrying(|| self.walk(&relative, follow_last, false))
+    }
+
+    fn retrying(&self, walk: impl Fn() -> Result<Resolved, PathError>) -> Result<Resolved, PathError> {
+        // A directory replaced by a link between its check and its open fails the open; start
+        // over (the next pass sees the link and judges where it leads).
+        let mut attempts = 0;
+        loop {
+            match walk() {
+                Err(PathError::Io(e)) if is_swap(&e) && attempts < 3 => attempts += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// The input as a path relative to the root.
+    fn relative_input(&self, path: &Path) -> Result<PathBuf, PathError> {
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.is_empty() {
+            return Err(PathError::refused(PathRefusal::InvalidPath, "the path is empty"));
+        }
+        if bytes.contains(&0) {
+            return Err(PathError::refused(PathRefusal::InvalidPath, "the path contains a NUL byte"));
+        }
+        if !path.is_absolute() {
+            return Ok(path.to_path_buf());
+        }
+        match path.strip_prefix(self.root()) {
+            Ok(rest) => Ok(rest.to_path_buf()),
+            Err(_) => Err(PathError::refused(
+                PathRefusal::OutsideWorkspace,
+                format!("an absolute path outside the workspace root {}", self.root().display()),
+            )),
+        }
+    }
+
+    fn walk(&self, relative: &Path, follow_last: bool, allow_missing: bool) -> Result<Resolved, PathError> {
+        let root = self.dir_handle();
+        let mut queue: VecDeque<OsString> = components(relative)?;
+        // Directories entered so far (not counting the root).
+        let mut stack: Vec<(OsString, Arc<OwnedFd>)> = Vec::new();
+        let mut links = 0;
+        while let Some(name) = queue.pop_front() {
+            if name == ".." {
+                if stack.pop().is_none() {
+                    return Err(PathError::refused(
+                        PathRefusal::OutsideWorkspace,
+                        "`..` leads above the root",
+                    ));
+                }
+                continue;
+            }
+            let last = queue.is_empty();
+            let dir = stack.last().map_or(&root, |(_, fd)| fd).clone();
+            let stat = match rustix::fs::statat(dir.as_fd(), name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => stat,
+                Err(Errno::NOENT) if last => {
+                    return Ok(finish(&root, &stack, Some((name, dir)), Target::Missing));
+                }
+                Err(Errno::NOENT) if allow_missing => {
+                    let mut missing = vec![name];
+                    while let Some(next) = queue.pop_front() {
+                        if next == ".." {
+                            return Err(PathError::refused(
+                                PathRefusal::InvalidPath,
+                                "`..` after a directory that does not exist",
+                            ));
+                        }
+                        missing.push(next);
+                    }
+                    let Some(file) = missing.pop() else { return Err(PathError::NotFound) };
+                    let mut resolved = finish(&root, &stack, Some((file, dir)), Target::Missing);
+                    let mut relative: PathBuf = stack.iter().map(|(n, _)| n.as_os_str()).collect();
+                    relative.extend(missing.iter());
+                    relative.push(resolved.name.as_deref().unwrap_or_default());
+                    resolved.relative = relative;
+                    resolved.missing_dirs = missing;
+                    return Ok(resolved);
+                }
+                Err(Errno::NOENT) => return Err(PathError::NotFound),
+                Err(Errno::NOTDIR) => return Err(PathError::NotADirectory),
+                Err(e) => return Err(PathError::Io(e.into())),
+            };
+            match FileType::from_raw_mode(stat.st_mode) {
+                FileType::Symlink if !last || follow_last => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(PathError::refused(
+                            PathRefusal::SymlinkLoop,
+                            format!("more than {MAX_LINKS} links"),
+                        ));
+                    }
+                    let target = rustix::fs::readlinkat(dir.as_fd(), name.as_os_str(), Vec::new())
+                        .map_err(|e| PathError::Io(e.into()))?;
+                    let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
+                    let rest = if target.is_absolute() {
+                        match target.strip_prefix(self.root()) {
+                            Ok(inside) => {
+                                stack.clear();
+                                inside.to_path_buf()
+                            }
+                            Err(_) => {
+                                return Err(PathError::refused(
+                                    PathRefusal::OutsideWorkspace,
+                                    format!("`{}` is a link to {}", name.to_string_lossy(), target.display()),
+                                ));
+                            }
+                        }
+                    } else {
+                        target
+                    };
+                    for (i, c) in components(&rest)?.into_iter().enumerate() {
+                        queue.insert(i, c);
+                    }
+                }
+                FileType::Symlink => {
+                    return Ok(finish(&root, &stack, Some((name, dir)), Target::Symlink));
+                }
+                FileType::Directory if !last => {
+                    let fd = open_dir(dir.as_fd(), Path::new(&name))?;
+                    stack.push((name, Arc::new(fd)));
+                }
+                FileType::Directory => return Ok(finish(&root, &stack, Some((name, dir)), Target::Dir)),
+                FileType::RegularFile if last => {
+                    let target = Target::File { size: stat.st_size as u64, links: stat.st_nlink as u64 };
+                    return Ok(finish(&root, &stack, Some((name, dir)), target));
+                }
+                FileType::RegularFile => return Err(PathError::NotADirectory),
+                _ if last => {
+                    return Err(PathError::refused(
+                        PathRefusal::SpecialFile,
+                        format!("`{}` is a FIFO, socket or device", name.to_string_lossy()),
+                    ));
+                }
+                _ => return Err(PathError::NotADirectory),
+            }
+        }
+        // Every component consumed: the path is a directory already entered (or the root).
+        Ok(match stack.pop() {
+            None => Resolved {
+                parent: root,
+                name: None,
+                relative: PathBuf::new(),
+                target: Target::Dir,
+                missing_dirs: Vec::new(),
+            },
+            Some((name, _)) => {
+                let parent = stack.last().map_or(&root, |(_, fd)| fd).clone();
+                finish(&root, &stack, Some((name, parent)), Target::Dir)
+            }
+        })
+    }
+
+    pub(crate) fn dir_handle(&self) -> Arc<OwnedFd> {
+        Arc::clone(&self.inner.dir)
+    }
+}
+
+fn finish(
+    root: &Arc<OwnedFd>,
+    stack: &[(OsString, Arc<OwnedFd>)],
+    last: Option<(OsString, Arc<OwnedFd>)>,
+    target: Target,
+) -> Resolved {
+    let mut relative: PathBuf = stack.iter().map(|(n, _)| n.as_os_str()).collect();
+    let (name, parent) = match last {
+        Some((name, parent)) => {
+            relative.push(&name);
+            (Some(name), parent)
+        }
+        None => (None, Arc::clone(root)),
+    };
+    Resolved { parent, name, relative, target, missing_dirs: Vec::new() }
+}
+
+/// The components of a relative path: names and `..` (`.` and empty ones dropped).
+fn components(path: &Path) -> Result<VecDeque<OsString>, PathError> {
+    let mut out = VecDeque::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(name) => out.push_back(name.to_os_string()),
+            Component::ParentDir => out.push_back(OsString::from("..")),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(PathError::refused(
+                    PathRefusal::InvalidPath,
+                    "an absolute component inside the path",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Opens a directory relative to `dir`, refusing to follow a link.
+pub(crate) fn open_dir<Fd: AsFd>(dir: Fd, name: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Errors that mean "the entry changed between its check and its open".
+fn is_swap(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(code) if code == Errno::LOOP.raw_os_error() || code == Errno::NOTDIR.raw_os_error())
+}

@@ -1,0 +1,137 @@
+//! `teaagent://workspace/<percent-encoded relative path>` URIs, written and parsed strictly.
+//!
+//! Writing encodes every byte of each path segment except RFC 3986's unreserved characters,
+//! and joins segments with literal `/`: any file name (spaces, `%`, `#`, non-UTF-8 bytes)
+//! round-trips. Parsing refuses, with the reason in `data.reason`, anything else: another scheme
+//! or host, userinfo, a port, a query or fragment, an empty segment (`//`), a dot segment (`.`,
+//! `..`, also encoded as `%2e`), an encoded separator (`%2f`, `%5c`) or NUL, and malformed escapes.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
+
+/// The fixed prefix of every workspace URI.
+pub const PREFIX: &str = "teaagent://workspace/";
+
+/// The resource template.
+pub const TEMPLATE: &str = "teaagent://workspace/{path}";
+
+/// Bytes kept as they are in a segment: RFC 3986 unreserved (`A-Z a-z 0-9 - . _ ~`).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The URI of a workspace-relative path.
+pub fn to_uri(relative: &Path) -> String {
+    let mut uri = String::from(PREFIX);
+    for (i, segment) in relative.iter().enumerate() {
+        if i > 0 {
+            uri.push('/');
+        }
+        uri.extend(percent_encode(segment.as_bytes(), SEGMENT));
+    }
+    uri
+}
+
+/// Why a URI was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UriError {
+    /// Not `teaagent://workspace/...`, or with userinfo, port, query or fragment.
+    NotAWorkspaceUri,
+    /// An empty segment, a dot segment, an encoded separator or NUL, a bad escape.
+    BadPath,
+}
+
+/// Parses a workspace URI into a relative path.
+pub fn parse(uri: &str) -> Result<PathBuf, UriError> {
+    let Some(path) = uri.strip_prefix(PREFIX) else {
+        return Err(UriError::NotAWorkspaceUri);
+    };
+    if path.contains(['?', '#']) {
+        return Err(UriError::NotAWorkspaceUri);
+    }
+    if path.is_empty() {
+        return Err(UriError::BadPath);
+    }
+    let mut relative = PathBuf::new();
+    for raw in path.split('/') {
+        if raw.is_empty() {
+            return Err(UriError::BadPath);
+        }
+        if !well_formed_escapes(raw) {
+            return Err(UriError::BadPath);
+        }
+        let bytes: Vec<u8> = percent_decode_str(raw).collect();
+        if bytes == b"." || bytes == b".." || bytes.iter().any(|b| matches!(b, b'/' | b'\\' | 0)) {
+            return Err(UriError::BadPath);
+        }
+        relative.push(OsString::from_vec(bytes));
+    }
+    Ok(relative)
+}
+
+/// Every `%` starts a two-hex-digit escape.
+fn well_formed_escapes(segment: &str) -> bool {
+    let bytes = segment.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_hexdigit);
+            if !(hex(i + 1) && hex(i + 2)) {
+                return false;
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    true
+}
+
+/// The display name of a relative path (`/`-separated, lossy for non-UTF-8 names).
+pub fn display(relative: &Path) -> String {
+    String::from_utf8_lossy(relative.as_os_str().as_bytes()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_of_awkward_names() {
+        for name in ["a b/c#d%e", "src/main.rs", "ünï/çødé", "x?y/z&w", "~/.hidden"] {
+            let uri = to_uri(Path::new(name));
+            assert!(!uri[PREFIX.len()..].contains(['?', '#', ' ', '%']) || uri.contains('%'));
+            assert_eq!(parse(&uri), Ok(PathBuf::from(name)), "{uri}");
+        }
+        let raw = OsString::from_vec(vec![b'a', 0xff, b'b']);
+        assert_eq!(parse(&to_uri(Path::new(&raw))), Ok(PathBuf::from(raw)));
+    }
+
+    #[test]
+    fn strict_refusals() {
+        for (uri, why) in [
+            ("file:///etc/passwd", UriError::NotAWorkspaceUri),
+            ("teaagent://other/x", UriError::NotAWorkspaceUri),
+            ("teaagent://x@workspace/a", UriError::NotAWorkspaceUri),
+            ("teaagent://workspace:80/a", UriError::NotAWorkspaceUri),
+            ("TEAAGENT://workspace/a", UriError::NotAWorkspaceUri),
+            ("teaagent://workspace/a?x=1", UriError::NotAWorkspaceUri),
+            ("teaagent://workspace/a#frag", UriError::NotAWorkspaceUri),
+            ("teaagent://workspace/", UriError::BadPath),
+            ("teaagent://workspace//etc/passwd", UriError::BadPath),
+            ("teaagent://workspace/a//b", UriError::BadPath),
+            ("teaagent://workspace/../x", UriError::BadPath),
+            ("teaagent://workspace/a/./b", UriError::BadPath),
+            ("teaagent://workspace/%2e%2e/x", UriError::BadPath),
+            ("teaagent://workspace/%2E%2e%2fetc", UriError::BadPath),
+            ("teaagent://workspace/a%2fb", UriError::BadPath),
+            ("teaagent://workspace/a%5cb", UriError::BadPath),
+            ("teaagent://workspace/a%00b", UriError::BadPath),
+            ("teaagent://workspace/a%zz", UriError::BadPath),
+            ("teaagent://workspace/a%2", UriError::BadPath),
+        ] {
+            assert_eq!(parse(uri), Err(why), "{uri}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The global workspace lock, with real server processes sharing one `$TEAAGENT_HOME`: one
+//! writer per workspace, readers always served, dead owners pruned, clean shutdowns releasing,
+//! concurrent starts never losing a record, a corrupt registry rebuilt.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use teaagent_tests::{Bin, RawServer, Tree};
+
+fn server(root: &Path, home: &Path) -> RawServer {
+    let mut cmd = Command::new(Bin::Fixture.path());
+    cmd.env("FIXTURE_ROOT", root).env("TEAAGENT_HOME", home);
+    let mut server = RawServer::start(cmd);
+    // The lock is taken before the first line is read, so it is held once this answers.
+    server.initialize("2025-06-18");
+    server
+}
+
+fn records(home: &Path) -> Vec<Value> {
+    let Ok(text) = std::fs::read_to_string(home.join("workspace_registry.json")) else { return Vec::new() };
+    let file: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("registry is not JSON ({e}): {text}"));
+    file["locks"].as_array().cloned().unwrap_or_default()
+}
+
+fn owners(home: &Path) -> Vec<u64> {
+    records(home).iter().filter_map(|r| r["owner_pid"].as_u64()).collect()
+}
+
+fn poke(server: &mut RawServer) -> Value {
+    server.request("tools/call", json!({"name": "poke", "arguments": {"path": "note.txt", "content": "x"}}))
+}
+
+fn peek(server: &mut RawServer) -> Value {
+    server.request("tools/call", json!({"name": "peek", "arguments": {"path": "src/a.txt"}}))
+}
+
+#[test]
+fn a_second_server_serves_reads_and_refuses_writes() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    let mut first = server(&tree.root(), home.path());
+    let mut second = server(&tree.root(), home.path());
+    assert_eq!(owners(home.path()), vec![u64::from(first.pid())]);
+    let refused = poke(&mut second);
+    assert_eq!(refused["error"]["code"], -32003, "{refused}");
+    let data = &refused["error"]["data"];
+    assert_eq!((data["tool"].clone(), data["reason"].clone()), (json!("poke"), json!("workspace_locked")));
+    assert_eq!(data["ownerPid"], first.pid());
+    assert_eq!(data["acquiredAt"], records(home.path())[0]["acquired_at"]);
+    assert_eq!(peek(&mut second)["result"]["content"][0]["text"], "hello\n", "reads are served");
+    assert_eq!(poke(&mut first)["result"]["isError"], false, "the owner writes");
+    second.finish();
+    first.finish();
+}
+
+#[test]
+fn a_killed_owner_frees_the_lock_for_the_next_write() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    let mut first = server(&tree.root(), home.path());
+    let mut second = server(&tree.root(), home.path());
+    assert_eq!(poke(&mut second)["error"]["code"], -32003);
+    first.signal("KILL");
+    first.wait(Duration::from_secs(10));
+    // The record is still there (nobody cleaned up), but its owner is dead.
+    assert_eq!(owners(home.path()), vec![u64::from(first.pid())]);
+    assert_eq!(poke(&mut second)["result"]["isError"], false, "the second server takes the lock over");
+    assert_eq!(owners(home.path()), vec![u64::from(second.pid())]);
+    second.finish();
+    assert!(owners(home.path()).is_empty());
+}
+
+#[test]
+fn sigterm_and_eof_release_the_lock() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    let mut server_a = server(&tree.root(), home.path());
+    assert_eq!(owners(home.path()), vec![u64::from(server_a.pid())]);
+    server_a.signal("TERM");
+    assert!(server_a.wait(Duration::from_secs(10)).success());
+    assert!(owners(home.path()).is_empty(), "SIGTERM released the lock");
+
+    let server_b = server(&tree.root(), home.path());
+    assert_eq!(owners(home.path()), vec![u64::from(server_b.pid())]);
+    server_b.finish(); // stdin EOF
+    assert!(owners(home.path()).is_empty(), "EOF released the lock");
+}
+
+#[test]
+fn twenty_servers_on_twenty_roots_are_all_recorded() {
+    let home = tempfile::tempdir().expect("home");
+    let trees: Vec<Tree> = (0..20).map(|_| Tree::new()).collect();
+    // Watch the file while the servers start: it must parse every single time.
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (stop, path) = (Arc::clone(&stop), home.path().to_path_buf());
+        std::thread::spawn(move || {
+            let mut reads = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let _ = records(&path);
+                reads += 1;
+            }
+            reads
+        })
+    };
+    let mut commands: Vec<Command> = trees
+        .iter()
+        .map(|t| {
+            let mut cmd = Command::new(Bin::Fixture.path());
+            cmd.env("FIXTURE_ROOT", t.root()).env("TEAAGENT_HOME", home.path());
+            cmd
+        })
+        .collect();
+    let mut servers: Vec<RawServer> = commands.drain(..).map(RawServer::start).collect();
+    for s in &mut servers {
+        s.initialize("2025-06-18");
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while records(home.path()).len() < 20 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let recorded = records(home.path());
+    let mut roots: Vec<&str> = recorded.iter().filter_map(|r| r["workspace_path"].as_str()).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    assert_eq!(roots.len(), 20, "{recorded:?}");
+    for s in servers {
+        s.finish();
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(watcher.join().expect("watcher") > 0);
+    assert!(records(home.path()).is_empty());
+}
+
+#[test]
+fn a_garbage_registry_is_reported_and_rebuilt() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(home.path().join("workspace_registry.json"), "\u{0}garbage{[").expect("write garbage");
+    let mut server = server(&tree.root(), home.path());
+    assert_eq!(poke(&mut server)["result"]["isError"], false);
+    assert_eq!(owners(home.path()), vec![u64::from(server.pid())]);
+    assert!(home.path().join("workspace_registry.json.corrupt").exists(), "the corrupt file is kept aside");
+    assert!(server.stderr().contains("corrupt"), "{}", server.stderr());
+    server.finish();
+}
