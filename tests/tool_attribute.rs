@@ -15,7 +15,15 @@ use teaagent_tests::{Bin, snap};
 use client::{Client, connect, timely};
 
 async fn fixture() -> Client {
-    connect(Bin::Fixture.path(), &[], &[], ProtocolVersion::V_2025_06_18).await.0
+    // Full access: these tests are about the attribute, not the policy.
+    connect(
+        Bin::Fixture.path(),
+        &[],
+        &[("FIXTURE_MODE", "danger-full-access")],
+        ProtocolVersion::V_2025_06_18,
+    )
+    .await
+    .0
 }
 
 async fn call(client: &Client, name: &str, args: Value) -> Result<rmcp::model::CallToolResult, ServiceError> {

@@ -18,7 +18,10 @@ struct Subject {
 
 fn subjects(tree: &Tree, home: &tempfile::TempDir) -> Vec<Subject> {
     let mut fixture = Command::new(Bin::Fixture.path());
-    fixture.env("FIXTURE_ROOT", tree.root()).env("TEAAGENT_HOME", home.path());
+    fixture
+        .env("FIXTURE_ROOT", tree.root())
+        .env("TEAAGENT_HOME", home.path())
+        .env("FIXTURE_MODE", "danger-full-access");
     let mut subjects = vec![Subject { server: RawServer::start(fixture), read: "peek", write: "poke" }];
     if let Some(subject) = shipped(tree, home) {
         subjects.push(subject);

@@ -13,7 +13,7 @@ use teaagent_tests::{Bin, RawServer, Tree};
 
 fn server(root: &Path, home: &Path) -> RawServer {
     let mut cmd = Command::new(Bin::Fixture.path());
-    cmd.env("FIXTURE_ROOT", root).env("TEAAGENT_HOME", home);
+    cmd.env("FIXTURE_ROOT", root).env("TEAAGENT_HOME", home).env("FIXTURE_MODE", "danger-full-access");
     let mut server = RawServer::start(cmd);
     // The lock is taken before the first line is read, so it is held once this answers.
     server.initialize("2025-06-18");
@@ -112,7 +112,9 @@ fn twenty_servers_on_twenty_roots_are_all_recorded() {
         .iter()
         .map(|t| {
             let mut cmd = Command::new(Bin::Fixture.path());
-            cmd.env("FIXTURE_ROOT", t.root()).env("TEAAGENT_HOME", home.path());
+            cmd.env("FIXTURE_ROOT", t.root())
+                .env("TEAAGENT_HOME", home.path())
+                .env("FIXTURE_MODE", "danger-full-access");
             cmd
         })
         .collect();

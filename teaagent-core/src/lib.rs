@@ -17,6 +17,8 @@ pub mod home;
 pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
+pub mod policy;
+pub mod rate_limit;
 pub mod registry;
 pub mod schema;
 pub mod server;
@@ -25,8 +27,9 @@ pub mod workspace;
 
 pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
+pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
-pub use server::{Peer, ResourceProvider, Server, ServerConfig};
+pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
 pub use tool::{
     Behavior, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext, ToolDef,
     ToolError,

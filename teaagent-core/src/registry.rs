@@ -18,12 +18,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::error::Error;
+use crate::error::{ArgumentError, Error};
+use crate::mcp::JsonObject;
 use crate::mcp::cursor::{Cursor, fingerprint};
 use crate::tool::{Tier, ToolDef};
 
@@ -33,9 +34,12 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     tools: Vec<Arc<ToolDef>>,
+    /// Each tool's input-schema validator (same order as `tools`), compiled once: by
+    /// [`Registry::warm_up`]'s background thread, or by the first call that needs it first
+    /// (whichever comes first; the other waits for it).
+    validators: Arc<Vec<OnceLock<Result<jsonschema::Validator, String>>>>,
     by_name: HashMap<String, usize>,
     /// `tools/list` entries, serialised once.
     listing: Vec<Box<RawValue>>,
@@ -56,7 +60,60 @@ pub struct RegistryError {
     pub problems: Vec<String>,
 }
 
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry").field("tools", &self.tools).finish_non_exhaustive()
+    }
+}
+
 impl Registry {
+    /// Checks a call's arguments against the tool's input schema (compiled once, when the
+    /// registry was built) and reports every violation with its JSON pointer. `null` given for an
+    /// optional property means "absent" (models often send it) and is removed first.
+    pub fn check_arguments(&self, tool: &str, args: &mut JsonObject) -> Result<(), Vec<ArgumentError>> {
+        let Some(&i) = self.inner.by_name.get(tool) else { return Ok(()) };
+        let validator = match self.validator(i) {
+            Ok(validator) => validator,
+            Err(e) => {
+                return Err(vec![ArgumentError {
+                    pointer: String::new(),
+                    message: format!("the tool's input schema is invalid: {e}"),
+                }]);
+            }
+        };
+        let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
+        args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
+        let instance = Value::Object(std::mem::take(args));
+        let mut errors = Vec::new();
+        for e in validator.iter_errors(&instance) {
+            let at = e.instance_path().as_str();
+            // Point at the property itself for missing and unexpected ones (JSON Schema puts
+            // those errors on the enclosing object).
+            match e.kind() {
+                jsonschema::error::ValidationErrorKind::Required { property } => errors.push(ArgumentError {
+                    pointer: format!("{at}/{}", pointer_segment(property.as_str().unwrap_or_default())),
+                    message: format!("missing required property {property}"),
+                }),
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    errors.extend(unexpected.iter().map(|key| ArgumentError {
+                        pointer: format!("{at}/{}", pointer_segment(key)),
+                        message: format!("unknown property `{key}`"),
+                    }));
+                }
+                _ => errors.push(ArgumentError { pointer: at.to_owned(), message: e.to_string() }),
+            }
+        }
+        if let Value::Object(object) = instance {
+            *args = object;
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+
+    fn validator(&self, i: usize) -> Result<&jsonschema::Validator, &str> {
+        let tool = &self.inner.tools[i];
+        self.inner.validators[i].get_or_init(|| compile(tool)).as_ref().map_err(String::as_str)
+    }
+
     /// Starts an empty builder.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
@@ -195,15 +252,54 @@ impl RegistryBuilder {
             return Err(RegistryError { problems });
         }
         let fingerprint = fingerprint(listing.iter().map(|r| r.get()));
-        Ok(Registry {
-            inner: Arc::new(Inner {
-                tools: self.defs.into_iter().map(Arc::new).collect(),
-                by_name,
-                listing,
-                fingerprint,
-            }),
-        })
+        let tools: Vec<Arc<ToolDef>> = self.defs.into_iter().map(Arc::new).collect();
+        let validators: Arc<Vec<_>> = Arc::new(tools.iter().map(|_| OnceLock::new()).collect());
+        Ok(Registry { inner: Arc::new(Inner { tools, validators, by_name, listing, fingerprint }) })
     }
+}
+
+fn compile(tool: &ToolDef) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(tool.input_schema()).map_err(|e| e.to_string())
+}
+
+impl Registry {
+    /// Compiles every input-schema validator on a background thread, so the first calls find
+    /// them ready without the start of the server waiting for them (the first compilation sets
+    /// up the JSON Schema meta-schemas, which takes milliseconds). The server calls this right
+    /// after answering `initialize`. A schema that does not compile is logged here, and each call
+    /// of that tool answers with the problem.
+    pub fn warm_up(&self) {
+        let (tools, validators) = (self.inner.tools.clone(), Arc::clone(&self.inner.validators));
+        if tools.is_empty() || validators.iter().all(|v| v.get().is_some()) {
+            return;
+        }
+        spawn_warm_up(tools, validators);
+    }
+}
+
+fn spawn_warm_up(
+    tools: Vec<Arc<ToolDef>>,
+    validators: Arc<Vec<OnceLock<Result<jsonschema::Validator, String>>>>,
+) {
+    let spawned = std::thread::Builder::new().name("teaagent-schemas".into()).spawn(move || {
+        for (tool, slot) in tools.iter().zip(validators.iter()) {
+            if let Err(e) = slot.get_or_init(|| compile(tool)) {
+                tracing::error!(
+                    tool = tool.name(),
+                    origin = tool.origin(),
+                    "the input schema does not compile: {e}"
+                );
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::debug!(error = %e, "no schema warm-up thread; validators compile on first use");
+    }
+}
+
+/// Escapes one JSON-pointer segment (RFC 6901).
+fn pointer_segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Whether `name` is a valid tool name: `^[A-Za-z0-9_-]{1,64}$`.

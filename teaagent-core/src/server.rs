@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
+use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::workspace::Workspace;
 use crate::workspace::lock::{LockRegistry, WorkspaceLock};
@@ -38,7 +39,7 @@ mod reply;
 mod router;
 mod transport;
 
-pub use config::ServerConfig;
+pub use config::{ServerConfig, ToolOverride};
 pub use peer::{Peer, PeerError, SessionInfo};
 
 /// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
@@ -59,6 +60,7 @@ pub struct Server {
     resources: Option<Arc<dyn ResourceProvider>>,
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
+    policy: Policy,
     info: Implementation,
 }
 
@@ -72,6 +74,7 @@ impl Server {
             resources: None,
             workspace: None,
             lock: None,
+            policy: Policy::default(),
             info: Implementation {
                 name: "teaagent".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -105,6 +108,12 @@ impl Server {
     /// `-32003` (and each such call tries again to acquire it).
     pub fn lock(mut self, registry: LockRegistry, root: impl Into<std::path::PathBuf>) -> Self {
         self.lock = Some(Arc::new(WorkspaceLock::new(registry, root)));
+        self
+    }
+
+    /// Sets the permission policy (default: `workspace-write`, no approvals, no audit log).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
         self
     }
 

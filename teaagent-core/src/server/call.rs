@@ -1,13 +1,17 @@
 //! `tools/call`: the order of checks, in one place (SPEC §4).
 //!
 //! ```text
-//! unknown tool → arguments → policy → rate limit → workspace lock → run
+//! 1. unknown tool      -32601  unknown_tool
+//! 2. arguments         -32602  invalid_arguments (every schema violation) · a refused #[path]
+//! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking)
+//! 4. rate limit        -32002  rate_limited
+//! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
+//! 6. run               a turn (bounded concurrency), the handler under its timeout, panics caught
 //! ```
 //!
-//! Each step either passes the call on or refuses it with its own error; a call refused at any
-//! step uses no rate-limit budget because the budget is taken only after the steps before it.
-//! Running means: wait for a turn (bounded concurrency), then run the handler under the tool's
-//! timeout with panics caught, so every call gets exactly one answer.
+//! Each step passes the call on or refuses it with its own error. The rate-limit budget is taken
+//! at step 4 and given back if step 5 refuses, so a call refused at any step uses none. Every
+//! call gets exactly one answer; every policy decision and every refusal after it is audited.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -21,8 +25,9 @@ use crate::error::{ArgumentError, Error, Failure, PathRefusal};
 use crate::jsonrpc::RequestId;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::tool::ToolContext;
-use crate::tool::{ParamRole, ToolDef};
+use crate::policy::digest::call_digest;
+use crate::policy::{CallFacts, Decision};
+use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Target};
 
@@ -34,13 +39,21 @@ pub(crate) async fn call_tool(
 ) -> Result<CallToolResult, Error> {
     // 1. Unknown tool.
     let tool = shared.registry.get(&params.name).cloned().ok_or(Error::UnknownTool { tool: params.name })?;
-    // 2. Arguments: an object (absent means `{}`).
-    let args = match params.arguments {
-        None | Some(Value::Null) => JsonObject::new(),
-        Some(Value::Object(args)) => args,
-        Some(other) => {
+    let name = tool.name();
+
+    // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
+    //    `#[path]` argument confined to the workspace.
+    let raw = match params.arguments {
+        None | Some(Value::Null) => Value::Object(JsonObject::new()),
+        Some(raw) => raw,
+    };
+    // Hashing the arguments costs what they weigh: only when the policy will look at it.
+    let digest = if shared.policy.needs_digest(&tool) { call_digest(name, &raw) } else { String::new() };
+    let mut args = match raw {
+        Value::Object(args) => args,
+        other => {
             return Err(Error::InvalidArguments {
-                tool: tool.name().to_owned(),
+                tool: name.to_owned(),
                 errors: vec![ArgumentError {
                     pointer: String::new(),
                     message: format!("arguments must be an object, not {}", json_type(&other)),
@@ -48,42 +61,100 @@ pub(crate) async fn call_tool(
             });
         }
     };
+    shared
+        .registry
+        .check_arguments(name, &mut args)
+        .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
     let args = confine_paths(shared, &tool, args)?;
-    // 5. Workspace lock, for tools that may write.
-    if !tool.behavior().read_only {
-        check_lock(shared, tool.name()).await?;
+
+    // 3. Policy.
+    let roles: Vec<(&str, ParamRole, &str)> =
+        tool.param_roles().filter_map(|(arg, role)| Some((arg, role, args.get(arg)?.as_str()?))).collect();
+    let facts = CallFacts { tool: &tool, roles, digest: &digest };
+    let policy = &shared.policy;
+    match policy.decide(&facts, Some(&shared.peer)).await {
+        Decision::Deny { rule, details } => {
+            audit(shared, &facts, &rule, "denied");
+            return Err(Error::ApprovalDenied { tool: name.to_owned(), rule, details });
+        }
+        Decision::Allow { rule } => {
+            if let Err(e) = policy.record(&facts, &rule, "allowed") {
+                if tool.tier() > Tier::Low {
+                    let rule = format!(
+                        "the audit log cannot be written ({e}); calls above tier `low` are refused until it can"
+                    );
+                    return Err(Error::ApprovalDenied {
+                        tool: name.to_owned(),
+                        rule,
+                        details: "make $TEAAGENT_HOME/audit.jsonl writable (or set TEAAGENT_HOME to a writable directory)".into(),
+                    });
+                }
+                tracing::warn!(error = %e, "the audit log cannot be written");
+            }
+        }
     }
+
+    // 4. Rate limit.
+    let admission = match shared.limiter.admit(name) {
+        Ok(admission) => admission,
+        Err((limit, retry_after)) => {
+            audit(shared, &facts, "rate limit", "rate_limited");
+            return Err(Error::RateLimited {
+                tool: name.to_owned(),
+                max_calls: limit.max_calls,
+                window: limit.window,
+                retry_after,
+            });
+        }
+    };
+
+    // 5. Workspace lock, for tools that may write.
+    if !tool.behavior().read_only
+        && let Err(e) = check_lock(shared, name).await
+    {
+        admission.refund();
+        audit(shared, &facts, "workspace lock", "locked");
+        return Err(e);
+    }
+
     // 6. Run: wait for a turn, then the handler under its timeout, panics caught.
-    let _turn = shared.turn(tool.name()).await?;
+    let _turn = shared.turn(name).await?;
     let Some(handler) = tool.handler() else {
-        return Err(Error::Internal { details: format!("tool `{}` has no handler", tool.name()) });
+        return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
     let progress_token = params.meta.and_then(|m| m.progress_token);
     let ctx = ToolContext::new(
-        tool.name().to_owned(),
+        name.to_owned(),
         Some(id.clone()),
         progress_token,
         Some(shared.peer.clone()),
         cancel.clone(),
         shared.workspace.clone(),
     );
-    let timeout = tool.timeout().unwrap_or(shared.config.default_tool_timeout);
+    let timeout = shared.config.timeout_for(&tool);
     let run = AssertUnwindSafe(handler.call(ctx, args)).catch_unwind();
     match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => Err(Error::ToolFailed {
-            tool: tool.name().to_owned(),
+            tool: name.to_owned(),
             reason: Failure::Panic,
             details: crate::logging::panic_message(panic.as_ref()),
         }),
         Err(_) => {
             cancel.cancel();
             Err(Error::ToolFailed {
-                tool: tool.name().to_owned(),
+                tool: name.to_owned(),
                 reason: Failure::Timeout,
                 details: format!("no result after {}s; the call was cancelled", timeout.as_secs_f64()),
             })
         }
+    }
+}
+
+/// Records a refusal after the policy step (best effort: the call is refused anyway).
+fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
+    if let Err(e) = shared.policy.record(facts, rule, outcome) {
+        tracing::warn!(error = %e, "the audit log cannot be written");
     }
 }
 

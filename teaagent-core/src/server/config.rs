@@ -1,6 +1,9 @@
 //! Runtime limits of a server (SPEC §5), with their defaults.
 
+use std::collections::HashMap;
 use std::time::Duration;
+
+use crate::tool::{RateLimit, ToolDef};
 
 /// How a server behaves under load and at its edges.
 #[derive(Debug, Clone)]
@@ -26,6 +29,17 @@ pub struct ServerConfig {
     pub client_request_timeout: Duration,
     /// `instructions` sent in the `initialize` result.
     pub instructions: Option<String>,
+    /// Per-tool overrides of the declared rate limit and timeout (from configuration).
+    pub tool_overrides: HashMap<String, ToolOverride>,
+}
+
+/// What configuration may change about one tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolOverride {
+    /// Replaces the tool's declared rate limit.
+    pub rate_limit: Option<RateLimit>,
+    /// Replaces the tool's timeout.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +53,7 @@ impl Default for ServerConfig {
             tools_page_size: 100,
             client_request_timeout: Duration::from_secs(120),
             instructions: None,
+            tool_overrides: HashMap::new(),
         }
     }
 }
@@ -79,6 +94,22 @@ impl ServerConfig {
         self.client_request_timeout = d;
         self
     }
+    /// Overrides a tool's rate limit and/or timeout.
+    pub fn tool_override(mut self, tool: impl Into<String>, o: ToolOverride) -> Self {
+        self.tool_overrides.insert(tool.into(), o);
+        self
+    }
+
+    /// The timeout of a call of `tool`: the override, else the tool's own, else the default.
+    pub fn timeout_for(&self, tool: &ToolDef) -> Duration {
+        let overridden = if self.tool_overrides.is_empty() {
+            None
+        } else {
+            self.tool_overrides.get(tool.name()).and_then(|o| o.timeout)
+        };
+        overridden.or(tool.timeout()).unwrap_or(self.default_tool_timeout)
+    }
+
     /// Sets [`ServerConfig::instructions`].
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());

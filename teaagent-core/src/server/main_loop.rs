@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) peer: Peer,
     pub(crate) workspace: Option<crate::workspace::Workspace>,
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
+    pub(crate) policy: crate::policy::Policy,
+    pub(crate) limiter: crate::rate_limit::RateLimiter,
     info: Implementation,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
@@ -63,8 +65,17 @@ pub(crate) async fn run(
     let writer = tokio::spawn(write_loop(output, out_rx, shutdown.clone()));
     let peer = Peer::new(out_tx);
     crate::logging::attach(&peer);
+    let overrides = server
+        .config
+        .tool_overrides
+        .iter()
+        .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
+        .collect();
+    let limiter = crate::rate_limit::RateLimiter::new(&server.registry, &overrides);
     let shared = Arc::new(Shared {
         run_permits: Semaphore::new(server.config.max_in_flight),
+        policy: server.policy,
+        limiter,
         registry: server.registry,
         config: server.config,
         resources: server.resources,
@@ -189,7 +200,10 @@ impl Shared {
     fn handle_request(self: &Arc<Self>, request: Request, reply: Reply) {
         let Request { id, method, params } = request;
         if method == "initialize" {
-            return reply.send(self.initialize(&id, params.as_deref()));
+            reply.send(self.initialize(&id, params.as_deref()));
+            // Once the answer is on its way: compile the argument validators in the background.
+            self.registry.warm_up();
+            return;
         }
         if self.peer.session().is_none() && method != "ping" {
             let error = Error::InvalidRequest { reason: InvalidRequest::NotInitialized };

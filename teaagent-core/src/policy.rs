@@ -1,0 +1,440 @@
+//! The permission policy (SPEC §6): which calls run, which need an approval, and which approval
+//! counts. The client never chooses or raises the mode; deny rules always win.
+//!
+//! | mode | runs without approval | needs an approval |
+//! |---|---|---|
+//! | `read-only` | read-only tools | everything else |
+//! | `workspace-write` (default) | read-only tools; non-destructive `low`/`medium` tools | destructive tools; `high`, `critical` |
+//! | `prompt` | read-only tools | everything else, asked interactively |
+//! | `allow` | everything up to `high`, destructive included | `critical` |
+//! | `danger-full-access` | everything | nothing |
+//!
+//! A call that needs an approval runs when one of these holds, checked in this order:
+//! a payload-digest preapproval of exactly this call ([`digest`]); scoped grants covering the
+//! tool or every one of its role arguments ([`grant`]); in `prompt` mode, an earlier "for this
+//! session" answer for the same tool and role arguments, or a new answer ([`ask`]). A denial
+//! names the rule that blocked the call and the exact flag that would allow it. Every decision is
+//! appended to the audit log ([`audit`]).
+
+mod ask;
+pub mod audit;
+pub mod digest;
+pub mod grant;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use self::ask::Answer;
+use self::audit::{AuditLog, AuditRecord};
+use self::grant::{Grant, GrantError, suggest};
+use crate::server::Peer;
+use crate::tool::{ParamRole, Tier, ToolDef};
+
+/// How much runs without an approval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// Only read-only tools.
+    ReadOnly,
+    /// Read-only tools and non-destructive `low`/`medium` tools.
+    #[default]
+    WorkspaceWrite,
+    /// Read-only tools; everything else is asked.
+    Prompt,
+    /// Everything up to `high`.
+    Allow,
+    /// Everything.
+    DangerFullAccess,
+}
+
+impl PermissionMode {
+    /// Every mode, in the table's order.
+    pub const ALL: [PermissionMode; 5] = [
+        PermissionMode::ReadOnly,
+        PermissionMode::WorkspaceWrite,
+        PermissionMode::Prompt,
+        PermissionMode::Allow,
+        PermissionMode::DangerFullAccess,
+    ];
+
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::ReadOnly => "read-only",
+            PermissionMode::WorkspaceWrite => "workspace-write",
+            PermissionMode::Prompt => "prompt",
+            PermissionMode::Allow => "allow",
+            PermissionMode::DangerFullAccess => "danger-full-access",
+        }
+    }
+
+    /// How permissive the mode is, for "may only tighten" comparisons: `read-only` 0 …
+    /// `danger-full-access` 4 (`prompt` sits with `workspace-write`'s reads but asks for the
+    /// rest, so it counts as tighter than `workspace-write`).
+    pub fn permissiveness(self) -> u8 {
+        match self {
+            PermissionMode::ReadOnly => 0,
+            PermissionMode::Prompt => 1,
+            PermissionMode::WorkspaceWrite => 2,
+            PermissionMode::Allow => 3,
+            PermissionMode::DangerFullAccess => 4,
+        }
+    }
+
+    /// The rule recorded for calls this mode runs without an approval.
+    fn no_approval_rule(self) -> &'static str {
+        match self {
+            PermissionMode::ReadOnly => "mode `read-only` runs read-only tools without an approval",
+            PermissionMode::WorkspaceWrite => "mode `workspace-write` runs this tool without an approval",
+            PermissionMode::Prompt => "mode `prompt` runs read-only tools without an approval",
+            PermissionMode::Allow => "mode `allow` runs this tool without an approval",
+            PermissionMode::DangerFullAccess => "mode `danger-full-access` runs everything",
+        }
+    }
+
+    /// `None` when `tool` runs without an approval in this mode, else the rule that asks for one.
+    fn requirement(self, tool: &ToolDef) -> Option<String> {
+        let b = tool.behavior();
+        if b.read_only {
+            return None;
+        }
+        let tier = tool.tier();
+        let mode = self.as_str();
+        match self {
+            PermissionMode::ReadOnly => {
+                Some(format!("mode `{mode}`: only read-only tools run without an approval"))
+            }
+            PermissionMode::Prompt => {
+                Some(format!("mode `{mode}`: tools that are not read-only need the user's approval"))
+            }
+            PermissionMode::WorkspaceWrite if b.destructive => {
+                Some(format!("mode `{mode}`: destructive tools need an approval"))
+            }
+            PermissionMode::WorkspaceWrite if tier >= Tier::High => {
+                Some(format!("mode `{mode}`: tier `{tier}` tools need an approval"))
+            }
+            PermissionMode::Allow if tier == Tier::Critical => {
+                Some(format!("mode `{mode}`: tier `critical` tools need an approval"))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s).ok_or_else(|| {
+            format!(
+                "unknown permission mode `{s}`; expected one of {}",
+                Self::ALL.map(|m| format!("`{m}`")).join(", ")
+            )
+        })
+    }
+}
+
+/// A call as policy sees it.
+#[derive(Debug)]
+pub struct CallFacts<'a> {
+    /// The tool.
+    pub tool: &'a ToolDef,
+    /// Its role arguments in this call: name, role, normalised value.
+    pub roles: Vec<(&'a str, ParamRole, &'a str)>,
+    /// The payload digest of the call as the client sent it.
+    pub digest: &'a str,
+}
+
+/// The outcome of a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow {
+        /// What allowed it.
+        rule: std::borrow::Cow<'static, str>,
+    },
+    /// Refuse it (`-32001`).
+    Deny {
+        /// What blocked it.
+        rule: String,
+        /// How to allow it.
+        details: String,
+    },
+}
+
+/// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
+#[derive(Debug)]
+pub struct Policy {
+    mode: PermissionMode,
+    grants: Vec<Grant>,
+    denies: Vec<Grant>,
+    preapproved: HashSet<String>,
+    session: Mutex<HashSet<String>>,
+    ask_lock: tokio::sync::Mutex<()>,
+    ask_timeout: Duration,
+    audit: Option<AuditLog>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::new(PermissionMode::default())
+    }
+}
+
+impl Policy {
+    /// A policy in `mode` with no approvals and no audit log.
+    pub fn new(mode: PermissionMode) -> Self {
+        Self {
+            mode,
+            grants: Vec::new(),
+            denies: Vec::new(),
+            preapproved: HashSet::new(),
+            session: Mutex::new(HashSet::new()),
+            ask_lock: tokio::sync::Mutex::new(()),
+            ask_timeout: Duration::from_secs(120),
+            audit: None,
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.mode
+    }
+
+    /// Adds a scoped grant (see [`grant`]).
+    pub fn grant(mut self, text: &str) -> Result<Self, GrantError> {
+        self.grants.push(Grant::parse(text)?);
+        Ok(self)
+    }
+
+    /// Adds a deny rule (same syntax as a grant); it wins over everything.
+    pub fn deny(mut self, text: &str) -> Result<Self, GrantError> {
+        self.denies.push(Grant::parse(text)?);
+        Ok(self)
+    }
+
+    /// Preapproves the call whose digest is `digest` (`sha256:<hex>`).
+    pub fn preapprove(mut self, digest: &str) -> Result<Self, String> {
+        let digest = digest.trim().to_ascii_lowercase();
+        if !digest::is_digest(&digest) {
+            return Err(format!(
+                "invalid preapproval `{digest}`: expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)"
+            ));
+        }
+        self.preapproved.insert(digest);
+        Ok(self)
+    }
+
+    /// How long an interactive question may wait for its answer (default 120 s).
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
+    /// Appends every decision to `log`.
+    pub fn audit(mut self, log: AuditLog) -> Self {
+        self.audit = Some(log);
+        self
+    }
+
+    /// Whether deciding a call of `tool` needs its payload digest: for the audit log, for a
+    /// preapproval, or for a denial's advice. Calls that need none skip hashing their arguments.
+    pub fn needs_digest(&self, tool: &ToolDef) -> bool {
+        self.audit.is_some() || self.mode.requirement(tool).is_some() || !self.denies.is_empty()
+    }
+
+    /// The audit log, if any.
+    pub fn audit_log(&self) -> Option<&AuditLog> {
+        self.audit.as_ref()
+    }
+
+    /// Decides a call: deny rules, the mode, preapprovals, grants, session approvals, asking.
+    pub async fn decide(&self, call: &CallFacts<'_>, peer: Option<&Peer>) -> Decision {
+        match self.decide_without_asking(call) {
+            Ok(decision) => decision,
+            // Asking is rare and its future is large: keep it out of every call's state.
+            Err(requirement) => Box::pin(self.ask_user(call, peer, requirement)).await,
+        }
+    }
+
+    /// Everything but asking: `Err(requirement)` when only the user can still approve.
+    fn decide_without_asking(&self, call: &CallFacts<'_>) -> Result<Decision, String> {
+        let now = if self.denies.is_empty() && self.grants.is_empty() {
+            SystemTime::UNIX_EPOCH
+        } else {
+            SystemTime::now()
+        };
+        if let Some(rule) = self.denies.iter().filter(|d| d.is_live(now)).find(|d| matches(d, call)) {
+            return Ok(Decision::Deny {
+                rule: format!("deny rule `{rule}`"),
+                details: "deny rules win over every mode and approval; remove the rule from the configuration to allow this call".into(),
+            });
+        }
+        let Some(requirement) = self.mode.requirement(call.tool) else {
+            return Ok(Decision::Allow { rule: self.mode.no_approval_rule().into() });
+        };
+        if self.preapproved.contains(call.digest) {
+            return Ok(Decision::Allow { rule: format!("preapproved payload {}", call.digest).into() });
+        }
+        if let Some(grants) = self.granting(call, now) {
+            return Ok(Decision::Allow { rule: format!("grant {}", grants.join(", ")).into() });
+        }
+        if self.mode == PermissionMode::Prompt {
+            if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&session_key(call)) {
+                return Ok(Decision::Allow { rule: "approved by the user for this session".into() });
+            }
+            return Err(requirement);
+        }
+        Ok(Decision::Deny { rule: requirement, details: how_to_allow(call) })
+    }
+
+    async fn ask_user(&self, call: &CallFacts<'_>, peer: Option<&Peer>, requirement: String) -> Decision {
+        let key = session_key(call);
+        let _one_at_a_time = self.ask_lock.lock().await;
+        // Asked and answered "for this session" while this call waited its turn?
+        if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
+            return Decision::Allow { rule: "approved by the user for this session".into() };
+        }
+        match ask::ask(peer, &question(call), self.ask_timeout).await {
+            Answer::Once => Decision::Allow { rule: "approved by the user (once)".into() },
+            Answer::Session => {
+                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+                Decision::Allow { rule: "approved by the user for this session".into() }
+            }
+            Answer::Deny(why) => {
+                Decision::Deny { rule: format!("{requirement}; {why}"), details: how_to_allow(call) }
+            }
+        }
+    }
+
+    /// The grants that approve the call, taking a use of each; `None` if they do not.
+    fn granting(&self, call: &CallFacts<'_>, now: SystemTime) -> Option<Vec<String>> {
+        let name = call.tool.name();
+        let live: Vec<&Grant> = self.grants.iter().filter(|g| g.is_live(now)).collect();
+        let chosen: Vec<&Grant> = if let Some(whole) = live.iter().find(|g| g.covers_tool(name)) {
+            vec![*whole]
+        } else if call.roles.is_empty() {
+            return None;
+        } else {
+            let mut chosen = Vec::new();
+            for (arg, role, value) in &call.roles {
+                let grant = live.iter().find(|g| g.covers_arg(name, arg, *role, value))?;
+                if !chosen.iter().any(|c: &&Grant| std::ptr::eq(*c, *grant)) {
+                    chosen.push(*grant);
+                }
+            }
+            chosen
+        };
+        // A grant with a use count is spent only when the call runs on it.
+        if chosen.iter().all(|g| g.take_use()) {
+            Some(chosen.iter().map(|g| format!("`{g}`")).collect())
+        } else {
+            None
+        }
+    }
+
+    /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
+    pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
+        let Some(log) = &self.audit else { return Ok(()) };
+        log.append(&AuditRecord {
+            time: AuditRecord::now(),
+            tool: call.tool.name(),
+            tier: call.tool.tier().as_str(),
+            digest: call.digest,
+            mode: self.mode.as_str(),
+            rule,
+            outcome,
+        })
+    }
+}
+
+fn matches(rule: &Grant, call: &CallFacts<'_>) -> bool {
+    let name = call.tool.name();
+    rule.covers_tool(name)
+        || call.roles.iter().any(|(arg, role, value)| rule.covers_arg(name, arg, *role, value))
+}
+
+fn session_key(call: &CallFacts<'_>) -> String {
+    let mut key = call.tool.name().to_owned();
+    for (arg, _, value) in &call.roles {
+        key.push('\u{0}');
+        key.push_str(arg);
+        key.push('=');
+        key.push_str(value);
+    }
+    key
+}
+
+/// The question shown to the user: tool, tier, what it does to what.
+fn question(call: &CallFacts<'_>) -> String {
+    let tool = call.tool;
+    let b = tool.behavior();
+    let mut flags = Vec::new();
+    if b.destructive {
+        flags.push("destructive");
+    }
+    if b.stateful {
+        flags.push("stateful");
+    }
+    if b.open_world {
+        flags.push("open world");
+    }
+    let mut text = format!("Allow `{}` (tier {}", tool.name(), tool.tier());
+    for f in flags {
+        text.push_str(", ");
+        text.push_str(f);
+    }
+    text.push_str(")?");
+    for (arg, _, value) in &call.roles {
+        let shown: String = value.chars().take(300).collect();
+        let more = if value.chars().count() > 300 { "…" } else { "" };
+        text.push_str(&format!("\n{arg}: {shown}{more}"));
+    }
+    text.push_str(&format!("\n{}", first_line(tool.description())));
+    text
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// The exact flags that would allow this call.
+fn how_to_allow(call: &CallFacts<'_>) -> String {
+    let name = call.tool.name();
+    let mut ways = vec![format!("--preapprove {} (this exact call)", call.digest)];
+    if call.roles.is_empty() {
+        ways.push(format!("{} (every call of the tool)", suggest(name, None)));
+    } else {
+        let grants: Vec<String> =
+            call.roles.iter().map(|(arg, role, value)| suggest(name, Some((arg, *role, value)))).collect();
+        ways.push(format!("{} (calls with these arguments)", grants.join(" ")));
+    }
+    ways.push(format!(
+        "--permission-mode {} if you trust every such call",
+        PermissionMode::needed_for(call.tool)
+    ));
+    format!("allow it with {}", ways.join(", or "))
+}
+
+impl PermissionMode {
+    /// The least permissive mode that runs `tool` without an approval.
+    fn needed_for(tool: &ToolDef) -> &'static str {
+        Self::ALL
+            .into_iter()
+            .filter(|m| *m != PermissionMode::Prompt)
+            .find(|m| m.requirement(tool).is_none())
+            .unwrap_or(PermissionMode::DangerFullAccess)
+            .as_str()
+    }
+}

@@ -1,0 +1,75 @@
+//! The audit log: one JSON line per decision, appended to `$TEAAGENT_HOME/audit.jsonl`.
+//!
+//! `{"time", "tool", "tier", "digest", "mode", "rule", "outcome"}` — `outcome` is `allowed`,
+//! `denied`, `rate_limited` or `locked`. A line is one `write(2)` on a file opened with
+//! `O_APPEND`, so lines of concurrent servers never interleave. For calls above the `low` tier the
+//! line is written before the call runs, and a call whose line cannot be written is denied (no
+//! unaudited writes); `low`-tier lines are written the same way but a failure only warns.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+/// The audit log's file name in `$TEAAGENT_HOME`.
+pub const FILE_NAME: &str = "audit.jsonl";
+
+/// One decision.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditRecord<'a> {
+    /// When (RFC 3339, UTC, milliseconds).
+    pub time: String,
+    /// The tool.
+    pub tool: &'a str,
+    /// Its tier.
+    pub tier: &'a str,
+    /// The call's payload digest (`sha256:...`).
+    pub digest: &'a str,
+    /// The permission mode.
+    pub mode: &'a str,
+    /// What decided.
+    pub rule: &'a str,
+    /// `allowed`, `denied`, `rate_limited`, `locked`.
+    pub outcome: &'a str,
+}
+
+impl AuditRecord<'_> {
+    /// The current time, formatted for a record.
+    pub fn now() -> String {
+        humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    }
+}
+
+/// An append-only JSON-lines file.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    path: PathBuf,
+}
+
+impl AuditLog {
+    /// The log at `path` (created on first write, user-only permissions).
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The log in `$TEAAGENT_HOME`.
+    pub fn in_home() -> io::Result<Self> {
+        Ok(Self::at(crate::home::ensure()?.join(FILE_NAME)))
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record as one line.
+    pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
+        let mut file = OpenOptions::new().create(true).append(true).mode(0o600).open(&self.path)?;
+        file.write_all(&line)
+    }
+}

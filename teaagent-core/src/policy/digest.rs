@@ -1,0 +1,183 @@
+//! Payload digests for preapprovals: `sha256:` + the SHA-256 of the RFC 8785 (JCS) canonical
+//! JSON of `{"name": NAME, "arguments": ARGUMENTS}`.
+//!
+//! Canonical JSON sorts object keys by their UTF-16 code units, writes numbers as ECMAScript
+//! does (`1.0` and `1e0` are both `1`; exponents from `1e21` up and below `1e-6`), writes
+//! strings with only `"`, `\` and control characters escaped (so `"\u00e9"` and `"é"` are the
+//! same), and has no whitespace. Two spellings of one call have one digest; any change of an
+//! argument changes it.
+
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+/// The digest of a call, as the `--preapprove` flag takes it: `sha256:<64 hex digits>`.
+pub fn call_digest(name: &str, arguments: &Value) -> String {
+    let mut object = serde_json::Map::new();
+    object.insert("name".into(), Value::String(name.to_owned()));
+    object.insert("arguments".into(), arguments.clone());
+    let canonical = canonical_json(&Value::Object(object));
+    let hash = Sha256::digest(canonical.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in hash.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Whether `text` is a well-formed digest (`sha256:` and 64 lowercase hex digits).
+pub fn is_digest(text: &str) -> bool {
+    text.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// RFC 8785 canonical JSON.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+fn write(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number(n.as_f64().unwrap_or(f64::NAN))),
+        Value::String(s) => string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(key, out);
+                out.push(':');
+                write(&map[key], out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A double as ECMAScript's `Number.prototype.toString` writes it (what RFC 8785 requires).
+fn number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        // JSON has no such numbers; serde_json never produces them.
+        return "null".into();
+    }
+    // Shortest round-trip digits and the decimal exponent: d.ddd × 10^e.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i32; // number of significant digits
+    let n = exp + 1; // position of the decimal point
+    let mut out = String::new();
+    if x < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_as_ecmascript_writes_them() {
+        for (x, text) in [
+            (1.0, "1"),
+            (-0.0, "0"),
+            (0.5, "0.5"),
+            (123.456, "123.456"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (-1.5e-9, "-1.5e-9"),
+            // RFC 8785's example: the literal 333333333.33333329 parses to this double.
+            ("333333333.33333329".parse().unwrap_or_default(), "333333333.3333333"),
+            (9007199254740993.0, "9007199254740992"),
+            (4.5e300, "4.5e+300"),
+        ] {
+            assert_eq!(number(x), text, "{x}");
+        }
+    }
+
+    #[test]
+    fn spellings_of_one_call_have_one_digest() {
+        let a: Value =
+            serde_json::from_str(r#"{"b": [1.0, "\u00e9", {"y": 1, "x": 2}], "a": 1e2}"#).expect("json");
+        let b: Value = serde_json::from_str(r#"{"a":100,"b":[1,"é",{"x":2,"y":1}]}"#).expect("json");
+        assert_eq!(call_digest("t", &a), call_digest("t", &b));
+        assert_ne!(
+            call_digest("t", &a),
+            call_digest("t", &json!({"a": 101, "b": [1, "é", {"x": 2, "y": 1}]}))
+        );
+        assert_ne!(call_digest("t", &a), call_digest("u", &a));
+        assert!(is_digest(&call_digest("t", &a)));
+    }
+
+    #[test]
+    fn rfc_8785_example_key_order() {
+        // Keys sort by UTF-16 code units: "\u{20ac}" (0x20AC) before "\u{1f600}" (0xD83D ...).
+        let v = json!({"\u{1f600}": 1, "\u{20ac}": 2, "a": 3, "\r": 4});
+        assert_eq!(canonical_json(&v), "{\"\\r\":4,\"a\":3,\"\u{20ac}\":2,\"\u{1f600}\":1}");
+    }
+}
