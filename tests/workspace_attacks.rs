@@ -32,10 +32,12 @@ fn subjects(tree: &Tree, home: &tempfile::TempDir) -> Vec<Subject> {
     subjects
 }
 
-/// The shipped `teaagent` binary, once it carries the built-in file tools.
+/// The shipped `teaagent` binary and its built-in file tools.
 fn shipped(tree: &Tree, home: &tempfile::TempDir) -> Option<Subject> {
     let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).env("TEAAGENT_HOME", home.path());
+    cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.path());
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
     let tools = server.request("tools/list", json!({}));

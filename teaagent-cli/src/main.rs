@@ -1,76 +1,267 @@
 //! `teaagent`: serve workspace tools to any MCP client over stdio.
+//!
+//! Exit codes: 0 success; 2 usage error (clap's message on stderr, nothing on stdout); 1 anything
+//! else, with a one-line message on stderr that says what went wrong.
 
+#![allow(clippy::print_stdout)] // this is the command's output
+
+mod cli;
+mod config;
+mod trust;
+
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use anyhow::{Context, bail};
+use clap::{CommandFactory, Parser};
+use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
-use teaagent_core::{Registry, Server, Workspace};
+use teaagent_core::{Policy, Registry, Server, ServerConfig, Workspace};
 
-#[derive(Parser)]
-#[command(name = "teaagent", version, about = "A fast, safe MCP server for your workspace")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// MCP server commands.
-    Mcp {
-        #[command(subcommand)]
-        command: McpCommand,
-    },
-}
-
-#[derive(Subcommand)]
-enum McpCommand {
-    /// Serve the workspace over stdio (JSON-RPC on stdout, logs on stderr).
-    Serve {
-        /// The workspace root (default: the current directory).
-        #[arg(long, value_name = "DIR")]
-        root: Option<PathBuf>,
-        /// Log level for stderr (`RUST_LOG` wins when set).
-        #[arg(long, value_name = "LEVEL", default_value = "info")]
-        log_level: String,
-    },
-}
+use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Mcp { command: McpCommand::Serve { root, log_level } } => {
-            teaagent_core::logging::init(&log_level);
-            let root = root.unwrap_or_else(|| PathBuf::from("."));
-            let workspace = match Workspace::open(&root) {
-                Ok(ws) => ws,
-                Err(e) => {
-                    eprintln!("teaagent: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let locks = match LockRegistry::open_home() {
-                Ok(locks) => locks,
-                Err(e) => {
-                    eprintln!("teaagent: cannot use $TEAAGENT_HOME: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            tracing::info!(root = %workspace.root().display(), "workspace");
-            let registry = match Registry::builder().build() {
-                Ok(registry) => registry,
-                Err(e) => {
-                    eprintln!("teaagent: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let root = workspace.root().to_path_buf();
-            Server::new(registry)
-                .workspace(workspace.clone())
-                .resources(WorkspaceResources::new(workspace))
-                .lock(locks, root)
-                .run_stdio()
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("teaagent: {}", one_line(&e));
+            ExitCode::FAILURE
         }
     }
+}
+
+fn one_line(e: &anyhow::Error) -> String {
+    e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ").replace('\n', " ")
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Mcp { command: Mcp::Serve(args) } => serve(args.flags),
+        Command::Run(args) => {
+            call(&args.tool, args.args.unwrap_or_else(|| serde_json::json!({})), args.json, args.flags)
+        }
+        Command::Mcp { command: Mcp::Tools { json } } => tools(json),
+        Command::Mcp { command: Mcp::Trust { command } } => trust_command(command),
+        Command::Approvals { command: Approvals::Digest { tool, args } } => {
+            println!("{}", teaagent_core::policy::digest::call_digest(&tool, &args));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "teaagent", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The shipped tools.
+fn registry() -> anyhow::Result<Registry> {
+    Registry::builder()
+        .tools(teaagent_core::tools::builtin())
+        .build()
+        .context("the built-in tools are invalid")
+}
+
+/// Everything `mcp serve` and `run` share: the workspace, the configuration, the policy.
+fn server(flags: &CallFlags) -> anyhow::Result<(Server, Workspace)> {
+    for id in &flags.approve_call_id {
+        eprintln!(
+            "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
+        );
+    }
+    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let workspace = Workspace::open(&root)?;
+    let registry = registry()?;
+    let settings = config::load(flags, workspace.root(), &registry)?;
+    for warning in &settings.warnings {
+        eprintln!("teaagent: warning: {warning}");
+    }
+    let mut policy =
+        Policy::new(settings.mode).audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?);
+    for grant in &settings.grants {
+        policy = policy.grant(grant)?;
+    }
+    for deny in &settings.denies {
+        policy = policy.deny(deny)?;
+    }
+    for digest in &settings.preapproved {
+        policy = policy.preapprove(digest).map_err(anyhow::Error::msg)?;
+    }
+    let mut config = ServerConfig::default();
+    for (tool, o) in settings.overrides {
+        config = config.tool_override(tool, o);
+    }
+    let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
+    let root = workspace.root().to_path_buf();
+    let server = Server::new(registry)
+        .config(config)
+        .policy(policy)
+        .workspace(workspace.clone())
+        .resources(WorkspaceResources::new(workspace.clone()))
+        .lock(locks, root);
+    Ok((server, workspace))
+}
+
+/// Children of this process (shell_exec) must not reach its stdin or stdout through
+/// `/proc/PID/fd`: a process that is not dumpable keeps those entries to itself.
+fn harden() {
+    if let Err(e) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+        tracing::warn!(error = %e, "cannot mark the process non-dumpable; commands could reach its stdio through /proc");
+    }
+}
+
+fn serve(flags: CallFlags) -> anyhow::Result<ExitCode> {
+    teaagent_core::logging::init(&flags.log_level);
+    harden();
+    let (server, workspace) = server(&flags)?;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "teaagent {} — an MCP server for {}\n\
+             It speaks JSON-RPC on stdin/stdout and is meant to be started by an MCP client, e.g.\n  \
+             claude mcp add teaagent -- teaagent mcp serve --root {}\n\
+             (see the README for Claude Desktop, Cursor, VS Code and Codex). Waiting for a client on stdin; Ctrl-C stops.",
+            env!("CARGO_PKG_VERSION"),
+            workspace.root().display(),
+            workspace.root().display()
+        );
+    }
+    tracing::info!(root = %workspace.root().display(), "workspace");
+    Ok(server.run_stdio())
+}
+
+fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> anyhow::Result<ExitCode> {
+    teaagent_core::logging::init(if flags.log_level == "info" { "warn" } else { &flags.log_level });
+    harden();
+    let (server, _) = server(&flags)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let outcome = runtime.block_on(server.call_once(tool, args));
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match outcome {
+        Ok(result) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                for content in &result.content {
+                    match content {
+                        teaagent_core::Content::Text { text } => println!("{text}"),
+                        other => println!("{}", serde_json::to_string(other)?),
+                    }
+                }
+            }
+            Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+        Err(e) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&e.to_error_object())?);
+            }
+            let data = e.data();
+            let details =
+                data.get("details").and_then(|d| d.as_str()).map(|d| format!(" ({d})")).unwrap_or_default();
+            bail!("{e}{details}")
+        }
+    }
+}
+
+fn tools(json: bool) -> anyhow::Result<ExitCode> {
+    let registry = registry()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&registry.listing())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 4]> = registry
+        .iter()
+        .map(|t| {
+            let b = t.behavior();
+            let flags: Vec<&str> = [
+                (b.read_only, "read-only"),
+                (b.destructive, "destructive"),
+                (b.idempotent, "idempotent"),
+                (b.stateful, "stateful"),
+                (b.open_world, "open-world"),
+            ]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+            let limit = t
+                .rate_limit()
+                .map_or("-".to_owned(), |l| format!("{} per {}s", l.max_calls, l.window.as_secs_f64()));
+            [t.name().to_owned(), t.tier().to_string(), flags.join(", "), limit]
+        })
+        .collect();
+    print_table(&["TOOL", "TIER", "ANNOTATIONS", "RATE LIMIT"], &rows);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
+    let mut widths = header.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == N {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        println!("{}", out.trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
+    let user_file = config::user_file(None)?;
+    let servers = config::read(&user_file, false)?.map(|c| c.mcp_servers).unwrap_or_default();
+    let declared = |name: &str| {
+        servers.get(name).cloned().ok_or_else(|| {
+            let known: Vec<&String> = servers.keys().collect();
+            anyhow::anyhow!(
+                "no MCP server named `{name}` is declared in {} (declared: {}); add `[mcp_servers.{name}]` there first",
+                user_file.display(),
+                if known.is_empty() { "none".to_owned() } else { known.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ") }
+            )
+        })
+    };
+    match command {
+        Trust::List => {
+            let records = trust::records()?;
+            let rows: Vec<[String; 3]> = servers
+                .iter()
+                .map(|(name, server)| {
+                    let now = trust::fingerprint(server);
+                    [name.clone(), trust::status(records.get(name), &now).to_owned(), server.command.clone()]
+                })
+                .collect();
+            if rows.is_empty() {
+                println!("no MCP servers are declared in {}", user_file.display());
+            } else {
+                print_table(&["SERVER", "STATUS", "COMMAND"], &rows);
+            }
+        }
+        Trust::Allow { name } => {
+            let server = declared(&name)?;
+            trust::decide(&name, &server, trust::Decision::Allow)?;
+            println!("allowed `{name}` as configured now ({})", server.command);
+        }
+        Trust::Deny { name } => {
+            let server = declared(&name)?;
+            trust::decide(&name, &server, trust::Decision::Deny)?;
+            println!("denied `{name}`: teaagent will never start it");
+        }
+        Trust::Inspect { name } => {
+            let server = declared(&name)?;
+            let records = trust::records()?;
+            print!("{}", trust::describe(&name, &server, records.get(&name)));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

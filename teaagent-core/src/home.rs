@@ -33,3 +33,38 @@ pub fn ensure() -> io::Result<PathBuf> {
     }
     Ok(dir)
 }
+
+/// Replaces `path` atomically: the bytes go to a temporary file in the same directory, which is
+/// synced and renamed over `path`, and the directory is synced. A crash leaves the old file or the
+/// new one, never a torn one. The file gets user-only permissions.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or_else(|| std::path::Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file =
+            std::fs::OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Runs `f` holding an exclusive `flock` on `lock_path` (created if missing), so concurrent
+/// read-modify-write cycles of a shared file never interleave.
+pub fn locked<T>(lock_path: &std::path::Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(lock_path)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+    let out = f();
+    drop(file); // closing releases the lock
+    out
+}

@@ -9,6 +9,9 @@
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`logging`]: logs to stderr and, on request, to the client.
 
+// `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too.
+extern crate self as teaagent_core;
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
@@ -23,6 +26,7 @@ pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod tool;
+pub mod tools;
 pub mod workspace;
 
 pub use error::Error;

@@ -152,6 +152,32 @@ impl Server {
         main_loop::run(self, input, output, shutdown).await
     }
 
+    /// Makes one call through the whole pipeline — validation, confinement, policy, rate limit,
+    /// workspace lock, audit — without a client (what `teaagent run` does). In `prompt` mode the
+    /// question goes to the terminal. The workspace lock, if taken, is released afterwards.
+    pub async fn call_once(
+        self,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<crate::CallToolResult, Error> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        // Notifications (progress, logs) have no client to go to.
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let shared = Arc::new(main_loop::Shared::new(self, Peer::new(tx)));
+        let params = crate::mcp::tools::CallToolParams {
+            name: name.to_owned(),
+            arguments: Some(arguments),
+            meta: None,
+        };
+        let id = crate::jsonrpc::RequestId::server(0);
+        let result = call::call_tool(&shared, &id, params, CancellationToken::new()).await;
+        if let Some(lock) = shared.lock.clone() {
+            let _ = tokio::task::spawn_blocking(move || lock.release()).await;
+        }
+        drain.abort();
+        result
+    }
+
     /// Everything a `main` needs: logs to stderr ([`crate::logging::init`] at `info`), a runtime,
     /// [`Server::serve_stdio`]. Exit code 0 after a clean shutdown.
     ///

@@ -156,8 +156,39 @@ impl Param {
     }
 }
 
+/// Doc lines as the model should read them: the lines of a paragraph joined into one line (the
+/// wrapping of source code means nothing to a model), paragraphs separated by a blank line, and
+/// lines kept apart where Markdown needs them (lists, tables, headings, code blocks).
 fn join_docs(lines: &[String]) -> Option<String> {
-    let text = lines.iter().map(|l| l.strip_prefix(' ').unwrap_or(l)).collect::<Vec<_>>().join("\n");
+    let mut text = String::new();
+    let mut in_code = false;
+    let mut previous_blank = true;
+    for line in lines {
+        let line = line.strip_prefix(' ').unwrap_or(line).trim_end();
+        let fence = line.trim_start().starts_with("```");
+        let structural = line.is_empty()
+            || fence
+            || in_code
+            || line.starts_with(['-', '*', '+', '|', '#', '>'])
+            || line
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if line.is_empty() {
+            if !text.is_empty() && !previous_blank {
+                text.push_str("\n\n");
+            }
+            previous_blank = true;
+        } else {
+            if !text.is_empty() && !previous_blank {
+                text.push(if structural { '\n' } else { ' ' });
+            }
+            text.push_str(line);
+            previous_blank = false;
+        }
+        if fence {
+            in_code = !in_code;
+        }
+    }
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
 }

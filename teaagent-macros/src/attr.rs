@@ -13,7 +13,7 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, Path, UnOp};
 use crate::ctxt::Ctxt;
 
 /// The keys the attribute accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `crate`";
+pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `unregistered`, `crate`";
 
 /// `rate_limit(max_calls = N, window_secs = W)`.
 pub(crate) struct RateLimitAttr {
@@ -38,6 +38,7 @@ pub(crate) struct ToolAttr {
     pub(crate) idempotent: Option<Span>,
     pub(crate) stateful: Option<Span>,
     pub(crate) open_world: Option<Span>,
+    pub(crate) unregistered: Option<Span>,
     pub(crate) rate_limit: Option<RateLimitAttr>,
     pub(crate) timeout_secs: Option<u64>,
     pub(crate) krate: Option<Path>,
@@ -68,6 +69,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
             "idempotent" => flag(&mut attr.idempotent),
             "stateful" => flag(&mut attr.stateful),
             "open_world" => flag(&mut attr.open_world),
+            "unregistered" => flag(&mut attr.unregistered),
             "name" => string(cx, &meta, &key, &mut attr.name),
             "description" => string(cx, &meta, &key, &mut attr.description),
             "title" => string(cx, &meta, &key, &mut attr.title),

@@ -27,6 +27,8 @@ pub(crate) struct Checked {
     pub(crate) rate_limit: Option<(u64, f64)>,
     pub(crate) timeout_secs: Option<u64>,
     pub(crate) krate: Path,
+    /// Left out of link-time registration (listed explicitly only).
+    pub(crate) unregistered: bool,
     /// The `#[args]` parameter's index, if any.
     pub(crate) args: Option<usize>,
 }
@@ -113,6 +115,7 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         rate_limit,
         timeout_secs: attr.timeout_secs,
         krate: attr.krate.clone().unwrap_or_else(|| syn::parse_quote!(::teaagent_core)),
+        unregistered: attr.unregistered.is_some(),
         args,
     }
 }

@@ -152,6 +152,15 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         quote!(.rate_limit(#max, ::core::time::Duration::from_secs_f64(#window)))
     });
     let timeout = c.timeout_secs.map(|t| quote!(.timeout(::core::time::Duration::from_secs(#t))));
+    let registration = (!c.unregistered).then(|| {
+        quote! {
+            const _: () = {
+                #krate::__private::inventory::submit! {
+                    #krate::__private::ToolRegistration { build: <#ident as #krate::DefineTool>::tool_def }
+                }
+            };
+        }
+    });
 
     quote! {
         #item
@@ -184,11 +193,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
             }
         }
 
-        const _: () = {
-            #krate::__private::inventory::submit! {
-                #krate::__private::ToolRegistration { build: <#ident as #krate::DefineTool>::tool_def }
-            }
-        };
+        #registration
     }
 }
 

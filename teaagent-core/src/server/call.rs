@@ -65,11 +65,19 @@ pub(crate) async fn call_tool(
         .registry
         .check_arguments(name, &mut args)
         .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
-    let args = confine_paths(shared, &tool, args)?;
+    let (args, physical) = confine_paths(shared, &tool, args)?;
 
-    // 3. Policy.
-    let roles: Vec<(&str, ParamRole, &str)> =
-        tool.param_roles().filter_map(|(arg, role)| Some((arg, role, args.get(arg)?.as_str()?))).collect();
+    // 3. Policy: path grants match where a path really leads; command grants match the command.
+    let roles: Vec<(&str, ParamRole, &str)> = tool
+        .param_roles()
+        .filter_map(|(arg, role)| {
+            let value = match role {
+                ParamRole::Path => physical.iter().find(|(n, _)| n == arg).map(|(_, p)| p.as_str())?,
+                ParamRole::Command => args.get(arg)?.as_str()?,
+            };
+            Some((arg, role, value))
+        })
+        .collect();
     let facts = CallFacts { tool: &tool, roles, digest: &digest };
     let policy = &shared.policy;
     match policy.decide(&facts, Some(&shared.peer)).await {
@@ -158,19 +166,25 @@ fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
     }
 }
 
-/// Resolves every `#[path]` argument beneath the workspace root and hands the tool its physical
-/// workspace-relative form (links resolved, `.` for the root), which is also what path grants
-/// match. A refusal is `-32602` naming the argument, the path as given and why. Tools that are
-/// not read-only are also refused files with more than one hard link (the other name may be
-/// outside); the write itself checks again at the moment of use.
-fn confine_paths(shared: &Shared, tool: &ToolDef, mut args: JsonObject) -> Result<JsonObject, Error> {
+/// Resolves every `#[path]` argument beneath the workspace root. Where the path really leads
+/// (every link followed) must stay inside, and is what path grants match; the tool is handed the
+/// path of the entry itself, normalised (directories resolved, `.` for the root, a link in the
+/// last component left as named, so deleting or moving a link acts on the link). A refusal is
+/// `-32602` naming the argument, the path as given and why. Tools that are not read-only are also
+/// refused files with more than one hard link (the other name may be outside); the write itself
+/// checks again at the moment of use.
+fn confine_paths(
+    shared: &Shared,
+    tool: &ToolDef,
+    mut args: JsonObject,
+) -> Result<(JsonObject, Vec<(String, String)>), Error> {
     let roles: Vec<&str> = tool
         .param_roles()
         .filter(|(name, role)| *role == ParamRole::Path && args.get(*name).is_some_and(Value::is_string))
         .map(|(name, _)| name)
         .collect();
     if roles.is_empty() {
-        return Ok(args);
+        return Ok((args, Vec::new()));
     }
     let Some(workspace) = &shared.workspace else {
         return Err(Error::ToolFailed {
@@ -180,6 +194,7 @@ fn confine_paths(shared: &Shared, tool: &ToolDef, mut args: JsonObject) -> Resul
                 .into(),
         });
     };
+    let mut physical = Vec::new();
     for name in roles {
         let Some(Value::String(given)) = args.get(name) else { continue };
         let refused = |reason| Error::PathRefused {
@@ -208,12 +223,18 @@ fn confine_paths(shared: &Shared, tool: &ToolDef, mut args: JsonObject) -> Resul
         {
             return Err(refused(PathRefusal::HardLinked));
         }
-        let Some(normal) = resolved.relative().to_str().map(|_| resolved.display()) else {
-            return Err(refused(PathRefusal::InvalidPath));
+        let entry = match workspace.resolve_entry_for_create(given) {
+            Ok(entry) => entry,
+            Err(PathError::Refused { reason, .. }) => return Err(refused(reason)),
+            Err(_) => continue,
         };
-        args.insert(name.to_owned(), Value::String(normal));
+        if resolved.relative().to_str().is_none() || entry.relative().to_str().is_none() {
+            return Err(refused(PathRefusal::InvalidPath));
+        }
+        physical.push((name.to_owned(), resolved.display()));
+        args.insert(name.to_owned(), Value::String(entry.display()));
     }
-    Ok(args)
+    Ok((args, physical))
 }
 
 /// Tools that may write need this server to hold the workspace lock (tried again each time).

@@ -65,29 +65,7 @@ pub(crate) async fn run(
     let writer = tokio::spawn(write_loop(output, out_rx, shutdown.clone()));
     let peer = Peer::new(out_tx);
     crate::logging::attach(&peer);
-    let overrides = server
-        .config
-        .tool_overrides
-        .iter()
-        .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
-        .collect();
-    let limiter = crate::rate_limit::RateLimiter::new(&server.registry, &overrides);
-    let shared = Arc::new(Shared {
-        run_permits: Semaphore::new(server.config.max_in_flight),
-        policy: server.policy,
-        limiter,
-        registry: server.registry,
-        config: server.config,
-        resources: server.resources,
-        peer,
-        workspace: server.workspace,
-        lock: server.lock,
-        info: server.info,
-        in_flight: Mutex::new(HashMap::new()),
-        waiting: AtomicUsize::new(0),
-        tracker: TaskTracker::new(),
-        stopping: CancellationToken::new(),
-    });
+    let shared = Arc::new(Shared::new(server, peer));
     tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
     if let Some(lock) = shared.lock.clone() {
         let outcome = tokio::task::spawn_blocking(move || lock.ensure()).await;
@@ -132,6 +110,33 @@ pub(crate) async fn run(
 }
 
 impl Shared {
+    /// Everything a call needs, from a server and the peer its answers go to.
+    pub(crate) fn new(server: Server, peer: Peer) -> Self {
+        let overrides = server
+            .config
+            .tool_overrides
+            .iter()
+            .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
+            .collect();
+        let limiter = crate::rate_limit::RateLimiter::new(&server.registry, &overrides);
+        Shared {
+            run_permits: Semaphore::new(server.config.max_in_flight),
+            policy: server.policy,
+            limiter,
+            registry: server.registry,
+            config: server.config,
+            resources: server.resources,
+            peer,
+            workspace: server.workspace,
+            lock: server.lock,
+            info: server.info,
+            in_flight: Mutex::new(HashMap::new()),
+            waiting: AtomicUsize::new(0),
+            tracker: TaskTracker::new(),
+            stopping: CancellationToken::new(),
+        }
+    }
+
     fn handle_frame(self: &Arc<Self>, frame: Frame) {
         let line = match frame {
             Frame::Line(line) => line,

@@ -10,13 +10,11 @@
 //! `workspace_registry.json.corrupt`, and rebuilt — never trusted. Any acquisition prunes every
 //! record whose owner is dead.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rustix::fs::FlockOperation;
 use serde::{Deserialize, Serialize};
 
 /// The registry's file name in `$TEAAGENT_HOME`.
@@ -105,32 +103,21 @@ impl LockRegistry {
 
     /// Every record, as the file says now (dead owners included).
     pub fn records(&self) -> io::Result<Vec<LockRecord>> {
-        let _guard = self.flock()?;
-        Ok(self.read().0)
+        crate::home::locked(&self.dir.join(LOCK_NAME), || Ok(self.read().0))
     }
 
     /// Read, prune the dead, change, write back — all under the file lock.
     fn update<T>(&self, change: impl FnOnce(&mut Vec<LockRecord>) -> T) -> io::Result<T> {
-        let _guard = self.flock()?;
-        let (mut locks, corrupt) = self.read();
-        let before = locks.clone();
-        locks.retain(is_alive);
-        let out = change(&mut locks);
-        if corrupt || locks != before {
-            self.write(&locks)?;
-        }
-        Ok(out)
-    }
-
-    fn flock(&self) -> io::Result<File> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(self.dir.join(LOCK_NAME))?;
-        rustix::fs::flock(&file, FlockOperation::LockExclusive)?;
-        Ok(file) // closing it releases the lock
+        crate::home::locked(&self.dir.join(LOCK_NAME), || {
+            let (mut locks, corrupt) = self.read();
+            let before = locks.clone();
+            locks.retain(is_alive);
+            let out = change(&mut locks);
+            if corrupt || locks != before {
+                self.write(&locks)?;
+            }
+            Ok(out)
+        })
     }
 
     /// The records, and whether the file was corrupt (then it is set aside and rebuilt).
@@ -165,21 +152,9 @@ impl LockRegistry {
     }
 
     fn write(&self, locks: &[LockRecord]) -> io::Result<()> {
-        let body = serde_json::to_vec_pretty(&RegistryFile { version: 1, locks: locks.to_vec() })?;
-        let temp = self.dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut file =
-                OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(&temp)?;
-            file.write_all(&body)?;
-            file.write_all(b"\n")?;
-            file.sync_all()?;
-            std::fs::rename(&temp, self.path())?;
-            File::open(&self.dir)?.sync_all()
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        result
+        let mut body = serde_json::to_vec_pretty(&RegistryFile { version: 1, locks: locks.to_vec() })?;
+        body.push(b'\n');
+        crate::home::write_atomic(&self.path(), &body)
     }
 }
 

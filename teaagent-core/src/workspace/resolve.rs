@@ -139,6 +139,13 @@ impl Workspace {
         self.retrying(|| self.walk(&relative, true, true))
     }
 
+    /// Like [`Workspace::resolve_for_create`], but a symbolic link in the last component is not
+    /// followed: the entry itself, as a tool that acts on names (delete, move) sees it.
+    pub fn resolve_entry_for_create(&self, input: impl AsRef<Path>) -> Result<Resolved, PathError> {
+        let relative = self.relative_input(input.as_ref())?;
+        self.retrying(|| self.walk(&relative, false, true))
+    }
+
     fn resolve_with(&self, input: &Path, follow_last: bool) -> Result<Resolved, PathError> {
         let relative = self.relative_input(input)?;
         self.retrying(|| self.walk(&relative, follow_last, false))

@@ -60,6 +60,12 @@ fn r#type(
     "ok"
 }
 
+/// Only served when listed explicitly.
+#[tool(unregistered, read_only)]
+fn opt_in() -> String {
+    String::new()
+}
+
 mod renamed {
     use teaagent_core as core_again;
 
@@ -87,6 +93,9 @@ fn main() {
     assert_eq!(run.param_roles().collect::<Vec<_>>().len(), 2);
     assert!(registry.get("find-things").expect("find").output_schema().is_some());
     assert!(registry.get("type").is_some());
+    assert!(registry.get("opt_in").is_none(), "an unregistered tool is not collected");
+    let explicit = Registry::builder().add::<opt_in>().registered().build().expect("valid");
+    assert_eq!(explicit.len(), 7);
     let listing = registry.listing();
     let run_entry = listing.iter().find(|t| t["name"] == "run").expect("listed");
     assert_eq!(run_entry["inputSchema"]["required"], serde_json::json!(["command"]));

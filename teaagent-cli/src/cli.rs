@@ -1,0 +1,229 @@
+//! The command line, as clap sees it: commands, flags, help texts with examples.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use teaagent_core::PermissionMode;
+use teaagent_core::policy::grant::Grant;
+
+const EXAMPLES: &str = "\
+Examples:
+  teaagent mcp serve                     serve the current directory to an MCP client
+  teaagent mcp serve --root ~/src/app \\
+      --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test*'
+  teaagent run read_file --args '{\"path\": \"README.md\"}'
+  teaagent mcp tools
+  teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}'
+
+Configuration: $TEAAGENT_HOME/config.toml (default ~/.teaagent/config.toml), then
+<root>/.teaagent/config.toml (may only tighten it), then flags.";
+
+/// teaagent: a fast, safe Model Context Protocol server for your workspace.
+///
+/// It serves workspace tools (read, search, edit, shell) over stdio to any MCP client, behind
+/// permission modes, approvals, rate limits and a workspace lock.
+#[derive(Debug, Parser)]
+#[command(name = "teaagent", version, after_help = EXAMPLES, propagate_version = true, max_term_width = 100)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve tools to MCP clients, list them, and decide which external servers to trust.
+    #[command(
+        after_help = "Examples:\n  teaagent mcp serve --root /path/to/project\n  teaagent mcp tools --json\n  teaagent mcp trust list"
+    )]
+    Mcp {
+        #[command(subcommand)]
+        command: Mcp,
+    },
+    /// Make one tool call through exactly the server's pipeline and print the result.
+    #[command(after_help = "\
+Examples:
+  teaagent run read_file --args '{\"path\": \"src/main.rs\", \"offset\": 10, \"limit\": 20}'
+  teaagent run search_text --args '{\"pattern\": \"TODO\"}' --json
+  teaagent run write_file --args '{\"path\": \"notes.md\", \"content\": \"hi\"}' \\
+      --grant 'write_file:path=notes.md'
+
+The call is validated, confined to --root, decided by the policy (with the same flags and
+configuration as `mcp serve`), rate limited, locked and audited. Exit code 1 when the tool
+reports an error or the call is refused.")]
+    Run(RunArgs),
+    /// Payload-digest preapprovals.
+    #[command(
+        after_help = "Examples:\n  teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}'"
+    )]
+    Approvals {
+        #[command(subcommand)]
+        command: Approvals,
+    },
+    /// Print a completion script for a shell.
+    #[command(after_help = "\
+Examples:
+  teaagent completions bash > ~/.local/share/bash-completion/completions/teaagent
+  teaagent completions zsh > ~/.zfunc/_teaagent
+  teaagent completions fish > ~/.config/fish/completions/teaagent.fish")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Mcp {
+    /// Serve the workspace over stdio (JSON-RPC on stdout, logs on stderr).
+    #[command(after_help = "\
+Examples:
+  teaagent mcp serve
+  teaagent mcp serve --root /path/to/project --permission-mode prompt
+  teaagent mcp serve --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test*'
+  teaagent mcp serve --preapprove sha256:3f5a…   (from `teaagent approvals digest`)
+
+An MCP client starts this command; on a terminal it says how to connect one.")]
+    Serve(ServeArgs),
+    /// List the tools: names, tiers, annotations, rate limits.
+    #[command(after_help = "\
+Examples:
+  teaagent mcp tools
+  teaagent mcp tools --json | jq '.[].name'")]
+    Tools {
+        /// Print the exact `tools/list` entries as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decide which external MCP servers declared in the configuration may be started.
+    #[command(after_help = "\
+Examples:
+  teaagent mcp trust list
+  teaagent mcp trust allow my-custom-server
+  teaagent mcp trust inspect my-custom-server
+  teaagent mcp trust deny suspicious-server
+
+A decision records a fingerprint of the server's command, arguments, environment names and
+executable (SHA-256); a changed fingerprint is never trusted.")]
+    Trust {
+        #[command(subcommand)]
+        command: Trust,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Trust {
+    /// Every declared server with its decision and whether its fingerprint still matches.
+    #[command(after_help = "Examples:\n  teaagent mcp trust list")]
+    List,
+    /// Trust a declared server as it is now.
+    #[command(
+        after_help = "Examples:\n  teaagent mcp trust allow my-custom-server\n\nThe server must be declared in $TEAAGENT_HOME/config.toml as [mcp_servers.NAME]."
+    )]
+    Allow {
+        /// The server's name in `[mcp_servers.NAME]`.
+        name: String,
+    },
+    /// Never start a declared server.
+    #[command(after_help = "Examples:\n  teaagent mcp trust deny suspicious-server")]
+    Deny {
+        /// The server's name in `[mcp_servers.NAME]`.
+        name: String,
+    },
+    /// Show a server's configuration, its record, and whether the fingerprint matches.
+    #[command(after_help = "Examples:\n  teaagent mcp trust inspect my-custom-server")]
+    Inspect {
+        /// The server's name in `[mcp_servers.NAME]`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Approvals {
+    /// Print the digest that `--preapprove` takes for one exact call.
+    #[command(after_help = "\
+Examples:
+  teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}'
+  teaagent mcp serve --preapprove \\
+      \"$(teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}')\"
+
+The digest is the SHA-256 of the RFC 8785 canonical JSON of {\"name\": TOOL, \"arguments\": ARGS}:
+key order, spacing and number spelling do not change it; any argument does.")]
+    Digest {
+        /// The tool.
+        tool: String,
+        /// The call's arguments (a JSON object).
+        #[arg(long, value_name = "JSON", value_parser = parse_json_object)]
+        args: serde_json::Value,
+    },
+}
+
+/// The flags of `mcp serve` and `run`: they set the defaults for every call.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CallFlags {
+    /// The workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    /// read-only, workspace-write (default), prompt, allow or danger-full-access.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub(crate) permission_mode: Option<PermissionMode>,
+    /// Allow calls without asking: TOOL, TOOL:ARG=GLOB (paths), TOOL:ARG=PREFIX* (commands);
+    /// add ;uses=N or ;expires=WHEN. Repeatable.
+    #[arg(long, value_name = "RULE", value_parser = parse_grant)]
+    pub(crate) grant: Vec<String>,
+    /// Allow one exact call: sha256:HEX from `teaagent approvals digest`. Repeatable.
+    #[arg(long, value_name = "DIGEST", value_parser = parse_digest)]
+    pub(crate) preapprove: Vec<String>,
+    /// The user configuration file (default: $TEAAGENT_HOME/config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Log level on stderr: error, warn, info, debug, trace or off (RUST_LOG wins when set).
+    #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = ["error", "warn", "info", "debug", "trace", "off"])]
+    pub(crate) log_level: String,
+    /// Deprecated and inert: accepted for compatibility, approves nothing.
+    #[arg(long, value_name = "ID")]
+    pub(crate) approve_call_id: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) flags: CallFlags,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The tool to call.
+    pub(crate) tool: String,
+    /// Its arguments (a JSON object; default `{}`).
+    #[arg(long, value_name = "JSON", value_parser = parse_json_object)]
+    pub(crate) args: Option<serde_json::Value>,
+    /// Print the raw `tools/call` result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) flags: CallFlags,
+}
+
+fn parse_mode(text: &str) -> Result<PermissionMode, String> {
+    text.parse()
+}
+
+fn parse_grant(text: &str) -> Result<String, String> {
+    Grant::parse(text).map(|_| text.to_owned()).map_err(|e| e.why)
+}
+
+fn parse_digest(text: &str) -> Result<String, String> {
+    let digest = text.trim().to_ascii_lowercase();
+    if teaagent_core::policy::digest::is_digest(&digest) {
+        Ok(digest)
+    } else {
+        Err("expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)".into())
+    }
+}
+
+fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => Err("expected a JSON object, e.g. '{\"path\": \"README.md\"}'".into()),
+        Err(e) => Err(format!("not JSON: {e}")),
+    }
+}

@@ -1,0 +1,47 @@
+//! The built-in workspace tools of the shipped server (SPEC §9), each defined with `#[tool]` in
+//! its own file. Every path argument is a `#[path]` parameter (confined before the body runs) and
+//! the body does its I/O through the workspace again, so the check is repeated at the moment of
+//! use. Domain failures (no such file, not unique, non-zero exit) are results with
+//! `isError: true` and a message an agent can act on; only framework failures are JSON-RPC
+//! errors.
+//!
+//! | tool | annotations |
+//! |---|---|
+//! | [`read_file`](read_file::read_file), [`list_directory`](list_directory::list_directory), [`find_files`](find_files::find_files), [`search_text`](search_text::search_text), [`file_info`](file_info::file_info) | read-only, idempotent, low |
+//! | [`create_file`](create_file::create_file) | medium |
+//! | [`write_file`](write_file::write_file) | destructive, idempotent, medium |
+//! | [`edit_file`](edit_file::edit_file) | destructive, medium |
+//! | [`move_path`](move_path::move_path), [`delete_path`](delete_path::delete_path) | destructive, high |
+//! | [`shell_exec`](shell_exec::shell_exec) | destructive, stateful, high, 10 calls per 60 s |
+
+mod common;
+pub mod create_file;
+pub mod delete_path;
+pub mod edit_file;
+pub mod file_info;
+pub mod find_files;
+pub mod list_directory;
+pub mod move_path;
+pub mod read_file;
+pub mod search_text;
+pub mod shell_exec;
+pub mod write_file;
+
+use crate::tool::{DefineTool, ToolDef};
+
+/// Every built-in tool, in the order `tools/list` shows them.
+pub fn builtin() -> Vec<ToolDef> {
+    vec![
+        read_file::read_file::tool_def(),
+        list_directory::list_directory::tool_def(),
+        find_files::find_files::tool_def(),
+        search_text::search_text::tool_def(),
+        file_info::file_info::tool_def(),
+        create_file::create_file::tool_def(),
+        write_file::write_file::tool_def(),
+        edit_file::edit_file::tool_def(),
+        move_path::move_path::tool_def(),
+        delete_path::delete_path::tool_def(),
+        shell_exec::shell_exec::tool_def(),
+    ]
+}

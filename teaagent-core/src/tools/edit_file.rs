@@ -1,0 +1,58 @@
+//! `edit_file`: replace an exact piece of text.
+
+use crate::tool;
+use std::io::Read;
+
+use super::common::{existing_file, io_error, path_error};
+use crate::tool::{ToolContext, ToolError};
+
+/// Replace an exact piece of text in a file. `old_text` must occur exactly once (include enough
+/// surrounding lines to make it unique) unless `replace_all` is set. The file is rewritten
+/// atomically, keeping its permissions.
+#[tool(unregistered, destructive, tier = "medium", title = "Edit file")]
+pub fn edit_file(
+    ctx: &ToolContext,
+    /// The file, relative to the workspace root.
+    #[path]
+    path: String,
+    /// The exact text to replace (whitespace and line breaks included).
+    old_text: String,
+    /// The text to put in its place.
+    new_text: String,
+    /// Replace every occurrence instead of requiring exactly one (default false).
+    replace_all: Option<bool>,
+) -> Result<String, ToolError> {
+    if old_text.is_empty() {
+        return Err(ToolError::new("`old_text` is empty: say what to replace"));
+    }
+    let (resolved, _) = existing_file(ctx, &path)?;
+    let mut raw = Vec::new();
+    resolved
+        .open_read()
+        .map_err(|e| path_error(&path, e))?
+        .read_to_end(&mut raw)
+        .map_err(|e| io_error(&path, &e))?;
+    let text = String::from_utf8(raw)
+        .map_err(|_| ToolError::new(format!("`{path}` is not UTF-8 text; it cannot be edited")))?;
+    let count = text.matches(old_text.as_str()).count();
+    let replace_all = replace_all.unwrap_or(false);
+    match count {
+        0 => {
+            return Err(ToolError::new(format!(
+                "`old_text` does not occur in `{path}`; read the file and copy the text exactly (whitespace included)"
+            )));
+        }
+        1 => {}
+        n if !replace_all => {
+            return Err(ToolError::new(format!(
+                "`old_text` occurs {n} times in `{path}`; include more surrounding text to pick one, or set replace_all"
+            )));
+        }
+        _ => {}
+    }
+    let edited =
+        if replace_all { text.replace(&old_text, &new_text) } else { text.replacen(&old_text, &new_text, 1) };
+    resolved.write_atomic(edited.as_bytes()).map_err(|e| path_error(&path, e))?;
+    let what = if count == 1 { "1 occurrence".to_owned() } else { format!("{count} occurrences") };
+    Ok(format!("replaced {what} in {}", resolved.display()))
+}

@@ -1,0 +1,97 @@
+//! `list_directory`: what a directory holds, to a depth.
+
+use std::num::NonZeroU8;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::common::{path_error, workspace};
+use crate::tool;
+use crate::tool::{Json, ToolContext, ToolError};
+use crate::workspace::{EntryKind, Resolved, Target, Workspace};
+
+/// Entries one call lists at most.
+const MAX_ENTRIES: usize = 2000;
+
+/// One entry.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Entry {
+    /// Its path, relative to the workspace root.
+    pub path: String,
+    /// `file`, `directory`, `symlink` or `special`.
+    pub kind: String,
+    /// Size in bytes (of the entry itself for links).
+    pub size: u64,
+}
+
+/// A listing.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Listing {
+    /// The entries, sorted by path (a directory right before what it holds).
+    pub entries: Vec<Entry>,
+    /// Set when the listing stopped at its cap: list a subdirectory or lower `depth`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<String>,
+}
+
+/// List a directory's entries with their kind and size, to a depth (1 = the directory itself).
+/// Links are listed, not followed; `.git` is listed but not entered. At most 2000 entries.
+#[tool(unregistered, read_only, idempotent, tier = "low", title = "List directory")]
+pub fn list_directory(
+    ctx: &ToolContext,
+    /// The directory, relative to the workspace root (default `.`).
+    #[path]
+    path: Option<String>,
+    /// How many levels to descend (default 1, at most 10).
+    depth: Option<NonZeroU8>,
+) -> Result<Json<Listing>, ToolError> {
+    let path = path.unwrap_or_else(|| ".".to_owned());
+    let ws = workspace(ctx)?;
+    let resolved = ws.resolve(&path).map_err(|e| path_error(&path, e))?;
+    match resolved.target() {
+        Target::Dir => {}
+        Target::Missing => return Err(path_error(&path, crate::workspace::PathError::NotFound)),
+        _ => {
+            return Err(ToolError::new(format!(
+                "`{path}` is a file, not a directory: use file_info or read_file"
+            )));
+        }
+    }
+    let depth = depth.map_or(1, NonZeroU8::get).min(10);
+    let mut entries = Vec::new();
+    let truncated = walk(ws, &resolved, depth, &mut entries).map_err(|e| path_error(&path, e))?;
+    Ok(Json(Listing {
+        entries,
+        truncated: truncated
+            .then(|| format!("stopped at {MAX_ENTRIES} entries; list a subdirectory or use a smaller depth")),
+    }))
+}
+
+/// Depth-first, sorted; `true` when the cap stopped it.
+fn walk(
+    ws: &Workspace,
+    dir: &Resolved,
+    depth: u8,
+    out: &mut Vec<Entry>,
+) -> Result<bool, crate::workspace::PathError> {
+    for entry in dir.read_dir()? {
+        if out.len() >= MAX_ENTRIES {
+            return Ok(true);
+        }
+        let relative: PathBuf = dir.relative().join(&entry.name);
+        out.push(Entry {
+            path: relative.to_string_lossy().into_owned(),
+            kind: entry.meta.kind.as_str().to_owned(),
+            size: entry.meta.size,
+        });
+        if depth > 1 && entry.meta.kind == EntryKind::Dir && entry.name != ".git" {
+            // Entered through the workspace again: a directory swapped for a link is refused.
+            let child = ws.resolve_no_follow(&relative)?;
+            if child.target() == Target::Dir && walk(ws, &child, depth - 1, out)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,42 @@
+//! `move_path`: rename or move inside the workspace.
+
+use super::common::{io_error, path_error, workspace};
+use crate::tool;
+use crate::tool::{ToolContext, ToolError};
+use crate::workspace::{PathError, Target};
+
+/// Move or rename a file or directory inside the workspace (missing directories of the
+/// destination are created). The destination must not exist. A symbolic link is moved itself,
+/// not what it points to.
+#[tool(unregistered, destructive, tier = "high", title = "Move path")]
+pub fn move_path(
+    ctx: &ToolContext,
+    /// What to move, relative to the workspace root.
+    #[path]
+    from: String,
+    /// Where to, relative to the workspace root.
+    #[path]
+    to: String,
+) -> Result<String, ToolError> {
+    let ws = workspace(ctx)?;
+    let source = ws.resolve_no_follow(&from).map_err(|e| path_error(&from, e))?;
+    if source.target() == Target::Missing {
+        return Err(path_error(&from, PathError::NotFound));
+    }
+    if source.is_root() {
+        return Err(ToolError::new("the workspace root cannot be moved"));
+    }
+    let mut dest = ws.resolve_for_create(&to).map_err(|e| path_error(&to, e))?;
+    if dest.target() != Target::Missing {
+        return Err(ToolError::new(format!("`{to}` already exists; delete it first or choose another name")));
+    }
+    if source.target() == Target::Dir && dest.relative().starts_with(source.relative()) {
+        return Err(ToolError::new(format!("`{from}` cannot be moved into itself")));
+    }
+    dest.create_parents().map_err(|e| path_error(&to, e))?;
+    source.rename_to(&dest).map_err(|e| match e {
+        PathError::Io(e) => io_error(&to, &e),
+        other => path_error(&from, other),
+    })?;
+    Ok(format!("moved {} to {}", source.display(), dest.display()))
+}

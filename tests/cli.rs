@@ -1,0 +1,332 @@
+//! The `teaagent` command line as a user runs it: help texts (snapshotted), exit codes, `run`
+//! through the real pipeline, `mcp tools`, `approvals digest`, configuration layering, the trust
+//! store, and the banner on a terminal.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use teaagent_tests::{Bin, RawServer, Tree, snap};
+
+/// `teaagent ARGS` with `TEAAGENT_HOME=home`, run in `cwd`.
+fn teaagent(home: &Tree, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(Bin::Teaagent.path())
+        .args(args)
+        .current_dir(cwd)
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn every_help_text() {
+    let home = Tree::new();
+    let cases: &[(&str, &[&str])] = &[
+        ("help", &["--help"]),
+        ("help_mcp", &["mcp", "--help"]),
+        ("help_mcp_serve", &["mcp", "serve", "--help"]),
+        ("help_mcp_tools", &["mcp", "tools", "--help"]),
+        ("help_mcp_trust", &["mcp", "trust", "--help"]),
+        ("help_mcp_trust_list", &["mcp", "trust", "list", "--help"]),
+        ("help_mcp_trust_allow", &["mcp", "trust", "allow", "--help"]),
+        ("help_mcp_trust_deny", &["mcp", "trust", "deny", "--help"]),
+        ("help_mcp_trust_inspect", &["mcp", "trust", "inspect", "--help"]),
+        ("help_run", &["run", "--help"]),
+        ("help_approvals", &["approvals", "--help"]),
+        ("help_approvals_digest", &["approvals", "digest", "--help"]),
+        ("help_completions", &["completions", "--help"]),
+    ];
+    for (name, args) in cases {
+        let out = teaagent(&home, &home.base(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("Usage:"), "{args:?}");
+        snap::with_settings(|| insta::assert_snapshot!(*name, stdout(&out)));
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_with_nothing_on_stdout() {
+    let home = Tree::new();
+    for args in [
+        &["mcp", "serve", "--bogus"][..],
+        &["mcp", "serve", "--permission-mode", "yolo"],
+        &["mcp", "serve", "--grant", "write_file:path"],
+        &["mcp", "serve", "--preapprove", "md5:abc"],
+        &["approvals", "digest", "read_file"],
+        &["approvals", "digest", "read_file", "--args", "not json"],
+        &["run"],
+        &["nope"],
+    ] {
+        let out = teaagent(&home, &home.base(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+        assert!(!stderr(&out).is_empty());
+    }
+}
+
+#[test]
+fn run_calls_through_the_pipeline() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let root = tree.root();
+    let read = teaagent(&home, &root, &["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#]);
+    assert!(read.status.success(), "{}", stderr(&read));
+    assert_eq!(stdout(&read), "hello\n\n");
+    let as_json =
+        teaagent(&home, &root, &["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#, "--json"]);
+    let result: Value = serde_json::from_slice(&as_json.stdout).expect("json");
+    assert_eq!(result, json!({"content": [{"type": "text", "text": "hello\n"}], "isError": false}));
+
+    let denied =
+        teaagent(&home, &root, &["run", "write_file", "--args", r#"{"path": "x.txt", "content": "x"}"#]);
+    assert_eq!(denied.status.code(), Some(1));
+    let message = stderr(&denied);
+    assert_eq!(message.lines().count(), 1, "one line: {message}");
+    assert!(
+        message.starts_with("teaagent: Approval denied for tool 'write_file'")
+            && message.contains("--grant 'write_file:path=x.txt'"),
+        "{message}"
+    );
+    assert!(!root.join("x.txt").exists());
+
+    let granted = teaagent(
+        &home,
+        &root,
+        &[
+            "run",
+            "write_file",
+            "--args",
+            r#"{"path": "x.txt", "content": "x"}"#,
+            "--grant",
+            "write_file:path=*.txt",
+        ],
+    );
+    assert!(granted.status.success(), "{}", stderr(&granted));
+    assert_eq!(std::fs::read_to_string(root.join("x.txt")).expect("written"), "x");
+
+    let tool_error = teaagent(&home, &root, &["run", "read_file", "--args", r#"{"path": "missing"}"#]);
+    assert_eq!(tool_error.status.code(), Some(1), "isError exits 1");
+    assert!(stdout(&tool_error).contains("no such file"));
+
+    let inert = teaagent(
+        &home,
+        &root,
+        &["run", "delete_path", "--args", r#"{"path": "x.txt"}"#, "--approve-call-id", "call-7"],
+    );
+    assert_eq!(inert.status.code(), Some(1));
+    assert!(stderr(&inert).contains("--approve-call-id call-7 is deprecated and approves nothing"));
+    assert!(root.join("x.txt").exists());
+
+    // Audited like every call.
+    let audit = std::fs::read_to_string(home.base().join("audit.jsonl")).expect("audit log");
+    assert!(
+        audit.lines().any(|l| l.contains("\"tool\":\"write_file\"") && l.contains("\"outcome\":\"denied\""))
+    );
+}
+
+#[test]
+fn mcp_tools_json_is_the_servers_tools_list() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let out = teaagent(&home, &tree.root(), &["mcp", "tools", "--json"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).env("TEAAGENT_HOME", home.base());
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let served = server.request("tools/list", json!({}))["result"]["tools"].clone();
+    server.finish();
+    assert_eq!(listed, served);
+    let table = stdout(&teaagent(&home, &tree.root(), &["mcp", "tools"]));
+    assert!(table.starts_with("TOOL"));
+    assert!(
+        table.lines().any(|l| l.starts_with("shell_exec") && l.contains("high") && l.contains("10 per 60s")),
+        "{table}"
+    );
+    snap::with_settings(|| insta::assert_snapshot!("mcp_tools_table", table));
+}
+
+#[test]
+fn approvals_digest_is_what_the_server_accepts() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let digest = stdout(&teaagent(
+        &home,
+        &tree.root(),
+        &["approvals", "digest", "delete_path", "--args", r#"{ "path" : "src/a.txt" }"#],
+    ));
+    let digest = digest.trim();
+    assert!(digest.starts_with("sha256:") && digest.len() == 71, "{digest}");
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"])
+        .arg(tree.root())
+        .args(["--preapprove", digest])
+        .env("TEAAGENT_HOME", home.base());
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let other = server.request("tools/call", json!({"name": "delete_path", "arguments": {"path": "src"}}));
+    assert_eq!(other["error"]["code"], -32001, "another call is not preapproved");
+    let same =
+        server.request("tools/call", json!({"name": "delete_path", "arguments": {"path": "src/a.txt"}}));
+    assert_eq!(same["result"]["isError"], false, "{same}");
+    server.finish();
+    assert!(!tree.root().join("src/a.txt").exists());
+}
+
+#[test]
+fn configuration_layers_and_a_workspace_that_tries_to_loosen() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let root = tree.root();
+    home.write("config.toml", "permission_mode = \"read-only\"\ngrants = [\"write_file:path=notes/**\"]\n");
+    let write = |name: &str| {
+        teaagent(
+            &home,
+            &root,
+            &["run", "write_file", "--args", &format!(r#"{{"path": "{name}", "content": "x"}}"#)],
+        )
+    };
+    assert!(write("notes/a.md").status.success(), "the user's grant applies");
+    assert_eq!(write("other.md").status.code(), Some(1), "read-only mode");
+
+    tree.write(
+        "ws/.teaagent/config.toml",
+        "permission_mode = \"danger-full-access\"\ngrants = [\"write_file:path=notes/**\", \"write_file:path=**\"]\n[mcp_servers.evil]\ncommand = \"sh\"\n",
+    );
+    let loosened = write("other.md");
+    assert_eq!(loosened.status.code(), Some(1), "the workspace cannot loosen the mode or add grants");
+    let warnings = stderr(&loosened);
+    assert!(warnings.contains("ignored `permission_mode = \"danger-full-access\"`"), "{warnings}");
+    assert!(warnings.contains("ignored grant `write_file:path=**`"), "{warnings}");
+    assert!(warnings.contains("ignored `mcp_servers.evil`"), "{warnings}");
+    assert!(write("notes/b.md").status.success());
+
+    tree.write("ws/.teaagent/config.toml", "grants = []\n");
+    assert_eq!(write("notes/c.md").status.code(), Some(1), "the workspace may remove grants");
+
+    home.write("config.toml", "permission_mode = \"allow\"\n");
+    tree.write("ws/.teaagent/config.toml", "permission_mode = \"read-only\"\n");
+    assert_eq!(write("tight.md").status.code(), Some(1), "the workspace may tighten the mode");
+    // Flags are the user's own choice.
+    let flagged = teaagent(
+        &home,
+        &root,
+        &["run", "write_file", "--args", r#"{"path": "f.md", "content": "x"}"#, "--permission-mode", "allow"],
+    );
+    assert!(flagged.status.success(), "{}", stderr(&flagged));
+}
+
+#[test]
+fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    for (text, expected) in [
+        ("permision_mode = \"allow\"\n", "permision_mode"),
+        ("permission_mode = \"yolo\"\n", "yolo"),
+        ("grants = [\"write_file:path\"]\n", "grants[0]"),
+        ("[tools.nope]\ntimeout_secs = 3\n", "tools.nope"),
+        (
+            "[tools.shell_exec]\nrate_limit = { max_calls = 0, window_secs = 60 }\n",
+            "tools.shell_exec.rate_limit.max_calls",
+        ),
+        ("[tools.shell_exec]\ncolour = \"red\"\n", "colour"),
+    ] {
+        home.write("config.toml", text);
+        let out = teaagent(&home, &tree.root(), &["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#]);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        let message = stderr(&out);
+        assert!(message.contains("config.toml") && message.contains(expected), "{text}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+}
+
+#[test]
+fn trust_allow_inspect_change_and_deny() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let exe = home.base().join("my-server");
+    std::fs::write(&exe, "#!/bin/sh\necho v1\n").expect("script");
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&exe).expect("meta").permissions(),
+        0o755,
+    );
+    Command::new("chmod").arg("755").arg(&exe).status().expect("chmod");
+    home.write(
+        "config.toml",
+        &format!("[mcp_servers.my-server]\ncommand = \"{}\"\nargs = [\"--stdio\"]\nenv = {{ API_URL = \"http://localhost:8080\" }}\n", exe.display()),
+    );
+    let cwd = tree.root();
+    let undecided = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "list"]));
+    assert!(undecided.contains("my-server") && undecided.contains("not decided"), "{undecided}");
+    let allow = teaagent(&home, &cwd, &["mcp", "trust", "allow", "my-server"]);
+    assert!(allow.status.success(), "{}", stderr(&allow));
+    let inspect = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "inspect", "my-server"]));
+    assert!(
+        inspect.contains("env names:   API_URL") && !inspect.contains("localhost"),
+        "values stay out: {inspect}"
+    );
+    assert!(inspect.contains("allowed, and the fingerprint matches"), "{inspect}");
+    std::fs::write(&exe, "#!/bin/sh\necho v2 evil\n").expect("change the executable");
+    let changed = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "inspect", "my-server"]));
+    assert!(changed.contains("CHANGED") && changed.contains("executable sha256"), "{changed}");
+    assert!(stdout(&teaagent(&home, &cwd, &["mcp", "trust", "list"])).contains("CHANGED"));
+    let deny = teaagent(&home, &cwd, &["mcp", "trust", "deny", "my-server"]);
+    assert!(deny.status.success());
+    let denied = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "inspect", "my-server"]));
+    assert!(denied.contains("denied: teaagent will never start it"), "{denied}");
+    let store: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.base().join("trust.json")).expect("store"))
+            .expect("json");
+    assert_eq!(store["servers"]["my-server"]["decision"], "deny");
+    let unknown = teaagent(&home, &cwd, &["mcp", "trust", "allow", "stranger"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(stderr(&unknown).contains("no MCP server named `stranger` is declared"), "{}", stderr(&unknown));
+}
+
+#[test]
+fn serve_on_a_terminal_says_what_it_is() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    // stdin is a pseudo-terminal; stdout and stderr stay pipes. Ctrl-D (EOF) ends it.
+    let script = r#"
+import os, pty, subprocess, sys, time
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+os.close(slave)
+time.sleep(1.0)
+os.write(master, b"\x04")
+out, err = p.communicate(timeout=20)
+sys.stdout.buffer.write(out)
+sys.stderr.buffer.write(err)
+sys.exit(p.returncode)
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .output()
+        .expect("python3");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
+    assert!(
+        err.contains("an MCP server for")
+            && err.contains("claude mcp add teaagent")
+            && err.contains("Ctrl-C"),
+        "{err}"
+    );
+}
+
+#[test]
+fn completions_for_every_shell() {
+    let home = Tree::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = teaagent(&home, &home.base(), &["completions", shell]);
+        assert!(out.status.success() && stdout(&out).contains("teaagent"), "{shell}");
+    }
+}
