@@ -493,3 +493,32 @@ fn every_builtin_tool_entry_is_what_the_snapshots_say() {
         teaagent_tests::snap::with_settings_in_order(|| insta::assert_json_snapshot!(name, tool));
     }
 }
+
+/// Bytes the process has read so far (`rchar` of `/proc/PID/io`).
+fn bytes_read(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("/proc io");
+    io.lines().find_map(|l| l.strip_prefix("rchar: ")).and_then(|v| v.trim().parse().ok()).expect("rchar")
+}
+
+#[test]
+fn read_file_of_a_50_mib_file_reads_only_what_the_range_needs() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let line = format!("{}\n", "x".repeat(99));
+    let file = std::fs::File::create(tree.path("ws/big.log")).expect("create");
+    let mut writer = std::io::BufWriter::new(file);
+    for _ in 0..(50 * 1024 * 1024 / line.len()) {
+        std::io::Write::write_all(&mut writer, line.as_bytes()).expect("write");
+    }
+    drop(writer);
+    let mut server = raw(&tree, &home);
+    let before = bytes_read(server.pid());
+    let answer = server.request(
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "big.log", "offset": 1000, "limit": 5}}),
+    );
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(text.lines().count(), 5);
+    let read = bytes_read(server.pid()) - before;
+    assert!(read < 1024 * 1024, "read {read} bytes of a 50 MiB file for 5 lines at line 1000");
+    server.finish();
+}

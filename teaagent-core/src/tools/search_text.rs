@@ -113,8 +113,8 @@ pub fn search_text(
     search(ws.root(), &ws.absolute(&start), &options).map(Json).map_err(ToolError::new)
 }
 
-/// The search itself (also what the benchmark measures): `start` is an absolute path inside
-/// `root`; reported paths are relative to `root`.
+/// The search itself (also what the benchmark measures): `root` is the canonical workspace
+/// root and `start` an absolute path inside it; reported paths are relative to `root`.
 pub fn search(root: &Path, start: &Path, options: &SearchOptions) -> Result<SearchResults, String> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(options.case_insensitive)
@@ -133,7 +133,8 @@ pub fn search(root: &Path, start: &Path, options: &SearchOptions) -> Result<Sear
         overrides.add(glob).map_err(|e| format!("invalid glob `{glob}`: {e}"))?;
         walk.overrides(overrides.build().map_err(|e| format!("invalid glob `{glob}`: {e}"))?);
     }
-    let found = Mutex::new(Vec::<TextMatch>::new());
+    // One entry per file with matches; sorted by path at the end (lines are in order already).
+    let found = Mutex::new(Vec::<(String, Vec<Hit>)>::new());
     let count = AtomicUsize::new(0);
     let files = AtomicU64::new(0);
     let cap = options.max_results;
@@ -156,29 +157,51 @@ pub fn search(root: &Path, start: &Path, options: &SearchOptions) -> Result<Sear
             }
             let Some(file) = open_confined(root, entry.path()) else { return WalkState::Continue };
             files.fetch_add(1, Ordering::Relaxed);
-            let relative =
-                entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().into_owned();
-            let mut sink = Collect { path: &relative, matches: Vec::new(), before: Vec::new(), count, cap };
+            let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
             let _ = searcher.search_file(&matcher, &file, &mut sink);
-            if !sink.matches.is_empty() {
-                found.lock().unwrap_or_else(|p| p.into_inner()).extend(sink.matches);
+            if !sink.hits.is_empty() {
+                let relative =
+                    entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().into_owned();
+                found.lock().unwrap_or_else(|p| p.into_inner()).push((relative, sink.hits));
             }
             if count.load(Ordering::Relaxed) >= cap { WalkState::Quit } else { WalkState::Continue }
         })
     });
-    let mut matches = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    matches.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let mut files_found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    files_found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let truncated = (count.load(Ordering::Relaxed) >= cap).then(|| {
         format!("stopped at {cap} matching lines; narrow the pattern, the directory or the glob (or raise max_results)")
     });
-    matches.truncate(cap);
+    let total: usize = files_found.iter().map(|(_, hits)| hits.len()).sum();
+    let mut matches = Vec::with_capacity(total.min(cap));
+    'files: for (path, hits) in files_found {
+        for hit in hits {
+            if matches.len() >= cap {
+                break 'files;
+            }
+            matches.push(TextMatch {
+                path: path.clone(),
+                line: hit.line,
+                text: hit.text,
+                before: hit.before,
+                after: hit.after,
+            });
+        }
+    }
     Ok(SearchResults { matches, files_searched: files.into_inner(), truncated })
+}
+
+/// One matching line of a file.
+struct Hit {
+    line: u64,
+    text: String,
+    before: Vec<String>,
+    after: Vec<String>,
 }
 
 /// Collects one file's matches, with context lines attached.
 struct Collect<'a> {
-    path: &'a str,
-    matches: Vec<TextMatch>,
+    hits: Vec<Hit>,
     before: Vec<String>,
     count: &'a AtomicUsize,
     cap: usize,
@@ -191,8 +214,7 @@ impl Sink for Collect<'_> {
         if self.count.fetch_add(1, Ordering::Relaxed) >= self.cap {
             return Ok(false);
         }
-        self.matches.push(TextMatch {
-            path: self.path.to_owned(),
+        self.hits.push(Hit {
             line: m.line_number().unwrap_or(0),
             text: line_text(m.bytes()),
             before: std::mem::take(&mut self.before),
@@ -205,7 +227,7 @@ impl Sink for Collect<'_> {
         match c.kind() {
             SinkContextKind::Before => self.before.push(line_text(c.bytes())),
             SinkContextKind::After => {
-                if let Some(last) = self.matches.last_mut() {
+                if let Some(last) = self.hits.last_mut() {
                     last.after.push(line_text(c.bytes()));
                 }
             }
@@ -216,14 +238,20 @@ impl Sink for Collect<'_> {
 }
 
 fn line_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    if bytes.len() <= MAX_LINE
+        && let Ok(text) = std::str::from_utf8(bytes)
+    {
+        return text.to_owned();
+    }
     let text = String::from_utf8_lossy(bytes);
-    let text = text.trim_end_matches(['\n', '\r']);
     if text.chars().count() > MAX_LINE {
         let mut cut: String = text.chars().take(MAX_LINE).collect();
         cut.push('…');
         cut
     } else {
-        text.to_owned()
+        text.into_owned()
     }
 }
 
