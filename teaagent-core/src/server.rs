@@ -7,11 +7,10 @@
 //! ```no_run
 //! use teaagent_core::{Registry, Server};
 //!
-//! let registry = Registry::builder().build().expect("valid registry");
-//! std::process::exit(match Server::new(registry).run_stdio() {
-//!     std::process::ExitCode::SUCCESS => 0,
-//!     _ => 1,
-//! });
+//! fn main() -> std::process::ExitCode {
+//!     let registry = Registry::builder().registered().build().expect("valid tools");
+//!     Server::new(registry).run_stdio()
+//! }
 //! ```
 
 use std::io;
