@@ -221,3 +221,34 @@ async fn on_signal(shutdown: CancellationToken) {
     tracing::info!("{which} received; finishing in-flight calls");
     shutdown.cancel();
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+
+    /// `serve` over in-memory streams: the same main loop as stdio.
+    #[tokio::test]
+    async fn serves_any_byte_streams() {
+        let registry = Registry::builder().build().expect("empty registry");
+        let (client, server_end) = tokio::io::duplex(4096);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving =
+            tokio::spawn(Server::new(registry).serve(server_read, server_write, CancellationToken::new()));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        client_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+            .await
+            .expect("write");
+        let first: serde_json::Value =
+            serde_json::from_str(&lines.next_line().await.expect("read").expect("a line")).expect("json");
+        assert_eq!(first["result"]["protocolVersion"], "2025-06-18");
+        let second = lines.next_line().await.expect("read").expect("a line");
+        assert_eq!(second, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+        client_write.shutdown().await.expect("close");
+        drop(client_write);
+        serving.await.expect("joined").expect("served until EOF");
+    }
+}

@@ -24,9 +24,6 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Entries per `tools/list` page. Default 100.
     pub tools_page_size: usize,
-    /// How long the server waits for the client's answer to its own requests (elicitation).
-    /// Default 120 s.
-    pub client_request_timeout: Duration,
     /// `instructions` sent in the `initialize` result.
     pub instructions: Option<String>,
     /// Per-tool overrides of the declared rate limit and timeout (from configuration).
@@ -51,7 +48,6 @@ impl Default for ServerConfig {
             default_tool_timeout: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(3),
             tools_page_size: 100,
-            client_request_timeout: Duration::from_secs(120),
             instructions: None,
             tool_overrides: HashMap::new(),
         }
@@ -87,11 +83,6 @@ impl ServerConfig {
     /// Sets [`ServerConfig::tools_page_size`].
     pub fn tools_page_size(mut self, n: usize) -> Self {
         self.tools_page_size = n.max(1);
-        self
-    }
-    /// Sets [`ServerConfig::client_request_timeout`].
-    pub fn client_request_timeout(mut self, d: Duration) -> Self {
-        self.client_request_timeout = d;
         self
     }
     /// Overrides a tool's rate limit and/or timeout.
