@@ -203,18 +203,35 @@ fn confine_paths(
             path: given.clone(),
             reason,
         };
-        let resolved = match workspace.resolve_for_create(given) {
-            Ok(resolved) => resolved,
-            Err(PathError::Refused { reason, .. }) => return Err(refused(reason)),
+        let failed = |e: PathError| match e {
+            PathError::Refused { reason, .. } => Some(refused(reason)),
             // Missing or not a directory: the tool reports that in its own words.
-            Err(PathError::NotFound | PathError::NotADirectory) => continue,
-            Err(PathError::Io(e)) => {
-                return Err(Error::ToolFailed {
-                    tool: tool.name().to_owned(),
-                    reason: Failure::Internal,
-                    details: e.to_string(),
-                });
+            PathError::NotFound | PathError::NotADirectory => None,
+            PathError::Io(e) => Some(Error::ToolFailed {
+                tool: tool.name().to_owned(),
+                reason: Failure::Internal,
+                details: e.to_string(),
+            }),
+        };
+        // The entry itself; only a link in the last component needs a second walk to learn (and
+        // judge) where it leads.
+        let entry = match workspace.resolve_entry_for_create(given) {
+            Ok(entry) => entry,
+            Err(e) => match failed(e) {
+                Some(error) => return Err(error),
+                None => continue,
+            },
+        };
+        let resolved = if entry.target() == Target::Symlink {
+            match workspace.resolve_for_create(given) {
+                Ok(resolved) => resolved,
+                Err(e) => match failed(e) {
+                    Some(error) => return Err(error),
+                    None => continue,
+                },
             }
+        } else {
+            entry.clone()
         };
         // A tool that may write must not reach a file that has another name somewhere else.
         if let Target::File { links, .. } = resolved.target()
@@ -223,11 +240,6 @@ fn confine_paths(
         {
             return Err(refused(PathRefusal::HardLinked));
         }
-        let entry = match workspace.resolve_entry_for_create(given) {
-            Ok(entry) => entry,
-            Err(PathError::Refused { reason, .. }) => return Err(refused(reason)),
-            Err(_) => continue,
-        };
         if resolved.relative().to_str().is_none() || entry.relative().to_str().is_none() {
             return Err(refused(PathRefusal::InvalidPath));
         }
