@@ -27,6 +27,7 @@ pub mod schema;
 pub mod server;
 pub mod tool;
 pub mod tools;
+pub mod visible;
 pub mod workspace;
 
 pub use error::Error;

@@ -16,7 +16,7 @@ pub mod uri;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use fs::{DirEntryInfo, EntryKind, Metadata};
 pub use resolve::{PathError, Resolved, Target};
@@ -27,11 +27,25 @@ pub struct Workspace {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     root: PathBuf,
     dir: Arc<OwnedFd>,
+    hidden: OnceLock<Arc<HiddenPaths>>,
 }
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .field("hides", &self.hidden.get().is_some())
+            .finish()
+    }
+}
+
+/// Which workspace paths policy hides (deny rules on paths): called with the scope asking (a
+/// tool's name, or `resources/list` / `resources/read`) and a path relative to the root, `/`
+/// separated; `true` hides it.
+pub type HiddenPaths = dyn Fn(&str, &Path) -> bool + Send + Sync;
 
 impl Workspace {
     /// Opens `root` (canonicalised once, here) as a workspace.
@@ -43,7 +57,19 @@ impl Workspace {
             )
         })?;
         let dir = Arc::new(resolve::open_dir(rustix::fs::CWD, &root)?);
-        Ok(Self { inner: Arc::new(Inner { root, dir }) })
+        Ok(Self { inner: Arc::new(Inner { root, dir, hidden: OnceLock::new() }) })
+    }
+
+    /// Installs the policy's hidden paths (once; every clone of this workspace shares them).
+    /// Walks, searches, listings and resources leave hidden paths out; returns `false` when a
+    /// filter was installed already.
+    pub fn set_hidden(&self, hidden: Arc<HiddenPaths>) -> bool {
+        self.inner.hidden.set(hidden).is_ok()
+    }
+
+    /// Whether policy hides `relative` (workspace-relative) from `scope`.
+    pub fn is_hidden(&self, scope: &str, relative: &Path) -> bool {
+        self.inner.hidden.get().is_some_and(|hide| hide(scope, relative))
     }
 
     /// The canonical root.

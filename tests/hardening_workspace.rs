@@ -1,0 +1,1 @@
+//! Hardening (issue 10): the workspace attack classes, each against the real binary.
