@@ -18,12 +18,15 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use teaagent_core::tools::search_text::{SearchOptions, search};
+use teaagent_core::workspace::Workspace;
 
 const RUNS: usize = 5;
 
 fn main() {
     let root = tree().canonicalize().expect("canonical root");
     let rg = ripgrep();
+    let workspace = Workspace::open(&root).expect("open the workspace");
+    let start = workspace.resolve(".").expect("the root");
     let queries: [(&str, &str, bool, bool); 5] = [
         ("literal, frequent", "ERROR", true, false),
         ("literal, rare", "needle_in_haystack", true, false),
@@ -47,7 +50,7 @@ fn main() {
         let mut found = 0;
         for _ in 0..RUNS {
             let t = Instant::now();
-            let results = search(&root, &root, &options).expect("search");
+            let results = search(&workspace, &start, "search_text", &options).expect("search");
             ours = ours.min(t.elapsed());
             found = results.matches.len();
         }

@@ -258,6 +258,8 @@ reasons! {
         TooLarge => "too_large", "larger than the resource size cap";
         /// A FIFO, socket, device or directory.
         SpecialFile => "special_file", "not a regular file";
+        /// A path the permission policy hides (a deny rule on paths).
+        Hidden => "hidden_by_policy", "hidden by the permission policy (a deny rule on its path)";
     }
 }
 

@@ -5,13 +5,21 @@
 //!   never following a symbolic link without checking where it leads, so the check and the use
 //!   are made on the same handles (no window for a swapped symlink to escape through).
 //! - [`lock`] is the global lock registry that keeps two servers from writing one workspace.
+//! - [`walk`] walks the tree beneath the root's handle (`find_files`, `search_text`,
+//!   `resources/list`): ignore files honoured, links never followed, nothing reached by name from
+//!   above the root.
 //! - [`resources`] serves the workspace's files as MCP resources.
+//!
+//! The root's path is kept for messages and for absolute paths from clients, never to open
+//! anything: everything is opened beneath the handle taken at start, so renaming the root and
+//! putting a link in its place afterwards changes nothing the server reaches.
 
 mod fs;
 pub mod lock;
 mod resolve;
 pub mod resources;
 pub mod uri;
+pub mod walk;
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -29,6 +37,9 @@ pub struct Workspace {
 
 struct Inner {
     root: PathBuf,
+    /// The root as it was given (made absolute, links not resolved), when that differs from the
+    /// canonical root and has no `..`: absolute paths spelled under it are accepted too.
+    given: Option<PathBuf>,
     dir: Arc<OwnedFd>,
     hidden: OnceLock<Arc<HiddenPaths>>,
 }
@@ -48,8 +59,14 @@ impl std::fmt::Debug for Inner {
 pub type HiddenPaths = dyn Fn(&str, &Path) -> bool + Send + Sync;
 
 impl Workspace {
-    /// Opens `root` (canonicalised once, here) as a workspace.
+    /// Opens `root` (canonicalised once, here) as a workspace. The spelling it was given in is
+    /// kept too (made absolute, e.g. `/x/link` for a root reached through a link), so an absolute
+    /// path under either is inside; `..` in the given spelling would make it ambiguous, so such a
+    /// spelling is not kept.
     pub fn open(root: impl AsRef<Path>) -> io::Result<Self> {
+        let given = std::path::absolute(root.as_ref())
+            .ok()
+            .filter(|p| !p.components().any(|c| c == std::path::Component::ParentDir));
         let root = std::fs::canonicalize(root.as_ref()).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -57,7 +74,9 @@ impl Workspace {
             )
         })?;
         let dir = Arc::new(resolve::open_dir(rustix::fs::CWD, &root)?);
-        Ok(Self { inner: Arc::new(Inner { root, dir, hidden: OnceLock::new() }) })
+        // Compared by components: `/x/link/` and `/x/link` are the same spelling.
+        let given = given.filter(|g| g.components().ne(root.components()));
+        Ok(Self { inner: Arc::new(Inner { root, given, dir, hidden: OnceLock::new() }) })
     }
 
     /// Installs the policy's hidden paths (once; every clone of this workspace shares them).
@@ -72,8 +91,22 @@ impl Workspace {
         self.inner.hidden.get().is_some_and(|hide| hide(scope, relative))
     }
 
-    /// The canonical root.
+    /// The canonical root (for messages; nothing is opened by this path).
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    /// The root as given at start, when it differs from [`Workspace::root`] (a root given
+    /// through a link).
+    pub fn given_root(&self) -> Option<&Path> {
+        self.inner.given.as_deref()
+    }
+
+    /// `path` (absolute) relative to the root, under the canonical root or the root as given;
+    /// compared component by component, never as a string prefix.
+    pub(crate) fn strip_root<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+        path.strip_prefix(self.root())
+            .ok()
+            .or_else(|| self.given_root().and_then(|given| path.strip_prefix(given).ok()))
     }
 }

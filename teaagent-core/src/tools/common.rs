@@ -1,10 +1,105 @@
-//! What the built-in tools share: the workspace, error messages an agent can act on, output caps.
+//! What the built-in tools share: the workspace, error messages an agent can act on, output caps,
+//! and the limits on patterns.
+//!
+//! A tool's domain failure is a result with `isError: true` ([`ToolError`]); an argument the
+//! tool cannot take at all (a pattern past the limits below) is refused as invalid params
+//! (`-32602`, `invalid_arguments`, pointing at the argument), like a schema violation. The tools
+//! return an [`Outcome`] for that: `Result<T, ToolError>` turns every error into `isError`, so
+//! this small wrapper carries the second kind through to the pipeline. A pattern that is merely
+//! wrong (`[unclosed`) stays a tool error the agent can fix in its next call.
 
 use std::io;
 
-use crate::error::PathRefusal;
-use crate::tool::{ToolContext, ToolError};
+use crate::error::{ArgumentError, Error, PathRefusal};
+use crate::mcp::CallToolResult;
+use crate::tool::{IntoToolOutput, ToolContext, ToolError};
 use crate::workspace::{PathError, Resolved, Target, Workspace};
+
+/// Longest glob accepted (`find_files` `pattern`, `search_text` `glob`), in bytes.
+pub(crate) const MAX_GLOB: usize = 4096;
+/// Longest regular expression (or literal) accepted by `search_text`, in bytes.
+pub(crate) const MAX_PATTERN: usize = 16 * 1024;
+/// Most memory a compiled pattern may take (regex NFA, and the lazy DFA's cache).
+pub(crate) const PATTERN_SIZE_LIMIT: usize = 10 * 1024 * 1024;
+
+/// What a built-in tool returns: `Ok` or a tool error as usual, or an argument refused as invalid
+/// params (`-32602`).
+pub struct Outcome<T>(pub(crate) Result<T, Refusal>);
+
+/// Why a built-in tool did not produce its output.
+pub(crate) enum Refusal {
+    /// A domain failure: a result with `isError: true`.
+    Tool(ToolError),
+    /// An argument the tool cannot take: `-32602`.
+    Argument(Error),
+}
+
+impl From<ToolError> for Refusal {
+    fn from(e: ToolError) -> Self {
+        Refusal::Tool(e)
+    }
+}
+
+impl<T: IntoToolOutput> IntoToolOutput for Outcome<T> {
+    fn output_schema() -> Option<serde_json::Value> {
+        T::output_schema()
+    }
+
+    fn into_tool_result(self) -> Result<CallToolResult, Error> {
+        match self.0 {
+            Ok(value) => value.into_tool_result(),
+            Err(Refusal::Tool(e)) => Ok(CallToolResult::error(e.to_string())),
+            Err(Refusal::Argument(e)) => Err(e),
+        }
+    }
+}
+
+/// `argument` refused as invalid params (`-32602`, `invalid_arguments`, pointer `/argument`).
+pub(crate) fn invalid_argument(ctx: &ToolContext, argument: &str, message: impl Into<String>) -> Refusal {
+    Refusal::Argument(Error::InvalidArguments {
+        tool: ctx.tool().to_owned(),
+        errors: vec![ArgumentError { pointer: format!("/{argument}"), message: message.into() }],
+    })
+}
+
+/// Refuses a pattern argument longer than `max` bytes.
+pub(crate) fn check_length(
+    ctx: &ToolContext,
+    argument: &str,
+    value: &str,
+    max: usize,
+) -> Result<(), Refusal> {
+    if value.len() > max {
+        return Err(invalid_argument(
+            ctx,
+            argument,
+            format!("`{argument}` is {} bytes long; at most {max} are accepted", value.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a regex compiler's error says the compiled pattern would be too large (as opposed
+/// to a mistake in the pattern). Pinned by a unit test, since it reads the error's text.
+pub(crate) fn is_size_limit(message: &str) -> bool {
+    message.contains("size limit")
+}
+
+/// A glob that parsed but could not be compiled: globset's regexes are built under a size limit,
+/// and a parsed glob fails only past it (its error does not say more), so this is `-32602`.
+pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> Refusal {
+    invalid_argument(ctx, argument, format!("`{argument}` compiles to more than the size limit; simplify it"))
+}
+
+/// Whether policy hides this resolved path from the calling tool (a deny rule on paths).
+pub(crate) fn hidden(ctx: &ToolContext, resolved: &Resolved) -> bool {
+    ctx.workspace().is_some_and(|ws| ws.is_hidden(ctx.tool(), resolved.relative()))
+}
+
+/// The error for a path that leads somewhere policy hides.
+pub(crate) fn hidden_error(path: &str) -> ToolError {
+    ToolError::new(format!("`{path}` leads to a path the permission policy hides (a deny rule on paths)"))
+}
 
 /// Most text a tool returns in one result (a marker says when more was cut).
 pub(crate) const OUTPUT_CAP: usize = 256 * 1024;
@@ -78,4 +173,26 @@ pub(crate) fn bytes(n: u64) -> String {
         unit += 1;
     }
     if unit == 0 { format!("{n} bytes") } else { format!("{value:.1} {}", UNITS[unit]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`is_size_limit`] reads the compilers' error text: pin it, so an upgrade that rewords it
+    /// fails here rather than turning `-32602` into a tool error.
+    #[test]
+    fn size_limit_errors_are_recognised() {
+        let regex = grep_regex::RegexMatcherBuilder::new()
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .dfa_size_limit(PATTERN_SIZE_LIMIT)
+            .build(r"\w{500}\w{500}")
+            .expect_err("too large");
+        assert!(is_size_limit(&regex.to_string()), "{regex}");
+        let syntax = grep_regex::RegexMatcherBuilder::new().build("(unclosed").expect_err("invalid");
+        assert!(!is_size_limit(&syntax.to_string()), "{syntax}");
+        let glob = globset::Glob::new(&"*".repeat(100_000)).expect("a valid glob");
+        // A glob that parses fails to build only past the size limit (see `glob_too_large`).
+        assert!(globset::GlobSetBuilder::new().add(glob).build().is_err());
+    }
 }

@@ -1,4 +1,7 @@
 //! `file_info`: what a path is, how big, when changed, and how many lines a text file has.
+//!
+//! Lines are counted in 64 KiB blocks (memory does not grow with the file or its lines). A path
+//! that leads (through a link) to a path policy hides is refused.
 
 use crate::tool;
 use std::io::Read;
@@ -6,7 +9,7 @@ use std::io::Read;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::common::{looks_binary, path_error, workspace};
+use super::common::{hidden, hidden_error, looks_binary, path_error, workspace};
 use crate::tool::{Json, ToolContext, ToolError};
 use crate::workspace::Target;
 
@@ -38,6 +41,9 @@ pub fn file_info(
     path: String,
 ) -> Result<Json<FileInfo>, ToolError> {
     let resolved = workspace(ctx)?.resolve(&path).map_err(|e| path_error(&path, e))?;
+    if hidden(ctx, &resolved) {
+        return Err(hidden_error(&path));
+    }
     if resolved.target() == Target::Missing {
         return Err(path_error(&path, crate::workspace::PathError::NotFound));
     }

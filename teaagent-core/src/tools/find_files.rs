@@ -1,13 +1,22 @@
 //! `find_files`: files whose path matches a glob, `.gitignore` honoured.
+//!
+//! The tree is walked beneath the root's handle ([`Walk`]): links are not followed, not even a
+//! directory swapped for one mid-walk. The glob is at most [`MAX_GLOB`] bytes and is compiled
+//! under a size limit; past either it is refused with `-32602`.
 
-use globset::GlobBuilder;
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSetBuilder};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::common::{path_error, workspace};
+use super::common::{
+    MAX_GLOB, Outcome, Refusal, check_length, glob_too_large, hidden, hidden_error, path_error, workspace,
+};
 use crate::tool;
 use crate::tool::{Json, ToolContext, ToolError};
 use crate::workspace::Target;
+use crate::workspace::walk::Walk;
 
 /// Files one call returns at most.
 const MAX_FILES: usize = 1000;
@@ -33,35 +42,33 @@ pub fn find_files(
     /// The directory to search, relative to the workspace root (default `.`).
     #[path]
     path: Option<String>,
-) -> Result<Json<Found>, ToolError> {
+) -> Outcome<Json<Found>> {
+    Outcome(find(ctx, &pattern, path))
+}
+
+fn find(ctx: &ToolContext, pattern: &str, path: Option<String>) -> Result<Json<Found>, Refusal> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
+    check_length(ctx, "pattern", pattern, MAX_GLOB)?;
     let start = ws.resolve(&path).map_err(|e| path_error(&path, e))?;
     if start.target() != Target::Dir {
-        return Err(ToolError::new(format!("`{path}` is not a directory")));
+        return Err(ToolError::new(format!("`{path}` is not a directory")).into());
+    }
+    if hidden(ctx, &start) {
+        return Err(hidden_error(&path).into());
     }
     let by_name = !pattern.contains('/');
-    let glob = GlobBuilder::new(&pattern)
+    let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
-        .map_err(|e| ToolError::new(format!("invalid glob `{pattern}`: {e}")))?
-        .compile_matcher();
-    let base = ws.absolute(&start);
-    let walker = ignore::WalkBuilder::new(&base)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
+        .map_err(|e| ToolError::new(format!("invalid glob `{pattern}`: {e}")))?;
+    // Built as a set: a glob too large to compile is an error here, never a panic.
+    let glob = GlobSetBuilder::new().add(glob).build().map_err(|_| glob_too_large(ctx, "pattern"))?;
+    let walk = Walk::new(ws, &start, ctx.tool()).map_err(|e| path_error(&path, e))?;
     let mut files = Vec::new();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(within) = entry.path().strip_prefix(&base) else { continue };
-        let candidate =
-            if by_name { within.file_name().map(std::path::Path::new).unwrap_or(within) } else { within };
+    for entry in walk {
+        let Ok(within) = entry.relative().strip_prefix(start.relative()) else { continue };
+        let candidate = if by_name { within.file_name().map(Path::new).unwrap_or(within) } else { within };
         if glob.is_match(candidate) {
             if files.len() >= MAX_FILES {
                 return Ok(Json(Found {
@@ -71,7 +78,7 @@ pub fn find_files(
                     )),
                 }));
             }
-            files.push(start.relative().join(within).to_string_lossy().into_owned());
+            files.push(entry.relative().to_string_lossy().into_owned());
         }
     }
     Ok(Json(Found { files, truncated: None }))

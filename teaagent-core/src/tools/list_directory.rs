@@ -1,4 +1,8 @@
 //! `list_directory`: what a directory holds, to a depth.
+//!
+//! Entries policy hides (a deny rule on paths) are left out, and a hidden directory is not
+//! entered; a path that leads to a hidden directory is refused. Memory is bounded by the entry
+//! cap (and one directory's listing at a time).
 
 use std::num::NonZeroU8;
 use std::path::PathBuf;
@@ -6,7 +10,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::common::{path_error, workspace};
+use super::common::{hidden, hidden_error, path_error, workspace};
 use crate::tool;
 use crate::tool::{Json, ToolContext, ToolError};
 use crate::workspace::{EntryKind, Resolved, Target, Workspace};
@@ -49,6 +53,9 @@ pub fn list_directory(
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
     let resolved = ws.resolve(&path).map_err(|e| path_error(&path, e))?;
+    if hidden(ctx, &resolved) {
+        return Err(hidden_error(&path));
+    }
     match resolved.target() {
         Target::Dir => {}
         Target::Missing => return Err(path_error(&path, crate::workspace::PathError::NotFound)),
@@ -60,7 +67,7 @@ pub fn list_directory(
     }
     let depth = depth.map_or(1, NonZeroU8::get).min(10);
     let mut entries = Vec::new();
-    let truncated = walk(ws, &resolved, depth, &mut entries).map_err(|e| path_error(&path, e))?;
+    let truncated = walk(ws, ctx.tool(), &resolved, depth, &mut entries).map_err(|e| path_error(&path, e))?;
     Ok(Json(Listing {
         entries,
         truncated: truncated
@@ -71,6 +78,7 @@ pub fn list_directory(
 /// Depth-first, sorted; `true` when the cap stopped it.
 fn walk(
     ws: &Workspace,
+    scope: &str,
     dir: &Resolved,
     depth: u8,
     out: &mut Vec<Entry>,
@@ -80,6 +88,9 @@ fn walk(
             return Ok(true);
         }
         let relative: PathBuf = dir.relative().join(&entry.name);
+        if ws.is_hidden(scope, &relative) {
+            continue;
+        }
         out.push(Entry {
             path: relative.to_string_lossy().into_owned(),
             kind: entry.meta.kind.as_str().to_owned(),
@@ -88,7 +99,7 @@ fn walk(
         if depth > 1 && entry.meta.kind == EntryKind::Dir && entry.name != ".git" {
             // Entered through the workspace again: a directory swapped for a link is refused.
             let child = ws.resolve_no_follow(&relative)?;
-            if child.target() == Target::Dir && walk(ws, &child, depth - 1, out)? {
+            if child.target() == Target::Dir && walk(ws, scope, &child, depth - 1, out)? {
                 return Ok(true);
             }
         }

@@ -1,32 +1,48 @@
 //! `search_text`: ripgrep's engine over the workspace.
 //!
-//! Built on ripgrep's own crates: `ignore` walks the tree in parallel (`.gitignore` honoured,
-//! hidden files searched, `.git` skipped, links not followed), `grep-regex` compiles the pattern
-//! and `grep-searcher` reads each file, skipping binary ones as ripgrep does (it stops at the
-//! first NUL byte). Results are sorted by path and line; when the cap is reached the search
-//! stops, so which matches come back first is not specified — the marker says to narrow it.
+//! Built on ripgrep's own crates: the workspace's [`Walk`] lists the files beneath the root's
+//! handle (`.gitignore` honoured, hidden files searched, `.git` skipped, links not followed, not
+//! even a directory swapped for one mid-walk), `grep-regex` compiles the pattern and
+//! `grep-searcher` reads each file on a pool of threads, skipping binary ones as ripgrep does (it
+//! stops at the first NUL byte). Results are sorted by path and line; when the cap is reached the
+//! search stops, so which matches come back first is not specified — the marker says to narrow it.
+//!
+//! Bounded work, whatever the files and the pattern:
+//! - each searcher holds at most [`LINE_HEAP`] of a line: a file with a longer line is searched
+//!   up to that line, and the result's `skipped` names it (instead of buffering the whole line);
+//! - returned lines are cut at [`MAX_LINE`] characters with `…`;
+//! - `pattern` is at most [`MAX_PATTERN`] bytes and `glob` [`MAX_GLOB`], both compiled under
+//!   [`PATTERN_SIZE_LIMIT`]: past those the call is refused with `-32602`.
 
-use std::fs::File;
 use std::num::NonZeroU32;
-use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::common::{path_error, workspace};
+use super::common::{
+    MAX_GLOB, MAX_PATTERN, Outcome, PATTERN_SIZE_LIMIT, Refusal, check_length, hidden, hidden_error,
+    invalid_argument, is_size_limit, path_error, workspace,
+};
 use crate::tool;
 use crate::tool::{Json, ToolContext, ToolError};
-use crate::workspace::Target;
+use crate::workspace::walk::{Walk, WalkEntry};
+use crate::workspace::{Resolved, Target, Workspace};
 
 /// Longest line text returned (longer lines are cut, with `…`).
 const MAX_LINE: usize = 500;
+
+/// Most heap a searcher uses for a line beyond its 64 KiB buffer (1 MiB): a file with a longer
+/// line is searched up to it.
+pub const LINE_HEAP: usize = 1024 * 1024;
+
+/// Files named in `skipped` at most.
+const MAX_SKIPPED_NAMES: usize = 20;
 
 /// One matching line.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -55,6 +71,9 @@ pub struct SearchResults {
     /// Set when the search stopped at `max_results`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<String>,
+    /// Set when files were searched only up to a line longer than 1 MiB (named here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// How to search.
@@ -95,13 +114,8 @@ pub fn search_text(
     context: Option<u8>,
     /// Matching lines to return at most (default 200, at most 2000).
     max_results: Option<NonZeroU32>,
-) -> Result<Json<SearchResults>, ToolError> {
+) -> Outcome<Json<SearchResults>> {
     let path = path.unwrap_or_else(|| ".".to_owned());
-    let ws = workspace(ctx)?;
-    let start = ws.resolve(&path).map_err(|e| path_error(&path, e))?;
-    if start.target() == Target::Missing {
-        return Err(path_error(&path, crate::workspace::PathError::NotFound));
-    }
     let options = SearchOptions {
         pattern,
         glob,
@@ -110,67 +124,150 @@ pub fn search_text(
         context: usize::from(context.unwrap_or(0).min(10)),
         max_results: max_results.map_or(200, |n| n.get() as usize).min(2000),
     };
-    search(ws.root(), &ws.absolute(&start), &options).map(Json).map_err(ToolError::new)
+    Outcome(run(ctx, &path, &options))
 }
 
-/// The search itself (also what the benchmark measures): `root` is the canonical workspace
-/// root and `start` an absolute path inside it; reported paths are relative to `root`.
-pub fn search(root: &Path, start: &Path, options: &SearchOptions) -> Result<SearchResults, String> {
+fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<SearchResults>, Refusal> {
+    let ws = workspace(ctx)?;
+    check_length(ctx, "pattern", &options.pattern, MAX_PATTERN)?;
+    if let Some(glob) = &options.glob {
+        check_length(ctx, "glob", glob, MAX_GLOB)?;
+    }
+    let start = ws.resolve(path).map_err(|e| path_error(path, e))?;
+    if start.target() == Target::Missing {
+        return Err(path_error(path, crate::workspace::PathError::NotFound).into());
+    }
+    if hidden(ctx, &start) {
+        return Err(hidden_error(path).into());
+    }
+    match search(ws, &start, ctx.tool(), options) {
+        Ok(results) => Ok(Json(results)),
+        Err(SearchError::TooLarge(argument)) => Err(invalid_argument(
+            ctx,
+            argument,
+            format!("`{argument}` compiles to more than the size limit; simplify it"),
+        )),
+        Err(SearchError::Failed(message)) => Err(ToolError::new(message).into()),
+    }
+}
+
+/// Why a search could not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The named argument (`pattern` or `glob`) compiles past [`PATTERN_SIZE_LIMIT`].
+    #[error("`{0}` compiles to more than the size limit; simplify it")]
+    TooLarge(&'static str),
+    /// The pattern or glob is not valid, or the start cannot be walked.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The search itself (also what the benchmark measures): beneath `start` (resolved in `ws`),
+/// for `scope` (the tool's name, which policy's hidden paths are asked about); reported paths
+/// are relative to the root.
+pub fn search(
+    ws: &Workspace,
+    start: &Resolved,
+    scope: &str,
+    options: &SearchOptions,
+) -> Result<SearchResults, SearchError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(options.case_insensitive)
         .fixed_strings(options.literal)
         .line_terminator(Some(b'\n'))
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .dfa_size_limit(PATTERN_SIZE_LIMIT)
         .build(&options.pattern)
-        .map_err(|e| format!("invalid pattern: {e}"))?;
-    let mut walk = ignore::WalkBuilder::new(start);
-    walk.hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .threads(std::thread::available_parallelism().map_or(2, usize::from).min(12));
+        .map_err(|e| {
+            let message = e.to_string();
+            if is_size_limit(&message) {
+                SearchError::TooLarge("pattern")
+            } else {
+                SearchError::Failed(format!("invalid pattern: {message}"))
+            }
+        })?;
+    let mut walk = Walk::new(ws, start, scope).map_err(|e| SearchError::Failed(e.to_string()))?;
     if let Some(glob) = &options.glob {
-        let mut overrides = ignore::overrides::OverrideBuilder::new(start);
-        overrides.add(glob).map_err(|e| format!("invalid glob `{glob}`: {e}"))?;
-        walk.overrides(overrides.build().map_err(|e| format!("invalid glob `{glob}`: {e}"))?);
+        // Matched against paths relative to the start (`.` strips nothing). A glob that parses
+        // fails to build only past globset's size limit.
+        let mut overrides = ignore::overrides::OverrideBuilder::new(".");
+        overrides.add(glob).map_err(|e| SearchError::Failed(format!("invalid glob `{glob}`: {e}")))?;
+        walk = walk.with_overrides(overrides.build().map_err(|_| SearchError::TooLarge("glob"))?);
     }
     // One entry per file with matches; sorted by path at the end (lines are in order already).
     let found = Mutex::new(Vec::<(String, Vec<Hit>)>::new());
+    let skipped = Mutex::new(Vec::<String>::new());
     let count = AtomicUsize::new(0);
     let files = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
     let cap = options.max_results;
-    walk.build_parallel().run(|| {
-        let matcher = matcher.clone();
-        let mut searcher = SearcherBuilder::new()
-            .binary_detection(BinaryDetection::quit(b'\x00'))
-            .line_number(true)
-            .before_context(options.context)
-            .after_context(options.context)
-            .build();
-        let (found, count, files) = (&found, &count, &files);
-        Box::new(move |entry| {
-            let Ok(entry) = entry else { return WalkState::Continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
+    let threads = std::thread::available_parallelism().map_or(2, usize::from).min(12);
+    // The walk runs on this thread and hands files to the searchers through a bounded queue (so
+    // the directory handles held by queued files stay few).
+    let (send, receive) = mpsc::sync_channel::<WalkEntry>(256);
+    let receive = Mutex::new(receive);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (matcher, receive) = (matcher.clone(), &receive);
+            let (found, skipped, count, files, stop) = (&found, &skipped, &count, &files, &stop);
+            scope.spawn(move || {
+                let mut searcher = SearcherBuilder::new()
+                    .binary_detection(BinaryDetection::quit(b'\x00'))
+                    .line_number(true)
+                    .before_context(options.context)
+                    .after_context(options.context)
+                    .heap_limit(Some(LINE_HEAP))
+                    .build();
+                loop {
+                    let next = receive.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok(entry) = next else { return };
+                    if stop.load(Ordering::Relaxed) {
+                        continue; // drain the queue
+                    }
+                    let Some(file) = entry.open() else { continue };
+                    files.fetch_add(1, Ordering::Relaxed);
+                    let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
+                    let outcome = searcher.search_file(&matcher, &file, &mut sink);
+                    let relative = entry.relative().to_string_lossy().into_owned();
+                    if outcome.is_err() {
+                        // The line buffer hit its limit (or the read failed): say so.
+                        skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative.clone());
+                    }
+                    if !sink.hits.is_empty() {
+                        found.lock().unwrap_or_else(|p| p.into_inner()).push((relative, sink.hits));
+                    }
+                    if count.load(Ordering::Relaxed) >= cap {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+        for entry in walk {
+            if stop.load(Ordering::Relaxed) || send.send(entry).is_err() {
+                break;
             }
-            if count.load(Ordering::Relaxed) >= cap {
-                return WalkState::Quit;
-            }
-            let Some(file) = open_confined(root, entry.path()) else { return WalkState::Continue };
-            files.fetch_add(1, Ordering::Relaxed);
-            let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
-            let _ = searcher.search_file(&matcher, &file, &mut sink);
-            if !sink.hits.is_empty() {
-                let relative =
-                    entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().into_owned();
-                found.lock().unwrap_or_else(|p| p.into_inner()).push((relative, sink.hits));
-            }
-            if count.load(Ordering::Relaxed) >= cap { WalkState::Quit } else { WalkState::Continue }
-        })
+        }
+        drop(send);
     });
     let mut files_found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     files_found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let truncated = (count.load(Ordering::Relaxed) >= cap).then(|| {
         format!("stopped at {cap} matching lines; narrow the pattern, the directory or the glob (or raise max_results)")
+    });
+    let mut skipped = skipped.into_inner().unwrap_or_else(|p| p.into_inner());
+    skipped.sort_unstable();
+    let skipped = (!skipped.is_empty()).then(|| {
+        let more = skipped.len().saturating_sub(MAX_SKIPPED_NAMES);
+        let mut names = skipped.iter().take(MAX_SKIPPED_NAMES).cloned().collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            names.push_str(&format!(" and {more} more"));
+        }
+        format!(
+            "{} file(s) searched only up to their first line longer than {} MiB: {names}",
+            skipped.len(),
+            LINE_HEAP / (1024 * 1024)
+        )
     });
     let total: usize = files_found.iter().map(|(_, hits)| hits.len()).sum();
     let mut matches = Vec::with_capacity(total.min(cap));
@@ -188,7 +285,7 @@ pub fn search(root: &Path, start: &Path, options: &SearchOptions) -> Result<Sear
             });
         }
     }
-    Ok(SearchResults { matches, files_searched: files.into_inner(), truncated })
+    Ok(SearchResults { matches, files_searched: files.into_inner(), truncated, skipped })
 }
 
 /// One matching line of a file.
@@ -253,32 +350,4 @@ fn line_text(bytes: &[u8]) -> String {
     } else {
         text.into_owned()
     }
-}
-
-/// Opens a file the walk found, making sure it really is inside `root`: the last component must
-/// not be a link (`O_NOFOLLOW`), it must be a regular file (`O_NONBLOCK`, so a FIFO never
-/// blocks), and on Linux the kernel's name for the open file (`/proc/self/fd`) must lie beneath
-/// the root — which catches a directory swapped for a link while the walk was under way.
-fn open_confined(root: &Path, path: &Path) -> Option<File> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
-    let stat = rustix::fs::fstat(&fd).ok()?;
-    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
-        return None;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
-        if !real.starts_with(root) {
-            return None;
-        }
-    }
-    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::RDONLY);
-    Some(File::from(fd))
 }

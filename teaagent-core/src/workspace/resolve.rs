@@ -175,9 +175,9 @@ impl Workspace {
         if !path.is_absolute() {
             return Ok(path.to_path_buf());
         }
-        match path.strip_prefix(self.root()) {
-            Ok(rest) => Ok(rest.to_path_buf()),
-            Err(_) => Err(PathError::refused(
+        match self.strip_root(path) {
+            Some(rest) => Ok(rest.to_path_buf()),
+            None => Err(PathError::refused(
                 PathRefusal::OutsideWorkspace,
                 format!("an absolute path outside the workspace root {}", self.root().display()),
             )),
@@ -244,12 +244,12 @@ impl Workspace {
                         .map_err(|e| PathError::Io(e.into()))?;
                     let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
                     let rest = if target.is_absolute() {
-                        match target.strip_prefix(self.root()) {
-                            Ok(inside) => {
+                        match self.strip_root(&target) {
+                            Some(inside) => {
                                 stack.clear();
                                 inside.to_path_buf()
                             }
-                            Err(_) => {
+                            None => {
                                 return Err(PathError::refused(
                                     PathRefusal::OutsideWorkspace,
                                     format!("`{}` is a link to {}", name.to_string_lossy(), target.display()),

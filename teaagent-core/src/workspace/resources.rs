@@ -1,8 +1,8 @@
 //! The workspace's files as MCP resources (SPEC §8).
 //!
-//! `resources/list` walks the tree with ripgrep's `ignore` crate (`.gitignore` honoured also
-//! outside git repositories, `.git` skipped, hidden files kept, links not followed) in sorted
-//! order. Between pages the walk itself is kept, paused (a few at a time, for a minute), so
+//! `resources/list` walks the tree beneath the root's handle with [`Walk`] (`.gitignore`
+//! honoured also outside git repositories, `.git` skipped, hidden files kept, links not followed,
+//! paths policy hides left out) in sorted order. Between pages the walk itself is kept, paused (a few at a time, for a minute), so
 //! paging through everything costs one walk. The cursor names that paused walk and the last path
 //! returned; when the walk is gone (expired, evicted, another server's cursor), a new walk resumes
 //! right after that path, pruning every directory that sorts entirely before it: either way a
@@ -10,7 +10,8 @@
 //!
 //! `resources/read` parses the URI strictly ([`super::uri`]), resolves it like any tool path
 //! (confinement, no special files), and returns `text` for UTF-8 files without NUL bytes and
-//! base64 `blob` otherwise, up to a size cap.
+//! base64 `blob` otherwise, up to a size cap. A file policy hides (a deny rule on paths, also
+//! reached through a link) is refused with `-32602`, reason `hidden_by_policy`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use futures_util::future::BoxFuture;
 use super::Workspace;
 use super::resolve::{PathError, Target};
 use super::uri::{self, UriError};
+use super::walk::{Walk, WalkEntry};
 use crate::error::{Error, PathRefusal, ResourceRefusal};
 use crate::mcp::EmbeddedResource;
 use crate::mcp::cursor::{Cursor, fingerprint};
@@ -62,11 +64,11 @@ impl std::fmt::Debug for Inner {
 /// A walk paused between two pages.
 struct Paused {
     id: u64,
-    walk: ignore::Walk,
+    walk: Walk,
     /// The last path returned (what the cursor says).
     last: PathBuf,
     /// A file already taken from the walk but not yet returned.
-    pending: Option<PathBuf>,
+    pending: Option<WalkEntry>,
     paused_at: Instant,
 }
 
@@ -108,24 +110,26 @@ impl WorkspaceResources {
                 (Some(id), Some(path))
             }
         };
-        let root = self.inner.workspace.root().to_path_buf();
         let resumed = match (walk_id, &after) {
             (Some(id), Some(after)) => self.take_paused(id, after),
             _ => None,
         };
         // A paused walk is already past the cursor; a new one must skip what comes before it.
         let skip_to = if resumed.is_some() { None } else { after.clone() };
-        let mut paused = resumed.unwrap_or_else(|| Paused {
-            id: self.inner.next_walk.fetch_add(1, Ordering::Relaxed),
-            walk: walker(&root, after.clone()),
-            last: PathBuf::new(),
-            pending: None,
-            paused_at: Instant::now(),
-        });
-        let mut page = Vec::with_capacity(self.inner.page_size.min(4096));
+        let mut paused = match resumed {
+            Some(paused) => paused,
+            None => Paused {
+                id: self.inner.next_walk.fetch_add(1, Ordering::Relaxed),
+                walk: self.walker(after.clone())?,
+                last: PathBuf::new(),
+                pending: None,
+                paused_at: Instant::now(),
+            },
+        };
+        let mut page: Vec<WalkEntry> = Vec::with_capacity(self.inner.page_size.min(4096));
         page.extend(paused.pending.take());
         while page.len() <= self.inner.page_size {
-            match next_file(&mut paused.walk, &root, skip_to.as_deref()) {
+            match paused.walk.find(|file| skip_to.as_deref().is_none_or(|a| file.relative() > a)) {
                 Some(file) => page.push(file),
                 None => break,
             }
@@ -136,8 +140,9 @@ impl WorkspaceResources {
         }
         let next_cursor = match (more, page.last()) {
             (true, Some(last)) => {
-                paused.last = last.clone();
-                let position = format!("{}/{}", paused.id, &uri::to_uri(last)[uri::PREFIX.len()..]);
+                paused.last = last.relative().to_path_buf();
+                let position =
+                    format!("{}/{}", paused.id, &uri::to_uri(last.relative())[uri::PREFIX.len()..]);
                 self.pause(paused);
                 Some(
                     Cursor { list: "resources".into(), position, fingerprint: self.inner.fingerprint }
@@ -146,18 +151,25 @@ impl WorkspaceResources {
             }
             _ => None,
         };
-        let sizes = sizes(&root, &page);
         let resources = page
             .iter()
-            .zip(sizes)
-            .map(|(relative, size)| Resource {
-                uri: uri::to_uri(relative),
-                name: uri::display(relative),
-                mime_type: Some(guess_mime(relative, None).to_owned()),
-                size,
+            .map(|file| Resource {
+                uri: uri::to_uri(file.relative()),
+                name: uri::display(file.relative()),
+                mime_type: Some(guess_mime(file.relative(), None).to_owned()),
+                // Through the directory's handle; a file gone since the walk has no size.
+                size: file.size(),
             })
             .collect();
         Ok(ListResourcesResult { resources, next_cursor })
+    }
+
+    /// A sorted walk of the workspace's files, pruned to what comes after `after`.
+    fn walker(&self, after: Option<PathBuf>) -> Result<Walk, Error> {
+        let ws = &self.inner.workspace;
+        let failed = |e: PathError| Error::Internal { details: format!("listing the workspace: {e}") };
+        let root = ws.resolve(".").map_err(failed)?;
+        Ok(Walk::new(ws, &root, "resources/list").map_err(failed)?.after(after))
     }
 
     /// The paused walk `id`, if it is still kept and stopped where the cursor says.
@@ -196,6 +208,10 @@ impl WorkspaceResources {
             PathError::NotFound | PathError::NotADirectory => refused(ResourceRefusal::NotFound),
             PathError::Io(e) => Error::Internal { details: format!("reading {uri_text}: {e}") },
         })?;
+        // Where the URI really leads (links followed) is what policy is asked about.
+        if self.inner.workspace.is_hidden("resources/read", resolved.relative()) {
+            return Err(refused(ResourceRefusal::Hidden));
+        }
         match resolved.target() {
             Target::File { size, .. } if size > self.inner.max_read => {
                 return Err(refused(ResourceRefusal::TooLarge));
@@ -274,47 +290,6 @@ fn guess_mime(relative: &Path, is_text: Option<bool>) -> &'static str {
         None if TEXT_NAMES.contains(&name) || name.starts_with('.') => "text/plain",
         None => "application/octet-stream",
     }
-}
-
-/// A sorted walk of the workspace's files, pruned to what comes after `after`.
-fn walker(root: &Path, after: Option<PathBuf>) -> ignore::Walk {
-    let prune_root = root.to_path_buf();
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            if entry.file_name() == ".git" {
-                return false;
-            }
-            let Some(after) = &after else { return true };
-            let Ok(relative) = entry.path().strip_prefix(&prune_root) else { return true };
-            // Keep what comes after the cursor, and the directories leading down to it.
-            relative > after.as_path() || after.starts_with(relative)
-        })
-        .build()
-}
-
-/// The next file of a walk (relative path), after `after`.
-fn next_file(walk: &mut ignore::Walk, root: &Path, after: Option<&Path>) -> Option<PathBuf> {
-    for entry in walk.by_ref() {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(root) else { continue };
-        if after.is_some_and(|a| relative <= a) {
-            continue;
-        }
-        return Some(relative.to_path_buf());
-    }
-    None
-}
-
-/// The sizes of a page's files (a file gone since the walk has no size).
-fn sizes(root: &Path, page: &[PathBuf]) -> Vec<Option<u64>> {
-    page.iter().map(|relative| std::fs::symlink_metadata(root.join(relative)).ok().map(|m| m.len())).collect()
 }
 
 impl ResourceProvider for WorkspaceResources {

@@ -1,0 +1,547 @@
+//! Walking the workspace beneath its root handle: the one walker behind `find_files`,
+//! `search_text` and `resources/list`.
+//!
+//! Decisions, and why:
+//!
+//! - **Handles, not names.** Every directory is opened with `openat(parent, name, O_DIRECTORY |
+//!   O_NOFOLLOW)` from the root's open handle, never by an absolute path. A root renamed and
+//!   replaced by a link after start is not seen (the handle still names the directory the server
+//!   started on), and a subdirectory swapped for a link while the walk is under way makes that
+//!   open fail, so the walk skips it instead of following it out of the root.
+//! - **Only regular files** are yielded; links are listed by nobody and followed by nobody, FIFOs,
+//!   sockets and devices are skipped. Files are opened by [`WalkEntry::open`] with `O_NOFOLLOW |
+//!   O_NONBLOCK` relative to their directory's handle and checked with `fstat`.
+//! - **Ignore files as git and ripgrep read them**, but only inside the root: `.ignore`, then
+//!   `.gitignore`, then `.git/info/exclude`, the deepest directory's rule winning within each kind
+//!   and `!` re-including; `.gitignore` rules of directories above a nested repository (a
+//!   directory holding `.git`) do not apply inside it. Directories above the root are never
+//!   consulted, nor is the user's global excludes file: what is ignored depends on the workspace
+//!   alone. Each ignore file is read through its directory's handle, must be a regular file (a link
+//!   is skipped, as git itself refuses a symbolic `.gitignore`), is opened without blocking (a
+//!   FIFO cannot hang a walk) and is read up to [`MAX_IGNORE_FILE`] (the rest is dropped, with a
+//!   warning on stderr).
+//! - **Same order as before**: depth first, each directory's entries sorted by name, `.git`
+//!   skipped, hidden files kept.
+//! - **Policy's hidden paths** ([`Workspace::is_hidden`]) are left out: a hidden directory is not
+//!   entered.
+//! - **Bounded depth**: directories deeper than [`MAX_DEPTH`] are skipped (with a warning), so a
+//!   hostile tree cannot exhaust the server's file handles (each level holds one).
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::overrides::Override;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::Workspace;
+use super::resolve::{PathError, Resolved, Target, open_dir};
+
+/// The most of an ignore file that is read (1 MiB).
+pub const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// The deepest directory a walk enters, counted from the root.
+pub const MAX_DEPTH: usize = 256;
+
+/// A file a walk found.
+#[derive(Debug, Clone)]
+pub struct WalkEntry {
+    dir: Arc<OwnedFd>,
+    name: OsString,
+    relative: PathBuf,
+}
+
+impl WalkEntry {
+    /// Its path relative to the workspace root.
+    pub fn relative(&self) -> &Path {
+        &self.relative
+    }
+
+    /// Opens it for reading: by name in the directory the walk found it in, refusing a link
+    /// (`O_NOFOLLOW`) and anything but a regular file (opened with `O_NONBLOCK`, checked with
+    /// `fstat`). `None` when it is gone or was replaced by something else.
+    pub fn open(&self) -> Option<File> {
+        open_regular(&self.dir, &self.name).ok().flatten()
+    }
+
+    /// Its size now (`None` when it is gone or no longer a regular file).
+    pub fn size(&self) -> Option<u64> {
+        let stat =
+            rustix::fs::statat(self.dir.as_fd(), self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile).then_some(stat.st_size.max(0) as u64)
+    }
+}
+
+/// Opens `name` in `dir` for reading if it is a regular file: `Ok(None)` when it is missing,
+/// a link, or not a regular file. Never blocks (`O_NONBLOCK` at open; cleared after the check).
+pub(crate) fn open_regular(dir: impl AsFd, name: &OsStr) -> io::Result<Option<File>> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR | Errno::NXIO) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Ok(None);
+    }
+    // Blocking reads from here on (a regular file never blocks anyway).
+    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::RDONLY);
+    Ok(Some(File::from(fd)))
+}
+
+/// A small file teaagent reads for itself, read safely: only a regular file (not a link, FIFO,
+/// device), opened without blocking, at most `cap` bytes. `Ok(None)` when it does not exist;
+/// `truncated` says the file was longer than `cap`.
+#[derive(Debug)]
+pub(crate) struct SmallFile {
+    pub bytes: Vec<u8>,
+    pub truncated: bool,
+}
+
+/// Why [`read_small`] did not read a file that is there.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SmallFileError {
+    /// A symbolic link, FIFO, socket or device.
+    #[error("not a regular file (a link, FIFO or device); skipped")]
+    NotRegular,
+    /// The file system failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Reads `name` in `dir` (see [`SmallFile`]).
+pub(crate) fn read_small(
+    dir: impl AsFd,
+    name: &OsStr,
+    cap: u64,
+) -> Result<Option<SmallFile>, SmallFileError> {
+    let dir = dir.as_fd();
+    let file = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(SmallFileError::Io(e.into())),
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
+            return Err(SmallFileError::NotRegular);
+        }
+        Ok(_) => open_regular(dir, name)?.ok_or(SmallFileError::NotRegular)?,
+    };
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    let truncated = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    Ok(Some(SmallFile { bytes, truncated }))
+}
+
+/// One directory's ignore rules.
+#[derive(Debug, Default)]
+struct Rules {
+    dot_ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    exclude: Option<Gitignore>,
+    /// The directory holds `.git`: a repository's root.
+    has_git: bool,
+}
+
+impl Rules {
+    /// Reads the ignore files of the directory `dir` (whose entries are `names`, sorted).
+    fn read(dir: &OwnedFd, relative: &Path, names: &[(OsString, Option<FileType>)]) -> Rules {
+        let has = |name: &str| names.binary_search_by(|(n, _)| n.as_os_str().cmp(OsStr::new(name))).is_ok();
+        let has_git = has(".git");
+        let dot_ignore = if has(".ignore") { rules_file(dir, relative, ".ignore") } else { None };
+        let gitignore = if has(".gitignore") { rules_file(dir, relative, ".gitignore") } else { None };
+        let exclude = if has_git {
+            // `.git/info/exclude`, each directory opened without following a link.
+            open_dir(dir.as_fd(), Path::new(".git"))
+                .and_then(|git| open_dir(&git, Path::new("info")))
+                .ok()
+                .and_then(|info| rules_file(&info, relative, ".git/info/exclude"))
+        } else {
+            None
+        };
+        Rules { dot_ignore, gitignore, exclude, has_git }
+    }
+}
+
+/// One ignore file as a matcher (`None` when absent, unreadable or empty). `shown` is its name
+/// for warnings, relative to the directory the rules apply to.
+fn rules_file(dir: &impl AsFd, relative: &Path, shown: &str) -> Option<Gitignore> {
+    let file_name = Path::new(shown).file_name().unwrap_or_default();
+    let where_ = relative.join(shown);
+    let small = match read_small(dir, file_name, MAX_IGNORE_FILE) {
+        Ok(Some(small)) => small,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::warn!(file = %where_.display(), "ignore file {e}");
+            return None;
+        }
+    };
+    let mut text = String::from_utf8_lossy(&small.bytes).into_owned();
+    if small.truncated {
+        tracing::warn!(
+            file = %where_.display(),
+            "ignore file larger than {MAX_IGNORE_FILE} bytes: only its first {MAX_IGNORE_FILE} bytes are used"
+        );
+        // Drop the line that was cut.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(whole);
+    }
+    // Matched against paths relative to its own directory (the root `.` strips nothing).
+    let mut builder = GitignoreBuilder::new(".");
+    for line in text.lines() {
+        // A line that is not a valid glob is skipped, as git does.
+        let _ = builder.add_line(None, line);
+    }
+    match builder.build() {
+        Ok(gi) if gi.is_empty() => None,
+        Ok(gi) => Some(gi),
+        Err(e) => {
+            tracing::warn!(file = %where_.display(), error = %e, "ignore file skipped");
+            None
+        }
+    }
+}
+
+/// A directory being walked.
+#[derive(Debug)]
+struct Frame {
+    dir: Arc<OwnedFd>,
+    /// Relative to the root.
+    relative: PathBuf,
+    /// Entries still to visit (sorted; kind from the directory when it says).
+    entries: std::vec::IntoIter<(OsString, Option<FileType>)>,
+    rules: Arc<Rules>,
+}
+
+/// A depth-first walk of the regular files beneath a directory of the workspace, in sorted
+/// order (see the module docs). An iterator of [`WalkEntry`]; cheap to keep paused.
+#[derive(Debug)]
+pub struct Walk {
+    workspace: Workspace,
+    scope: String,
+    /// Rules of the directories above the start (root first), with their relative paths.
+    above: Vec<(PathBuf, Arc<Rules>)>,
+    stack: Vec<Frame>,
+    /// Overrides (`search_text`'s `glob`), matched relative to the start.
+    overrides: Option<Override>,
+    start: PathBuf,
+    /// Only what sorts after this path (and the directories leading to it).
+    after: Option<PathBuf>,
+    /// A walk started at a regular file yields just that file.
+    single: Option<WalkEntry>,
+}
+
+impl Walk {
+    /// Walks beneath `start` (a directory resolved in `workspace`) for `scope` (the tool's name,
+    /// or `resources/list`: what policy's hidden paths are asked about).
+    ///
+    /// A `start` that is a regular file is walked as that one file (ignore files do not apply to
+    /// a file named explicitly, as in ripgrep).
+    pub fn new(workspace: &Workspace, start: &Resolved, scope: &str) -> Result<Walk, PathError> {
+        if let (Target::File { .. }, Some(name)) = (start.target(), &start.name) {
+            let single = (!workspace.is_hidden(scope, start.relative())).then(|| WalkEntry {
+                dir: Arc::clone(&start.parent),
+                name: name.clone(),
+                relative: start.relative().to_path_buf(),
+            });
+            return Ok(Walk {
+                workspace: workspace.clone(),
+                scope: scope.to_owned(),
+                above: Vec::new(),
+                stack: Vec::new(),
+                overrides: None,
+                start: start.relative().to_path_buf(),
+                after: None,
+                single,
+            });
+        }
+        // Open the chain root → start by names, each without following a link, to read the
+        // ignore files of the directories above the start (inside the root only).
+        let mut dir = workspace.dir_handle();
+        let mut relative = PathBuf::new();
+        let mut above = Vec::new();
+        let names: Vec<&OsStr> = start.relative().iter().collect();
+        for name in names {
+            let entries = read_entries(&dir)?;
+            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries))));
+            dir = Arc::new(open_dir(dir.as_fd(), Path::new(name)).map_err(|e| match e.raw_os_error() {
+                Some(c) if c == Errno::NOENT.raw_os_error() => PathError::NotFound,
+                Some(c) if c == Errno::NOTDIR.raw_os_error() || c == Errno::LOOP.raw_os_error() => {
+                    PathError::NotADirectory
+                }
+                _ => PathError::Io(e),
+            })?);
+            relative.push(name);
+        }
+        let mut walk = Walk {
+            workspace: workspace.clone(),
+            scope: scope.to_owned(),
+            above,
+            stack: Vec::new(),
+            overrides: None,
+            start: relative.clone(),
+            after: None,
+            single: None,
+        };
+        let entries = read_entries(&dir)?;
+        let rules = Arc::new(Rules::read(&dir, &relative, &entries));
+        walk.stack.push(Frame { dir, relative, entries: entries.into_iter(), rules });
+        Ok(walk)
+    }
+
+    /// Applies overrides (globs whitelisting or, with `!`, excluding files; relative to the
+    /// start), which win over ignore files as in ripgrep's `-g`.
+    pub fn with_overrides(mut self, overrides: Override) -> Walk {
+        self.overrides = Some(overrides);
+        self
+    }
+
+    /// Only yields files that sort after `after` (relative to the root), pruning every directory
+    /// that sorts entirely before it.
+    pub fn after(mut self, after: Option<PathBuf>) -> Walk {
+        self.after = after;
+        self
+    }
+
+    /// Whether ignore files or overrides leave this entry out.
+    fn ignored(&self, relative: &Path, is_dir: bool) -> bool {
+        if let Some(overrides) = &self.overrides {
+            let within = relative.strip_prefix(&self.start).unwrap_or(relative);
+            match overrides.matched(within, is_dir) {
+                Match::Whitelist(_) => return false,
+                Match::Ignore(_) => return true,
+                Match::None => {}
+            }
+        }
+        let chain = self
+            .stack
+            .iter()
+            .rev()
+            .map(|f| (f.relative.as_path(), &*f.rules))
+            .chain(self.above.iter().rev().map(|(p, r)| (p.as_path(), &**r)));
+        let (mut dot_ignore, mut gitignore, mut exclude) = (None, None, None);
+        let mut saw_git = false;
+        for (dir, rules) in chain {
+            let Ok(within) = relative.strip_prefix(dir) else { continue };
+            let matched = |gi: &Option<Gitignore>| match gi.as_ref().map(|g| g.matched(within, is_dir)) {
+                Some(Match::Ignore(_)) => Some(true),
+                Some(Match::Whitelist(_)) => Some(false),
+                _ => None,
+            };
+            dot_ignore = dot_ignore.or_else(|| matched(&rules.dot_ignore));
+            if !saw_git {
+                gitignore = gitignore.or_else(|| matched(&rules.gitignore));
+                exclude = exclude.or_else(|| matched(&rules.exclude));
+            }
+            saw_git = saw_git || rules.has_git;
+        }
+        dot_ignore.or(gitignore).or(exclude).unwrap_or(false)
+    }
+
+    fn pruned(&self, relative: &Path) -> bool {
+        // Keep what comes after the cursor, and the directories leading down to it.
+        self.after.as_deref().is_some_and(|after| !(relative > after || after.starts_with(relative)))
+    }
+}
+
+impl Iterator for Walk {
+    type Item = WalkEntry;
+
+    fn next(&mut self) -> Option<WalkEntry> {
+        if let Some(single) = self.single.take() {
+            return Some(single);
+        }
+        loop {
+            let frame = self.stack.last_mut()?;
+            let Some((name, kind)) = frame.entries.next() else {
+                self.stack.pop();
+                continue;
+            };
+            if name == ".git" {
+                continue;
+            }
+            let relative = frame.relative.join(&name);
+            let dir = Arc::clone(&frame.dir);
+            let kind = match kind {
+                Some(kind) => kind,
+                None => match rustix::fs::statat(dir.as_fd(), name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+                    Err(_) => continue, // gone since the listing
+                },
+            };
+            let is_dir = match kind {
+                FileType::Directory => true,
+                FileType::RegularFile => false,
+                _ => continue, // links and special files
+            };
+            if self.pruned(&relative)
+                || self.workspace.is_hidden(&self.scope, &relative)
+                || self.ignored(&relative, is_dir)
+            {
+                continue;
+            }
+            if !is_dir {
+                return Some(WalkEntry { dir, name, relative });
+            }
+            if self.stack.len() + self.above.len() >= MAX_DEPTH {
+                tracing::warn!(dir = %relative.display(), "deeper than {MAX_DEPTH} directories: not walked");
+                continue;
+            }
+            // Opened without following a link: a directory swapped for a link since the listing
+            // fails here and is skipped, never followed out of the root.
+            let Ok(fd) = open_dir(dir.as_fd(), Path::new(&name)) else { continue };
+            let Ok(entries) = read_entries(&fd) else { continue };
+            let rules = Arc::new(Rules::read(&fd, &relative, &entries));
+            self.stack.push(Frame { dir: Arc::new(fd), relative, entries: entries.into_iter(), rules });
+        }
+    }
+}
+
+/// A directory's entries, sorted by name, with their kind when the directory says it.
+fn read_entries(dir: &OwnedFd) -> Result<Vec<(OsString, Option<FileType>)>, PathError> {
+    let mut listing = rustix::fs::Dir::read_from(dir).map_err(|e| PathError::Io(e.into()))?;
+    let mut entries = Vec::new();
+    while let Some(entry) = listing.read() {
+        let entry = entry.map_err(|e| PathError::Io(e.into()))?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Unknown => None,
+            kind => Some(kind),
+        };
+        entries.push((OsStr::from_bytes(name).to_os_string(), kind));
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch directory, removed at the end.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("teaagent-walk-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("scratch");
+            Scratch(dir)
+        }
+
+        fn write(&self, rel: &str, contents: &str) {
+            let path = self.0.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, contents).expect("write");
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn files(ws: &Workspace, start: &str) -> Vec<String> {
+        let start = ws.resolve(start).expect("start");
+        Walk::new(ws, &start, "find_files")
+            .expect("walk")
+            .map(|e| e.relative().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn ignore_files_as_git_reads_them() {
+        let s = Scratch::new("ignore");
+        s.write(".gitignore", "*.log\nbuild/\n!keep.log\n");
+        s.write("a.log", "");
+        s.write("keep.log", "");
+        s.write("build/out.txt", "");
+        s.write(".hidden", "");
+        s.write(".git/config", "");
+        s.write("src/.gitignore", "!b.log\n");
+        s.write("src/b.log", "");
+        s.write("src/c.log", "");
+        s.write("src/.ignore", "secret.txt\n");
+        s.write("src/.gitignore2", "");
+        s.write("src/secret.txt", "");
+        // A nested repository: the outer .gitignore does not apply inside it, .ignore does.
+        s.write("nested/.git/info/exclude", "excluded.txt\n");
+        s.write("nested/d.log", "");
+        s.write("nested/excluded.txt", "");
+        s.write(".ignore", "*.tmp\n");
+        s.write("nested/e.tmp", "");
+        let ws = Workspace::open(&s.0).expect("open");
+        assert_eq!(
+            files(&ws, "."),
+            [
+                ".gitignore",
+                ".hidden",
+                ".ignore",
+                "keep.log",
+                "nested/d.log",
+                "src/.gitignore",
+                "src/.gitignore2",
+                "src/.ignore",
+                "src/b.log"
+            ]
+        );
+        // Starting below the root still applies the rules of the directories above it.
+        assert_eq!(files(&ws, "src"), ["src/.gitignore", "src/.gitignore2", "src/.ignore", "src/b.log"]);
+        // A file named as the start is walked as itself.
+        assert_eq!(files(&ws, "a.log"), ["a.log"]);
+    }
+
+    #[test]
+    fn hidden_paths_are_left_out_and_not_entered() {
+        let s = Scratch::new("hidden");
+        s.write("secrets/key", "");
+        s.write("public/readme", "");
+        s.write("public/secret.txt", "");
+        let ws = Workspace::open(&s.0).expect("open");
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&asked);
+        ws.set_hidden(Arc::new(move |scope: &str, path: &Path| {
+            seen.lock().expect("lock").push((scope.to_owned(), path.to_path_buf()));
+            path.starts_with("secrets") || path.ends_with("secret.txt")
+        }));
+        assert_eq!(files(&ws, "."), ["public/readme"]);
+        let asked = asked.lock().expect("lock");
+        assert!(asked.iter().all(|(scope, _)| scope == "find_files"));
+        assert!(
+            !asked.iter().any(|(_, p)| p == Path::new("secrets/key")),
+            "a hidden directory is not entered"
+        );
+    }
+
+    #[test]
+    fn special_and_linked_ignore_files_are_skipped() {
+        let s = Scratch::new("special");
+        s.write("a.txt", "");
+        s.write("outside-rules", "*.txt\n");
+        std::os::unix::fs::symlink("/dev/zero", s.0.join(".gitignore")).expect("link");
+        std::os::unix::fs::symlink(s.0.join("outside-rules"), s.0.join(".ignore")).expect("link");
+        let ws = Workspace::open(&s.0).expect("open");
+        assert_eq!(files(&ws, "."), ["a.txt", "outside-rules"]);
+        let big = "x\n".repeat((MAX_IGNORE_FILE as usize) / 2 + 10);
+        s.write("big", &big);
+        let root = ws.dir_handle();
+        let read = read_small(&*root, OsStr::new("big"), MAX_IGNORE_FILE).expect("read").expect("there");
+        assert!(read.truncated && read.bytes.len() as u64 == MAX_IGNORE_FILE);
+        assert!(matches!(read_small(&*root, OsStr::new(".gitignore"), 10), Err(SmallFileError::NotRegular)));
+        assert!(read_small(&*root, OsStr::new("missing"), 10).expect("ok").is_none());
+    }
+}
