@@ -23,8 +23,9 @@ pub mod grant;
 
 use std::collections::HashSet;
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -32,8 +33,11 @@ use serde::{Deserialize, Serialize};
 use self::ask::Answer;
 use self::audit::{AuditLog, AuditRecord};
 use self::grant::{Grant, GrantError, suggest};
+use crate::registry::Registry;
 use crate::server::Peer;
 use crate::tool::{ParamRole, Tier, ToolDef};
+use crate::visible::shown;
+use crate::workspace::HiddenPaths;
 
 /// How much runs without an approval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -150,19 +154,26 @@ impl FromStr for PermissionMode {
 pub struct CallFacts<'a> {
     /// The tool.
     pub tool: &'a ToolDef,
-    /// Its role arguments in this call: name, role, normalised value.
+    /// Its role arguments in this call: name, role, normalised value (for a path: where it
+    /// leads, every link followed).
     pub roles: Vec<(&'a str, ParamRole, &'a str)>,
+    /// Its path arguments as the entries they name (a link in the last component not followed),
+    /// which deny rules also match.
+    pub entries: Vec<(&'a str, &'a str)>,
     /// The payload digest of the call as the client sent it.
     pub digest: &'a str,
 }
 
 /// The outcome of a decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Decision {
     /// Run it.
     Allow {
         /// What allowed it.
         rule: std::borrow::Cow<'static, str>,
+        /// The counted grants this approval rests on: their uses are [`GrantUses::spend`]t only
+        /// when the call is admitted to run, after every other check.
+        uses: GrantUses,
     },
     /// Refuse it (`-32001`).
     Deny {
@@ -173,11 +184,34 @@ pub enum Decision {
     },
 }
 
+/// The grants with a use count that approved a call, not yet spent. Policy only looks at the
+/// counts when it decides; the pipeline spends the uses once the call passed every other check
+/// (rate limit, workspace lock, unchanged targets), so a call refused at any step uses no grant
+/// and calls waiting for a step never hold uses that others need. Dropping it spends nothing.
+#[derive(Debug, Default)]
+pub struct GrantUses(Vec<Arc<Grant>>);
+
+impl GrantUses {
+    /// Spends one use of each grant, all or none: `Err(grant)` names a grant whose last use was
+    /// spent by a call admitted since the decision (the call is then refused).
+    pub fn spend(self) -> Result<(), String> {
+        for (i, grant) in self.0.iter().enumerate() {
+            if !grant.take_use() {
+                for taken in &self.0[..i] {
+                    taken.refund_use();
+                }
+                return Err(grant.text().to_owned());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
 #[derive(Debug)]
 pub struct Policy {
     mode: PermissionMode,
-    grants: Vec<Grant>,
+    grants: Vec<Arc<Grant>>,
     denies: Vec<Grant>,
     preapproved: HashSet<String>,
     session: Mutex<HashSet<String>>,
@@ -214,7 +248,7 @@ impl Policy {
 
     /// Adds a scoped grant (see [`grant`]).
     pub fn grant(mut self, text: &str) -> Result<Self, GrantError> {
-        self.grants.push(Grant::parse(text)?);
+        self.grants.push(Arc::new(Grant::parse(text)?));
         Ok(self)
     }
 
@@ -259,6 +293,49 @@ impl Policy {
         self.audit.as_ref()
     }
 
+    /// Which workspace paths the deny rules hide from whom, for [`crate::Workspace::set_hidden`]
+    /// (`None` when no deny rule is about paths). A rule hides a path from a scope (a tool's name,
+    /// `resources/list`, `resources/read`) when its tool glob matches the scope and its glob
+    /// matches the path; `*` matches the resource scopes too. A rule that names a `#[command]`
+    /// argument (`shell_exec:command=…`) is about commands, not paths, and hides nothing.
+    pub fn hidden_paths(&self, registry: &Registry) -> Option<Arc<HiddenPaths>> {
+        struct Rule {
+            tool: globset::GlobMatcher,
+            path: globset::GlobMatcher,
+            expires: Option<SystemTime>,
+            /// Tools this rule is a command rule for.
+            not_for: HashSet<String>,
+            /// Whether it also hides from `resources/*` scopes.
+            resources: bool,
+        }
+        let rules: Vec<Rule> = self
+            .denies
+            .iter()
+            .filter_map(|deny| {
+                let (tool, path, expires) = deny.path_rule()?;
+                let named: Vec<&Arc<ToolDef>> =
+                    registry.iter().filter(|t| deny.names_tool(t.name())).collect();
+                let not_for: HashSet<String> =
+                    named.iter().filter(|t| !deny.is_path_rule_for(t)).map(|t| t.name().to_owned()).collect();
+                let resources = named.iter().all(|t| deny.is_path_rule_for(t));
+                Some(Rule { tool, path, expires, not_for, resources })
+            })
+            .collect();
+        if rules.is_empty() {
+            return None;
+        }
+        Some(Arc::new(move |scope: &str, relative: &Path| {
+            let now = SystemTime::now();
+            let resource = scope.starts_with("resources/");
+            rules.iter().any(|r| {
+                r.expires.is_none_or(|at| now < at)
+                    && r.tool.is_match(scope)
+                    && if resource { r.resources } else { !r.not_for.contains(scope) }
+                    && r.path.is_match(relative)
+            })
+        }))
+    }
+
     /// Decides a call: deny rules, the mode, preapprovals, grants, session approvals, asking.
     pub async fn decide(&self, call: &CallFacts<'_>, peer: Option<&Peer>) -> Decision {
         match self.decide_without_asking(call) {
@@ -282,17 +359,17 @@ impl Policy {
             });
         }
         let Some(requirement) = self.mode.requirement(call.tool) else {
-            return Ok(Decision::Allow { rule: self.mode.no_approval_rule().into() });
+            return Ok(allow(self.mode.no_approval_rule()));
         };
         if self.preapproved.contains(call.digest) {
-            return Ok(Decision::Allow { rule: format!("preapproved payload {}", call.digest).into() });
+            return Ok(allow(format!("preapproved payload {}", call.digest)));
         }
-        if let Some(grants) = self.granting(call, now) {
-            return Ok(Decision::Allow { rule: format!("grant {}", grants.join(", ")).into() });
+        if let Some((grants, uses)) = self.granting(call, now) {
+            return Ok(Decision::Allow { rule: format!("grant {}", grants.join(", ")).into(), uses });
         }
         if self.mode == PermissionMode::Prompt {
             if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&session_key(call)) {
-                return Ok(Decision::Allow { rule: "approved by the user for this session".into() });
+                return Ok(allow("approved by the user for this session"));
             }
             return Err(requirement);
         }
@@ -304,13 +381,13 @@ impl Policy {
         let _one_at_a_time = self.ask_lock.lock().await;
         // Asked and answered "for this session" while this call waited its turn?
         if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
-            return Decision::Allow { rule: "approved by the user for this session".into() };
+            return allow("approved by the user for this session");
         }
         match ask::ask(peer, &question(call), self.ask_timeout).await {
-            Answer::Once => Decision::Allow { rule: "approved by the user (once)".into() },
+            Answer::Once => allow("approved by the user (once)"),
             Answer::Session => {
                 self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
-                Decision::Allow { rule: "approved by the user for this session".into() }
+                allow("approved by the user for this session")
             }
             Answer::Deny(why) => {
                 Decision::Deny { rule: format!("{requirement}; {why}"), details: how_to_allow(call) }
@@ -318,11 +395,12 @@ impl Policy {
         }
     }
 
-    /// The grants that approve the call, taking a use of each; `None` if they do not.
-    fn granting(&self, call: &CallFacts<'_>, now: SystemTime) -> Option<Vec<String>> {
+    /// The grants that approve the call, and those of them with a use count (spent later, at
+    /// admission); `None` if they do not.
+    fn granting(&self, call: &CallFacts<'_>, now: SystemTime) -> Option<(Vec<String>, GrantUses)> {
         let name = call.tool.name();
-        let live: Vec<&Grant> = self.grants.iter().filter(|g| g.is_live(now)).collect();
-        let chosen: Vec<&Grant> = if let Some(whole) = live.iter().find(|g| g.covers_tool(name)) {
+        let live: Vec<&Arc<Grant>> = self.grants.iter().filter(|g| g.is_live(now)).collect();
+        let chosen: Vec<&Arc<Grant>> = if let Some(whole) = live.iter().find(|g| g.covers_tool(name)) {
             vec![*whole]
         } else if call.roles.is_empty() {
             return None;
@@ -330,18 +408,15 @@ impl Policy {
             let mut chosen = Vec::new();
             for (arg, role, value) in &call.roles {
                 let grant = live.iter().find(|g| g.covers_arg(name, arg, *role, value))?;
-                if !chosen.iter().any(|c: &&Grant| std::ptr::eq(*c, *grant)) {
+                if !chosen.iter().any(|c: &&Arc<Grant>| Arc::ptr_eq(c, grant)) {
                     chosen.push(*grant);
                 }
             }
             chosen
         };
-        // A grant with a use count is spent only when the call runs on it.
-        if chosen.iter().all(|g| g.take_use()) {
-            Some(chosen.iter().map(|g| format!("`{g}`")).collect())
-        } else {
-            None
-        }
+        // A grant with a use count is spent only when the call runs on it (`GrantUses::spend`).
+        let counted = chosen.iter().filter(|g| g.is_counted()).map(|g| Arc::clone(g)).collect();
+        Some((chosen.iter().map(|g| format!("`{g}`")).collect(), GrantUses(counted)))
     }
 
     /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
@@ -359,10 +434,17 @@ impl Policy {
     }
 }
 
+fn allow(rule: impl Into<std::borrow::Cow<'static, str>>) -> Decision {
+    Decision::Allow { rule: rule.into(), uses: GrantUses::default() }
+}
+
+/// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
+/// named and as resolved, and every command argument.
 fn matches(rule: &Grant, call: &CallFacts<'_>) -> bool {
-    let name = call.tool.name();
-    rule.covers_tool(name)
-        || call.roles.iter().any(|(arg, role, value)| rule.covers_arg(name, arg, *role, value))
+    let tool = call.tool;
+    rule.covers_tool(tool.name())
+        || call.roles.iter().any(|(arg, role, value)| rule.may_deny(tool, arg, *role, value))
+        || call.entries.iter().any(|(arg, value)| rule.may_deny(tool, arg, ParamRole::Path, value))
 }
 
 fn session_key(call: &CallFacts<'_>) -> String {
@@ -377,6 +459,12 @@ fn session_key(call: &CallFacts<'_>) -> String {
 }
 
 /// The question shown to the user: tool, tier, what it does to what.
+///
+/// Every part a client or a tool author controls — the tool's name, argument names and values,
+/// the description line — is shown through [`shown`]: escaped so no terminal control, bidi
+/// override, zero-width character or line break can hide or fake a part of it, and never cut
+/// (only long runs of one character are folded, with their count), so the part of a long command
+/// that differs from a harmless one is always in the question.
 fn question(call: &CallFacts<'_>) -> String {
     let tool = call.tool;
     let b = tool.behavior();
@@ -390,18 +478,22 @@ fn question(call: &CallFacts<'_>) -> String {
     if b.open_world {
         flags.push("open world");
     }
-    let mut text = format!("Allow `{}` (tier {}", tool.name(), tool.tier());
+    let mut text = format!("Allow `{}` (tier {}", shown(tool.name()), tool.tier());
     for f in flags {
         text.push_str(", ");
         text.push_str(f);
     }
     text.push_str(")?");
     for (arg, _, value) in &call.roles {
-        let shown: String = value.chars().take(300).collect();
-        let more = if value.chars().count() > 300 { "…" } else { "" };
-        text.push_str(&format!("\n{arg}: {shown}{more}"));
+        let chars = value.chars().count();
+        let size = if chars > 300 { format!(" ({chars} characters)") } else { String::new() };
+        text.push_str(&format!("\n{}: {}{size}", shown(arg), shown(value)));
+        // A path through a link: what it is called, and (above) where the call will act.
+        if let Some((_, entry)) = call.entries.iter().find(|(a, e)| a == arg && e != value) {
+            text.push_str(&format!(" (named {})", shown(entry)));
+        }
     }
-    text.push_str(&format!("\n{}", first_line(tool.description())));
+    text.push_str(&format!("\n{}", shown(first_line(tool.description()))));
     text
 }
 

@@ -128,9 +128,27 @@ impl Server {
         &self.registry
     }
 
+    /// Installs the policy's path deny rules as the workspace's hidden paths
+    /// ([`Policy::hidden_paths`], [`Workspace::set_hidden`]) before anything is served: walks,
+    /// searches, listings and resources then leave out what the rules deny, for every tool and
+    /// for `resources/*`, not only the calls that name a denied path. Done here, at start, because
+    /// only the server knows both the policy and the workspace (and builder calls come in any
+    /// order); every clone of the workspace (tools, resources) shares the filter. A workspace
+    /// that already has a filter (installed by its owner) keeps it, with a warning.
+    fn hide_denied_paths(&self) {
+        let (Some(workspace), Some(hidden)) = (&self.workspace, self.policy.hidden_paths(&self.registry))
+        else {
+            return;
+        };
+        if !workspace.set_hidden(hidden) {
+            tracing::warn!("the workspace already hides paths; the deny rules' paths are not added to it");
+        }
+    }
+
     /// Serves stdin/stdout until stdin ends or SIGINT/SIGTERM arrives, then drains in-flight
     /// calls for [`ServerConfig::shutdown_grace`] and returns.
     pub async fn serve_stdio(self) -> io::Result<()> {
+        self.hide_denied_paths();
         let (input, output, _restore) = transport::stdio()?;
         let shutdown = CancellationToken::new();
         let signals = tokio::spawn(on_signal(shutdown.clone()));
@@ -146,6 +164,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.hide_denied_paths();
         let input = transport::Input::Async(Box::new(reader));
         let output = transport::Output::Async(Box::new(writer));
         main_loop::run(self, input, output, shutdown).await
@@ -159,6 +178,7 @@ impl Server {
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<crate::CallToolResult, Error> {
+        self.hide_denied_paths();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // Notifications (progress, logs) have no client to go to.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });

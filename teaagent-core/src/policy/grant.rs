@@ -3,18 +3,51 @@
 //! ```text
 //! TOOL                      every call of the tool (TOOL may be a glob over tool names: `read_*`)
 //! TOOL:ARG=GLOB             a `#[path]` argument, matched on its normalised workspace-relative form
-//! TOOL:ARG=PREFIX*          a `#[command]` argument starting with PREFIX (without `*`: exactly)
+//! TOOL:ARG=WORDS*           a `#[command]` argument: these words, then any further whole words
+//! TOOL:ARG=WORDS            a `#[command]` argument: exactly these words
 //! TOOL:*=PATTERN            every role argument of the call
 //! ...;uses=N                at most N approvals
 //! ...;expires=WHEN          until an RFC 3339 time, or for a duration from now (`30m`, `2h`)
 //! ```
 //!
-//! A grant that names an argument covers only that argument: a call is approved by grants when
-//! every one of its role arguments is covered (`move_path` needs both `from` and `to`). Path globs
-//! use `globset` with `*` not crossing `/` (`**` does), matched against the path the framework
-//! resolved (`./src/x` → `src/x`; `src/../secret` → `secret`, which `src/**` does not match). A
-//! command prefix never covers a compound command: a command containing `;`, `&`, `|`, `<`, `>`,
-//! `` ` ``, `$`, `(`, `)`, `\` or a line break is covered by no command grant at all.
+//! **Grants** are fail-closed towards refusing. A grant that names an argument covers only that
+//! argument: a call is approved by grants when every one of its role arguments is covered
+//! (`move_path` needs both `from` and `to`). Path globs use `globset` with `*` not crossing `/`
+//! (`**` does), matched against the path the framework resolved (`./src/x` → `src/x`;
+//! `src/../secret` → `secret`, which `src/**` does not match). Commands are compared **word by
+//! word** (words are what the shell splits on spaces and tabs): `cargo test*` covers `cargo test`
+//! and `cargo test --all`, never `cargo testx`, and `echo safe*` never covers `echo safex` or
+//! `echo safe'x y'` (the first words must be exactly the grant's, so no quote can carry a word
+//! across the boundary). A prefix grant lets the caller add *any* further arguments, including
+//! ones that change what the program does (`--config`, `--output`, `-c`); an exact grant (no
+//! `*`) is the safe kind. A command that is more than one simple command or could expand into one
+//! — containing `;`, `&`, `|`, `<`, `>`, `` ` ``, `$`, `(`, `)`, `\` or a line break — is covered
+//! by no command grant at all.
+//!
+//! **Deny rules** are fail-closed the other way ([`Grant::may_deny`]): a deny rule refuses every
+//! call it cannot prove to be outside it.
+//! - A path deny rule (`*:path=secrets/**`) applies to every `#[path]` argument of the call
+//!   (`path`, `from`, `to`, `cwd`, …) whatever argument name it spells: a path is a path, and
+//!   a rule written for `path` must not be dodged through `cwd`. It is matched against both the
+//!   entry the call names and where it leads (a link in `pub/` to `secrets/key` is denied, and
+//!   so is deleting the link `secrets/link`), and so is a directory whose every child it would
+//!   match (`secrets/**` refuses `list_directory secrets`). The same rules hide the paths from walks, searches
+//!   and resources ([`crate::policy::Policy::hidden_paths`]).
+//! - A command deny rule (`shell_exec:command=touch*`) refuses a command line unless it can
+//!   show that no program the line runs matches. A line with anything the check cannot follow —
+//!   the compound characters above, quotes (`'`, `"`), globs and braces (`*`, `?`, `[`, `]`,
+//!   `{`, `}`), `!`, `^` or another control character — is refused outright. A plain line is split
+//!   into words, and **every** word counts as a possible program, not only the first: wrappers
+//!   such as `env`, `command`, `exec`, `nice`, `timeout`, `xargs`, `sudo`, `sh -c` run their
+//!   arguments, and so may any program the rule cannot know. A word names a program when the
+//!   whole word, or one of its pieces between `/`, `=`, `+`, `,`, `:` and other punctuation, or
+//!   an option's glued value (`-Stouch`), is the rule's first word (with `*` right after it: starts
+//!   with it); the rule's further words must then appear, in order, among the following words.
+//!   So `touch*` refuses `touch x`, `true && touch x`, `A=1 touch x`, `/usr/bin/env touch x`,
+//!   `timeout 5 touch x` and also `echo touch` (over-refusing is the safe side). What no rule on a
+//!   command line can see is what a program does with its input: an interpreter's program
+//!   (`python3 -c …`, `perl -e …`), a script in the workspace, a git alias. Do not grant a shell
+//!   to code you would need such a rule against.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +55,7 @@ use std::time::SystemTime;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
-use crate::tool::ParamRole;
+use crate::tool::{ParamRole, ToolDef};
 
 /// Characters that make a command line more than one simple command.
 const COMPOUND: &[char] = &[';', '&', '|', '<', '>', '`', '$', '(', ')', '\\', '\n', '\r'];
@@ -142,6 +175,67 @@ impl Grant {
         }
     }
 
+    /// Whether this rule, as a deny rule, refuses argument `name` (of `role`) with `value` in a
+    /// call of `tool`. Fail-closed: a path rule applies to every path argument whatever argument
+    /// it names; a command rule refuses what it cannot prove to be outside it (module docs).
+    pub fn may_deny(&self, tool: &ToolDef, name: &str, role: ParamRole, value: &str) -> bool {
+        let Some((arg, pattern)) = &self.arg else { return false };
+        if !self.tool.is_match(tool.name()) {
+            return false;
+        }
+        match role {
+            // A directory whose children the rule denies is denied too (`secrets/**` refuses
+            // `list_directory secrets` and `search_text` in it), as is any path the rule matches.
+            ParamRole::Path => {
+                self.is_path_rule_for(tool)
+                    && self.path.as_ref().is_some_and(|glob| {
+                        let child = if value == "." { "\u{0}".to_owned() } else { format!("{value}/\u{0}") };
+                        glob.is_match(value) || glob.is_match(child)
+                    })
+            }
+            ParamRole::Command => {
+                (*arg == ArgName::Any || *arg == ArgName::Named(name.to_owned()))
+                    && command_may_match(pattern, value)
+            }
+        }
+    }
+
+    /// Whether, for `tool`, this rule is about paths: every rule with an argument is, except one
+    /// that names a `#[command]` argument of the tool (`shell_exec:command=…` says nothing about
+    /// `cwd`). `*` and names the tool does not have count as paths: a rule is never dodged by
+    /// calling the path argument something else.
+    pub fn is_path_rule_for(&self, tool: &ToolDef) -> bool {
+        match &self.arg {
+            None => false,
+            Some((ArgName::Any, _)) => true,
+            Some((ArgName::Named(arg), _)) => {
+                !tool.param_roles().any(|(n, role)| n == arg && role == ParamRole::Command)
+            }
+        }
+    }
+
+    /// Whether the rule names `tool` (by its tool glob), whatever its arguments.
+    pub fn names_tool(&self, tool: &str) -> bool {
+        self.tool.is_match(tool)
+    }
+
+    /// The tool glob, path glob and expiry of a rule with an argument, for hiding paths.
+    pub(crate) fn path_rule(&self) -> Option<(GlobMatcher, GlobMatcher, Option<SystemTime>)> {
+        Some((self.tool.clone(), self.path.clone()?, self.expires))
+    }
+
+    /// Whether the grant has a use count (`;uses=N`).
+    pub fn is_counted(&self) -> bool {
+        self.uses_left.is_some()
+    }
+
+    /// Gives back a use taken by [`Grant::take_use`] (the call it was taken for did not run).
+    pub fn refund_use(&self) {
+        if let Some(n) = &self.uses_left {
+            n.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// Takes one use (for grants with a use count); `false` when none was left.
     pub fn take_use(&self) -> bool {
         match &self.uses_left {
@@ -159,22 +253,86 @@ impl fmt::Display for Grant {
     }
 }
 
-/// Whether a command grant's pattern covers `command`: `PREFIX*` by prefix, else exactly; never
-/// a compound command.
+/// Whether a command grant's pattern covers `command`: `WORDS*` when the command's first words
+/// are exactly `WORDS` (further whole words may follow), else when its words are exactly
+/// `WORDS`; never a compound command.
 pub fn command_matches(pattern: &str, command: &str) -> bool {
     if is_compound(command) {
         return false;
     }
-    let command = command.trim();
-    match pattern.strip_suffix('*') {
-        Some(prefix) => command.starts_with(prefix.trim_start()),
-        None => command == pattern.trim(),
+    let have: Vec<&str> = shell_words(command).collect();
+    match pattern.trim().strip_suffix('*') {
+        Some(prefix) => {
+            let want: Vec<&str> = shell_words(prefix).collect();
+            // A glued `*` (`echo safe*`) means the same as a spaced one: whole words only.
+            have.len() >= want.len() && have[..want.len()] == want[..]
+        }
+        None => have == shell_words(pattern).collect::<Vec<_>>(),
     }
+}
+
+/// Whether a command deny rule's pattern may match `command` (fail-closed, see the module docs).
+pub fn command_may_match(pattern: &str, command: &str) -> bool {
+    if !is_plain(command) {
+        return true;
+    }
+    let pattern = pattern.trim();
+    let (body, glued) = match pattern.strip_suffix('*') {
+        Some(body) => (body, !body.ends_with([' ', '\t'])),
+        None => (pattern, false),
+    };
+    let want: Vec<&str> = shell_words(body).collect();
+    let Some((first, rest)) = want.split_first() else { return true };
+    // `/usr/bin/touch` in a rule means the program `touch`.
+    let first = first.rsplit('/').next().unwrap_or(first);
+    let words: Vec<&str> = shell_words(command).collect();
+    let last = want.len() - 1;
+    words.iter().enumerate().any(|(i, word)| {
+        if !names(word, first, glued && last == 0) {
+            return false;
+        }
+        let mut following = words[i + 1..].iter();
+        rest.iter().enumerate().all(|(k, w)| following.any(|word| names(word, w, glued && k + 1 == last)))
+    })
+}
+
+/// Whether a word of a command line names `want`: the word itself, or one of its pieces (split at
+/// punctuation other than `-`, `_`, `.`), or an option's glued value; `prefix`: starts with it.
+fn names(word: &str, want: &str, prefix: bool) -> bool {
+    let hit = |piece: &str| if prefix { piece.starts_with(want) } else { piece == want };
+    if hit(word) {
+        return true;
+    }
+    word.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))).any(|piece| {
+        if hit(piece) {
+            return true;
+        }
+        // `-Stouch`, `--x=touch` (the `=` split already), `-e` glued to its value.
+        let bare = piece.trim_start_matches('-');
+        piece.starts_with('-')
+            && (hit(bare) || bare.char_indices().nth(1).is_some_and(|(i, _)| hit(&bare[i..])))
+    })
+}
+
+/// The words of a command line as the shell splits them (spaces and tabs; no quote handling:
+/// callers either refuse quotes or compare words exactly).
+fn shell_words(command: &str) -> impl Iterator<Item = &str> {
+    command.split([' ', '\t']).filter(|w| !w.is_empty())
 }
 
 /// Whether a command line is more than one simple command (or could expand into one).
 pub fn is_compound(command: &str) -> bool {
     command.contains(COMPOUND)
+}
+
+/// Whether a command line is one simple command whose words are exactly what the shell will see:
+/// nothing compound, no quoting, globbing, brace or history expansion, no control character.
+fn is_plain(command: &str) -> bool {
+    !command.chars().any(|c| {
+        COMPOUND.contains(&c)
+            || matches!(c, '\'' | '"' | '*' | '?' | '[' | ']' | '{' | '}' | '!' | '^')
+            || (c.is_control() && c != '\t')
+    })
 }
 
 /// A grant that would allow exactly this value, quoted for a shell: `'tool:arg=value'`.
@@ -252,6 +410,81 @@ mod tests {
         let exact = g("shell_exec:command=make");
         assert!(exact.covers_arg("shell_exec", "command", ParamRole::Command, "make"));
         assert!(!exact.covers_arg("shell_exec", "command", ParamRole::Command, "make install"));
+    }
+
+    #[test]
+    fn command_prefixes_match_whole_words() {
+        let echo = g("shell_exec:command=echo safe*");
+        for ok in ["echo safe", "echo safe x", "echo\tsafe  'x y'"] {
+            assert!(echo.covers_arg("shell_exec", "command", ParamRole::Command, ok), "{ok}");
+        }
+        for bad in ["echo safex", "echo safe'x y'", "echo 'safe' x", "echo safe\"x\"", "echosafe", "echo"] {
+            assert!(!echo.covers_arg("shell_exec", "command", ParamRole::Command, bad), "{bad}");
+        }
+        let spaced = g("shell_exec:command=git log *");
+        assert!(spaced.covers_arg("shell_exec", "command", ParamRole::Command, "git log -3"));
+        assert!(!spaced.covers_arg("shell_exec", "command", ParamRole::Command, "git logx"));
+        let exact = g("shell_exec:command=cargo test");
+        assert!(exact.covers_arg("shell_exec", "command", ParamRole::Command, " cargo  test "));
+        assert!(!exact.covers_arg(
+            "shell_exec",
+            "command",
+            ParamRole::Command,
+            "cargo test --config build.rustc-wrapper=./pwn.sh"
+        ));
+    }
+
+    #[test]
+    fn command_deny_rules_refuse_what_they_cannot_rule_out() {
+        let touch = "touch*";
+        for bad in [
+            "touch x",
+            "true && touch x",
+            "touch x; true",
+            "echo | touch x",
+            "command touch x",
+            "/usr/bin/env touch x",
+            "TOUCH=1 touch x",
+            "A=1 touch x",
+            "/usr/bin/touch x",
+            "./touch",
+            "env -Stouch",
+            "env --split-string=touch",
+            "timeout -s KILL 5 touch x",
+            "nice -n 5 nohup xargs touch",
+            "sudo -u root touch x",
+            "exec touch x",
+            "eval touch x",
+            "sh -c 'touch x'",
+            "t'ouch' x",
+            "\\touch x",
+            "\"touch\" x",
+            "$(echo touch) x",
+            "`echo touch` x",
+            "/usr/bin/tou?h x",
+            "to{uch,} x",
+            "(touch x)",
+            "echo\ntouch x",
+            "perl -esystem+q+touch+",
+            "touchy",
+        ] {
+            assert!(command_may_match(touch, bad), "{bad}");
+        }
+        for fine in ["ls -la", "echo retouch", "cargo test --all", "git status"] {
+            assert!(!command_may_match(touch, fine), "{fine}");
+        }
+        // Several words: the program anywhere, its further words in order after it.
+        let push = "git push*";
+        for bad in ["git push", "git -C . push origin", "env git --no-pager push -f", "git push-all"] {
+            assert!(command_may_match(push, bad), "{bad}");
+        }
+        for fine in ["git pull", "git status", "echo push git"] {
+            assert!(!command_may_match(push, fine), "{fine}");
+        }
+        // An exact deny rule is fail-closed too: more arguments do not slip past it.
+        assert!(command_may_match("rm -rf /", "rm -rf / --no-preserve-root"));
+        assert!(command_may_match("rm", "format && x"));
+        assert!(!command_may_match("rm", "npm run format"));
     }
 
     #[test]

@@ -3,15 +3,31 @@
 //! ```text
 //! 1. unknown tool      -32601  unknown_tool
 //! 2. arguments         -32602  invalid_arguments (every schema violation) · a refused #[path]
+//!                              (each #[path] resolved once, here, and its identity noted)
 //! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking)
-//! 4. rate limit        -32002  rate_limited
+//! 4. rate limit        -32002  rate_limited (looked at; no budget taken yet)
 //! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
-//! 6. run               a turn (bounded concurrency), the handler under its timeout, panics caught
+//! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
+//!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
+//!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
+//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught
 //! ```
 //!
-//! Each step passes the call on or refuses it with its own error. The rate-limit budget is taken
-//! at step 4 and given back if step 5 refuses, so a call refused at any step uses none. Every
-//! call gets exactly one answer; every policy decision and every refusal after it is audited.
+//! Each step passes the call on or refuses it with its own error. **A call refused at any step
+//! uses nothing**: the policy step and step 4 only look at what counted grants (`;uses=N`) and
+//! the rate limit have left; step 6, after every other check passed, takes the budget and spends
+//! the grant uses ([`GrantUses::spend`](crate::policy::GrantUses::spend)), all or none. So calls
+//! that wait for the lock and are refused never hold budget or uses that others need. An answer "for this session" stays given (the user approved the call, whatever happened
+//! next); an answer "once" was for that call.
+//!
+//! **An approval binds the target, not the spelling.** Each `#[path]` argument is resolved once
+//! (step 2) and policy judges, and the user is shown, what it leads to. Step 6 resolves it again
+//! and compares identities (device and inode of the directory that holds the entry, of the entry
+//! and of what it leads to): if anything on the way was swapped — a directory replaced by a link
+//! while the question was open — the call is refused with `-32001` and nothing is done. The tool
+//! is then handed the resolved handles ([`ToolContext::path_target`]), so its effect happens in
+//! the directory that was judged even if a name on the way is swapped after the check. Every call
+//! gets exactly one answer; every policy decision and every refusal after it is audited.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -29,7 +45,7 @@ use crate::policy::digest::call_digest;
 use crate::policy::{CallFacts, Decision};
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
-use crate::workspace::{PathError, Target};
+use crate::workspace::{PathError, Resolved, Target, Workspace};
 
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
@@ -65,27 +81,30 @@ pub(crate) async fn call_tool(
         .registry
         .check_arguments(name, &mut args)
         .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
-    let (args, physical) = confine_paths(shared, &tool, args)?;
+    let (args, paths) = confine_paths(shared, &tool, args)?;
 
-    // 3. Policy: path grants match where a path really leads; command grants match the command.
+    // 3. Policy: path grants match where a path really leads; command grants match the command;
+    //    deny rules match paths both as named and as resolved.
     let roles: Vec<(&str, ParamRole, &str)> = tool
         .param_roles()
         .filter_map(|(arg, role)| {
             let value = match role {
-                ParamRole::Path => physical.iter().find(|(n, _)| n == arg).map(|(_, p)| p.as_str())?,
+                ParamRole::Path => paths.iter().find(|p| p.name == arg)?.target_shown()?,
                 ParamRole::Command => args.get(arg)?.as_str()?,
             };
             Some((arg, role, value))
         })
         .collect();
-    let facts = CallFacts { tool: &tool, roles, digest: &digest };
+    let entries: Vec<(&str, &str)> =
+        paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
+    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest };
     let policy = &shared.policy;
-    match policy.decide(&facts, Some(&shared.peer)).await {
+    let uses = match policy.decide(&facts, Some(&shared.peer)).await {
         Decision::Deny { rule, details } => {
             audit(shared, &facts, &rule, "denied");
             return Err(Error::ApprovalDenied { tool: name.to_owned(), rule, details });
         }
-        Decision::Allow { rule } => {
+        Decision::Allow { rule, uses } => {
             if let Err(e) = policy.record(&facts, &rule, "allowed") {
                 if tool.tier() > Tier::Low {
                     let rule = format!(
@@ -99,33 +118,57 @@ pub(crate) async fn call_tool(
                 }
                 tracing::warn!(error = %e, "the audit log cannot be written");
             }
-        }
-    }
-
-    // 4. Rate limit.
-    let admission = match shared.limiter.admit(name) {
-        Ok(admission) => admission,
-        Err((limit, retry_after)) => {
-            audit(shared, &facts, "rate limit", "rate_limited");
-            return Err(Error::RateLimited {
-                tool: name.to_owned(),
-                max_calls: limit.max_calls,
-                window: limit.window,
-                retry_after,
-            });
+            uses
         }
     };
+
+    // 4. Rate limit: a look only; the budget is taken at admission.
+    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
+        audit(shared, &facts, "rate limit", "rate_limited");
+        Error::RateLimited {
+            tool: name.to_owned(),
+            max_calls: limit.max_calls,
+            window: limit.window,
+            retry_after,
+        }
+    };
+    shared.limiter.admit(name).map_err(rate_limited)?.refund();
 
     // 5. Workspace lock, for tools that may write.
     if !tool.behavior().read_only
         && let Err(e) = check_lock(shared, name).await
     {
-        admission.refund();
         audit(shared, &facts, "workspace lock", "locked");
         return Err(e);
     }
 
-    // 6. Run: wait for a turn, then the handler under its timeout, panics caught.
+    // 6. Admission: the targets are still the ones decided on; then budget and grant uses.
+    let resolved = match recheck(shared, &tool, &paths) {
+        Ok(resolved) => resolved,
+        Err(changed) => {
+            let rule =
+                format!("the target of `{changed}` changed after it was checked and before the call ran");
+            audit(shared, &facts, &rule, "denied");
+            return Err(Error::ApprovalDenied {
+                tool: name.to_owned(),
+                rule,
+                details: "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged".into(),
+            });
+        }
+    };
+    let admission = shared.limiter.admit(name).map_err(rate_limited)?;
+    if let Err(grant) = uses.spend() {
+        admission.refund();
+        let rule = format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
+        audit(shared, &facts, &rule, "denied");
+        return Err(Error::ApprovalDenied {
+            tool: name.to_owned(),
+            rule,
+            details: "nothing was done; add a grant or raise its `uses`".into(),
+        });
+    }
+
+    // 7. Run: wait for a turn, then the handler under its timeout, panics caught.
     let _turn = shared.turn(name).await?;
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
@@ -138,7 +181,8 @@ pub(crate) async fn call_tool(
         Some(shared.peer.clone()),
         cancel.clone(),
         shared.workspace.clone(),
-    );
+    )
+    .with_paths(resolved);
     let timeout = shared.config.timeout_for(&tool);
     let run = AssertUnwindSafe(handler.call(ctx, args)).catch_unwind();
     match tokio::time::timeout(timeout, run).await {
@@ -166,6 +210,80 @@ fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
     }
 }
 
+/// A `#[path]` argument as step 2 resolved it.
+struct PathArg {
+    name: String,
+    /// The path as the client gave it (resolved again at admission).
+    given: String,
+    /// `None`: it did not resolve (a missing directory on the way); the tool says so itself.
+    resolved: Option<Both>,
+}
+
+/// An argument's entry (a link in the last component not followed) and target (followed), with
+/// their identities at the moment they were resolved.
+struct Both {
+    entry: Resolved,
+    target: Resolved,
+    identity: (Identity, Identity),
+    /// [`Resolved::display`] of each (`.` for the root), what policy matches.
+    shown: (String, String),
+}
+
+impl PathArg {
+    fn target_shown(&self) -> Option<&str> {
+        self.resolved.as_ref().map(|b| b.shown.1.as_str())
+    }
+
+    fn entry_shown(&self) -> Option<&str> {
+        self.resolved.as_ref().map(|b| b.shown.0.as_str())
+    }
+}
+
+/// Where a resolved path is: the directory that holds it and the entry (device, inode, type),
+/// its path relative to the root, and the directories still to be created.
+#[derive(Debug, PartialEq, Eq)]
+struct Identity {
+    parent: Option<(u64, u64)>,
+    entry: Option<(u64, u64, u32)>,
+    relative: std::path::PathBuf,
+    missing: usize,
+}
+
+fn identity(resolved: &Resolved) -> Identity {
+    use std::os::fd::AsFd;
+    let parent = rustix::fs::fstat(resolved.parent.as_fd()).ok().map(|st| (st.st_dev, st.st_ino));
+    let entry = resolved.name.as_ref().and_then(|name| {
+        rustix::fs::statat(resolved.parent.as_fd(), name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| (st.st_dev, st.st_ino, st.st_mode & 0o170_000))
+    });
+    Identity { parent, entry, relative: resolved.relative().to_path_buf(), missing: resolved.missing_dirs() }
+}
+
+/// Resolves one `#[path]` argument: the entry itself and, when its last component is a link,
+/// where it leads (one walk otherwise). `Ok(None)`: missing or not a directory on the way.
+fn resolve_arg(workspace: &Workspace, given: &str) -> Result<Option<Both>, PathError> {
+    let skip = |e: PathError| match e {
+        PathError::NotFound | PathError::NotADirectory => Ok(None),
+        other => Err(other),
+    };
+    let entry = match workspace.resolve_entry_for_create(given) {
+        Ok(entry) => entry,
+        Err(e) => return skip(e),
+    };
+    let target = if entry.target() == Target::Symlink {
+        match workspace.resolve_for_create(given) {
+            Ok(target) => target,
+            Err(e) => return skip(e),
+        }
+    } else {
+        entry.clone()
+    };
+    let identity = (identity(&entry), identity(&target));
+    let shown = (entry.display(), target.display());
+    Ok(Some(Both { entry, target, identity, shown }))
+}
+
 /// Resolves every `#[path]` argument beneath the workspace root. Where the path really leads
 /// (every link followed) must stay inside, and is what path grants match; the tool is handed the
 /// path of the entry itself, normalised (directories resolved, `.` for the root, a link in the
@@ -177,7 +295,7 @@ fn confine_paths(
     shared: &Shared,
     tool: &ToolDef,
     mut args: JsonObject,
-) -> Result<(JsonObject, Vec<(String, String)>), Error> {
+) -> Result<(JsonObject, Vec<PathArg>), Error> {
     let roles: Vec<&str> = tool
         .param_roles()
         .filter(|(name, role)| *role == ParamRole::Path && args.get(*name).is_some_and(Value::is_string))
@@ -194,59 +312,76 @@ fn confine_paths(
                 .into(),
         });
     };
-    let mut physical = Vec::new();
+    let mut paths = Vec::new();
     for name in roles {
         let Some(Value::String(given)) = args.get(name) else { continue };
+        let given = given.clone();
         let refused = |reason| Error::PathRefused {
             tool: tool.name().to_owned(),
             argument: name.to_owned(),
             path: given.clone(),
             reason,
         };
-        let failed = |e: PathError| match e {
-            PathError::Refused { reason, .. } => Some(refused(reason)),
-            // Missing or not a directory: the tool reports that in its own words.
-            PathError::NotFound | PathError::NotADirectory => None,
-            PathError::Io(e) => Some(Error::ToolFailed {
-                tool: tool.name().to_owned(),
-                reason: Failure::Internal,
-                details: e.to_string(),
-            }),
-        };
-        // The entry itself; only a link in the last component needs a second walk to learn (and
-        // judge) where it leads.
-        let entry = match workspace.resolve_entry_for_create(given) {
-            Ok(entry) => entry,
-            Err(e) => match failed(e) {
-                Some(error) => return Err(error),
-                None => continue,
-            },
-        };
-        let resolved = if entry.target() == Target::Symlink {
-            match workspace.resolve_for_create(given) {
-                Ok(resolved) => resolved,
-                Err(e) => match failed(e) {
-                    Some(error) => return Err(error),
-                    None => continue,
-                },
+        let resolved = match resolve_arg(workspace, &given) {
+            Ok(resolved) => resolved,
+            Err(PathError::Refused { reason, .. }) => return Err(refused(reason)),
+            Err(e) => {
+                return Err(Error::ToolFailed {
+                    tool: tool.name().to_owned(),
+                    reason: Failure::Internal,
+                    details: e.to_string(),
+                });
             }
-        } else {
-            entry.clone()
         };
-        // A tool that may write must not reach a file that has another name somewhere else.
-        if let Target::File { links, .. } = resolved.target()
-            && links > 1
-            && !tool.behavior().read_only
-        {
-            return Err(refused(PathRefusal::HardLinked));
+        if let Some(both) = &resolved {
+            // A tool that may write must not reach a file that has another name somewhere else.
+            if let Target::File { links, .. } = both.target.target()
+                && links > 1
+                && !tool.behavior().read_only
+            {
+                return Err(refused(PathRefusal::HardLinked));
+            }
+            if both.target.relative().to_str().is_none() || both.entry.relative().to_str().is_none() {
+                return Err(refused(PathRefusal::InvalidPath));
+            }
+            args.insert(name.to_owned(), Value::String(both.shown.0.clone()));
         }
-        if resolved.relative().to_str().is_none() || entry.relative().to_str().is_none() {
-            return Err(refused(PathRefusal::InvalidPath));
-        }
-        physical.push((name.to_owned(), resolved.display()));
-        args.insert(name.to_owned(), Value::String(entry.display()));
+        paths.push(PathArg { name: name.to_owned(), given, resolved });
     }
-    Ok((args, physical))
+    Ok((args, paths))
+}
+
+/// Resolves every `#[path]` argument of a tool that may write again and checks that each still
+/// names what it named when the call was decided; `Err(argument)` when one changed. Returns the
+/// fresh resolutions, for the tool: from here on it acts through their open directories, so a
+/// swap while the call waits for its turn cannot move the effect elsewhere.
+fn recheck(
+    shared: &Shared,
+    tool: &ToolDef,
+    paths: &[PathArg],
+) -> Result<Vec<(String, Resolved, Resolved)>, String> {
+    let Some(workspace) = &shared.workspace else { return Ok(Vec::new()) };
+    // A read-only tool changes nothing that an approval could be about; it resolves again at
+    // the moment of use, where confinement holds.
+    if tool.behavior().read_only {
+        return Ok(Vec::new());
+    }
+    let mut fresh = Vec::new();
+    for arg in paths {
+        let now = resolve_arg(workspace, &arg.given).map_err(|_| arg.name.clone())?;
+        match (&arg.resolved, now) {
+            (None, None) => {}
+            (Some(then), Some(now)) if then.identity == now.identity => {
+                let hard_linked = matches!(now.target.target(), Target::File { links, .. } if links > 1);
+                if hard_linked {
+                    return Err(arg.name.clone());
+                }
+                fresh.push((arg.name.clone(), now.entry, now.target));
+            }
+            _ => return Err(arg.name.clone()),
+        }
+    }
+    Ok(fresh)
 }
 
 /// Tools that may write need this server to hold the workspace lock (tried again each time).

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jsonrpc::RequestId;
 use crate::mcp::notifications::ProgressParams;
 use crate::server::Peer;
-use crate::workspace::Workspace;
+use crate::workspace::{Resolved, Workspace};
 
 /// What a tool call gets besides its arguments. Declare a `&ToolContext` parameter to receive it.
 ///
@@ -25,6 +25,8 @@ struct Inner {
     peer: Option<Peer>,
     cancel: CancellationToken,
     workspace: Option<Workspace>,
+    /// `#[path]` arguments as the server resolved and approved them: name, entry, target.
+    paths: Vec<(String, Resolved, Resolved)>,
     last_progress: Mutex<Option<f64>>,
 }
 
@@ -45,9 +47,19 @@ impl ToolContext {
                 peer,
                 cancel,
                 workspace,
+                paths: Vec::new(),
                 last_progress: Mutex::new(None),
             }),
         }
+    }
+
+    /// Attaches the `#[path]` arguments as resolved before the call was approved (only while
+    /// the context is not shared yet; a shared one keeps what it had).
+    pub(crate) fn with_paths(mut self, paths: Vec<(String, Resolved, Resolved)>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.paths = paths;
+        }
+        self
     }
 
     /// A context attached to no session (for calling a tool directly, e.g. in unit tests):
@@ -66,6 +78,21 @@ impl ToolContext {
     /// methods of [`crate::workspace::Resolved`]) so the check is repeated at the moment of use.
     pub fn workspace(&self) -> Option<&Workspace> {
         self.inner.workspace.as_ref()
+    }
+
+    /// The `#[path]` argument `arg` as the server resolved it before the call was approved, every
+    /// link followed: the open directory that holds the target and its name there. Act through
+    /// it (and not by resolving the name again) so the call touches exactly what was approved,
+    /// even if a name on the way is swapped meanwhile. `None` when the call came without a server
+    /// (a detached context) or the path did not resolve (a missing directory on the way).
+    pub fn path_target(&self, arg: &str) -> Option<&Resolved> {
+        self.inner.paths.iter().find(|(n, _, _)| n == arg).map(|(_, _, target)| target)
+    }
+
+    /// Like [`ToolContext::path_target`], but a link in the last component is not followed: the
+    /// entry itself, for tools that act on names (delete, move).
+    pub fn path_entry(&self, arg: &str) -> Option<&Resolved> {
+        self.inner.paths.iter().find(|(n, _, _)| n == arg).map(|(_, entry, _)| entry)
     }
 
     /// The tool being called.

@@ -16,7 +16,10 @@ pub fn create_file(
     /// Its content (UTF-8 text).
     content: String,
 ) -> Result<String, ToolError> {
-    let mut target = workspace(ctx)?.resolve_for_create(&path).map_err(|e| path_error(&path, e))?;
+    let mut target = match ctx.path_target("path") {
+        Some(approved) => approved.clone(),
+        None => workspace(ctx)?.resolve_for_create(&path).map_err(|e| path_error(&path, e))?,
+    };
     if target.target() != Target::Missing {
         return Err(ToolError::new(format!(
             "`{path}` already exists; use write_file to replace it or edit_file to change part of it"

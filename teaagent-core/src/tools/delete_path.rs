@@ -14,7 +14,10 @@ pub fn delete_path(
     #[path]
     path: String,
 ) -> Result<String, ToolError> {
-    let resolved = workspace(ctx)?.resolve_no_follow(&path).map_err(|e| path_error(&path, e))?;
+    let resolved = match ctx.path_entry("path") {
+        Some(approved) => approved.clone(),
+        None => workspace(ctx)?.resolve_no_follow(&path).map_err(|e| path_error(&path, e))?,
+    };
     if resolved.is_root() {
         return Err(ToolError::new("the workspace root cannot be deleted"));
     }

@@ -5,6 +5,7 @@ use std::io::Read;
 
 use super::common::{existing_file, io_error, path_error};
 use crate::tool::{ToolContext, ToolError};
+use crate::workspace::Target;
 
 /// Replace an exact piece of text in a file. `old_text` must occur exactly once (include enough
 /// surrounding lines to make it unique) unless `replace_all` is set. The file is rewritten
@@ -25,7 +26,10 @@ pub fn edit_file(
     if old_text.is_empty() {
         return Err(ToolError::new("`old_text` is empty: say what to replace"));
     }
-    let (resolved, _) = existing_file(ctx, &path)?;
+    let resolved = match ctx.path_target("path") {
+        Some(approved) if matches!(approved.target(), Target::File { .. }) => approved.clone(),
+        _ => existing_file(ctx, &path)?.0,
+    };
     let mut raw = Vec::new();
     resolved
         .open_read()

@@ -19,14 +19,20 @@ pub fn move_path(
     to: String,
 ) -> Result<String, ToolError> {
     let ws = workspace(ctx)?;
-    let source = ws.resolve_no_follow(&from).map_err(|e| path_error(&from, e))?;
+    let source = match ctx.path_entry("from") {
+        Some(approved) => approved.clone(),
+        None => ws.resolve_no_follow(&from).map_err(|e| path_error(&from, e))?,
+    };
     if source.target() == Target::Missing {
         return Err(path_error(&from, PathError::NotFound));
     }
     if source.is_root() {
         return Err(ToolError::new("the workspace root cannot be moved"));
     }
-    let mut dest = ws.resolve_for_create(&to).map_err(|e| path_error(&to, e))?;
+    let mut dest = match ctx.path_target("to") {
+        Some(approved) => approved.clone(),
+        None => ws.resolve_for_create(&to).map_err(|e| path_error(&to, e))?,
+    };
     if dest.target() != Target::Missing {
         return Err(ToolError::new(format!("`{to}` already exists; delete it first or choose another name")));
     }

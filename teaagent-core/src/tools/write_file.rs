@@ -17,7 +17,10 @@ pub fn write_file(
     /// The whole new content (UTF-8 text).
     content: String,
 ) -> Result<String, ToolError> {
-    let mut target = workspace(ctx)?.resolve_for_create(&path).map_err(|e| path_error(&path, e))?;
+    let mut target = match ctx.path_target("path") {
+        Some(approved) => approved.clone(),
+        None => workspace(ctx)?.resolve_for_create(&path).map_err(|e| path_error(&path, e))?,
+    };
     if target.target() == Target::Dir {
         return Err(ToolError::new(format!("`{path}` is a directory")));
     }
