@@ -238,7 +238,8 @@ fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
     ] {
         home.write("config.toml", text);
         let out = teaagent(&home, &tree.root(), &["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#]);
-        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert_eq!(out.status.code(), Some(2), "a bad configuration is a usage error: {text}");
+        assert!(out.stdout.is_empty(), "{text}");
         let message = stderr(&out);
         assert!(message.contains("config.toml") && message.contains(expected), "{text}: {message}");
         assert_eq!(message.lines().count(), 1, "{message}");

@@ -5,20 +5,59 @@
 //! user set: a stricter mode, fewer grants, more deny rules, lower rate limits, shorter timeouts.
 //! Anything that would loosen (a more permissive mode, a new grant, a higher limit, a server to
 //! start) is ignored with a warning that says so. Flags are the user's own choice and win.
-//! Unknown keys and bad values are errors that name the key and the file.
+//!
+//! # Reading the files
+//!
+//! Every file is read with [`teaagent_core::home`]'s rules: opened without blocking, a regular
+//! file, at most [`MAX_CONFIG_BYTES`]. The user's file is reached through the home directory's
+//! handle (a link there is refused); a `--config FILE` the user named may be a link. The
+//! workspace's file is read **through the workspace** ([`Workspace::resolve`] and
+//! [`teaagent_core::workspace::Resolved::open_read`]): a `.teaagent/config.toml` that is a link out of
+//! the root, a FIFO or a device is refused before a byte is read, so nothing outside the root is
+//! ever read on the workspace's behalf.
+//!
+//! # Errors
+//!
+//! Every problem with a file — unreadable, not TOML, an unknown key, a value of the wrong type or
+//! out of its range — is a [`ConfigError`]: it names the file and the key, says what is allowed,
+//! and makes the command exit with 2 (a usage error), before anything is served. That includes
+//! the workspace's file: a broken one is fatal rather than ignored, because ignoring it would
+//! silently drop the deny rules and limits its owner relies on (fail closed). Errors and
+//! warnings carry raw text; `main` shows them escaped ([`teaagent_core::visible`]), so bytes
+//! from a file never reach the terminal raw.
+//!
+//! # Ranges
+//!
+//! | key | allowed |
+//! |---|---|
+//! | `tools.NAME.rate_limit.max_calls` | a whole number from 1 to 1,000,000 |
+//! | `tools.NAME.rate_limit.window_secs` | a number of seconds from 0.001 (1 ms) to 2,592,000 (30 days) |
+//! | `tools.NAME.timeout_secs` | a whole number of seconds from 1 to 86,400 (1 day) |
+//! | `permission_mode` | one of the five modes |
+//! | `grants`, `deny` | rules as `--grant` takes them |
+//! | `mcp_servers.NAME.command`, `args`, `env` | strings |
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, bail};
 use serde::Deserialize;
+use teaagent_core::home::{Home, MAX_CONFIG_BYTES, OwnFileError};
 use teaagent_core::policy::grant::Grant;
-use teaagent_core::{PermissionMode, RateLimit, Registry, ToolOverride};
+use teaagent_core::visible;
+use teaagent_core::workspace::PathError;
+use teaagent_core::{PermissionMode, RateLimit, Registry, ToolOverride, Workspace};
 
 use crate::cli::CallFlags;
 
-/// One configuration file as written.
+/// The user's configuration file's name in the home.
+const USER_FILE: &str = "config.toml";
+/// The workspace's configuration file, relative to the root.
+const WORKSPACE_FILE: &str = ".teaagent/config.toml";
+
+/// One configuration file as written. Numbers are kept as TOML values and range-checked by
+/// [`Bounds::check`], so that a wrong one is reported with its key and its range.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
@@ -35,14 +74,14 @@ pub(crate) struct ConfigFile {
 #[serde(deny_unknown_fields)]
 struct ToolConfig {
     rate_limit: Option<RateLimitConfig>,
-    timeout_secs: Option<u64>,
+    timeout_secs: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RateLimitConfig {
-    max_calls: u32,
-    window_secs: f64,
+    max_calls: toml::Value,
+    window_secs: toml::Value,
 }
 
 /// An external MCP server (`[mcp_servers.NAME]`).
@@ -54,6 +93,112 @@ pub(crate) struct McpServer {
     pub(crate) args: Vec<String>,
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
+}
+
+/// The allowed range of a numeric configuration value.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    min: f64,
+    max: f64,
+    /// Only whole numbers.
+    whole: bool,
+    /// What the range says in a message.
+    text: &'static str,
+}
+
+const MAX_CALLS: Bounds =
+    Bounds { min: 1.0, max: 1_000_000.0, whole: true, text: "a whole number from 1 to 1000000" };
+const WINDOW_SECS: Bounds = Bounds {
+    min: 0.001,
+    max: 2_592_000.0,
+    whole: false,
+    text: "a number of seconds from 0.001 to 2592000 (30 days)",
+};
+const TIMEOUT_SECS: Bounds = Bounds {
+    min: 1.0,
+    max: 86_400.0,
+    whole: true,
+    text: "a whole number of seconds from 1 to 86400 (1 day)",
+};
+
+impl Bounds {
+    /// `value` as a number within the bounds, or an error naming `key` in `file`.
+    fn check(self, value: &toml::Value, key: &str, file: &Path) -> Result<f64, ConfigError> {
+        let number = match value {
+            toml::Value::Integer(i) => Some(*i as f64),
+            toml::Value::Float(f) if !self.whole => Some(*f),
+            _ => None,
+        };
+        match number {
+            Some(n) if n.is_finite() && n >= self.min && n <= self.max => Ok(n),
+            _ => Err(ConfigError::OutOfRange {
+                file: file.to_path_buf(),
+                key: key.to_owned(),
+                value: shown_value(value),
+                allowed: self.text,
+            }),
+        }
+    }
+}
+
+/// A TOML value as a message shows it.
+fn shown_value(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => format!("{f:?}"),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => format!("\"{s}\""),
+        toml::Value::Datetime(d) => format!("{d:?}"),
+        toml::Value::Array(_) => "an array".to_owned(),
+        toml::Value::Table(_) => "a table".to_owned(),
+    }
+}
+
+/// A configuration file that cannot be used: the command exits with 2.
+#[derive(Debug)]
+pub(crate) enum ConfigError {
+    /// The home directory cannot be used.
+    Home(teaagent_core::home::HomeError),
+    /// The file cannot be read (safely).
+    Unreadable { file: PathBuf, why: String },
+    /// Not TOML, an unknown key, or a value of the wrong type.
+    Invalid { file: PathBuf, why: String },
+    /// A value out of its range.
+    OutOfRange { file: PathBuf, key: String, value: String, allowed: &'static str },
+    /// A grant or deny rule that does not parse.
+    BadRule { file: PathBuf, key: String, why: String },
+    /// `tools.NAME` for a tool that does not exist.
+    UnknownTool { file: PathBuf, name: String, known: String },
+}
+
+/// Raw text: whoever prints it escapes it (`main` does, with [`visible::escape`]).
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Home(e) => write!(f, "{e}"),
+            ConfigError::Unreadable { file, why } => {
+                write!(f, "{}: cannot use this configuration file: {why}", file.display())
+            }
+            ConfigError::Invalid { file, why } => write!(f, "{}: {why}", file.display()),
+            ConfigError::OutOfRange { file, key, value, allowed } => {
+                write!(f, "{}: `{key}` = {value} is out of range: allowed is {allowed}", file.display())
+            }
+            ConfigError::BadRule { file, key, why } => write!(f, "{}: `{key}`: {why}", file.display()),
+            ConfigError::UnknownTool { file, name, known } => {
+                write!(f, "{}: `tools.{name}`: no such tool (known: {known})", file.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    /// Whether the command should exit with 2: everything but an unusable home directory (which
+    /// is the environment's problem, not the command line's: exit 1).
+    pub(crate) fn is_usage(&self) -> bool {
+        !matches!(self, ConfigError::Home(_))
+    }
 }
 
 /// What the calls will run under.
@@ -71,25 +216,85 @@ pub(crate) struct Settings {
     pub(crate) warnings: Vec<String>,
 }
 
-/// The user's configuration file: `--config`, else `$TEAAGENT_HOME/config.toml`.
-pub(crate) fn user_file(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match flag {
-        Some(path) => Ok(path.to_path_buf()),
-        None => Ok(teaagent_core::home::dir().context("cannot find the teaagent home")?.join("config.toml")),
+/// Where the user's configuration is: `--config FILE` as given, else `config.toml` in the home.
+pub(crate) enum UserFile {
+    /// A file the user named (it must exist; links are followed).
+    Named(PathBuf),
+    /// The home's `config.toml` (may be missing; never a link).
+    InHome(Home),
+}
+
+impl UserFile {
+    /// `--config`, else the home's file.
+    pub(crate) fn locate(flag: Option<&Path>) -> Result<Self, ConfigError> {
+        match flag {
+            Some(path) => Ok(UserFile::Named(path.to_path_buf())),
+            None => Ok(UserFile::InHome(Home::open().map_err(ConfigError::Home)?)),
+        }
+    }
+
+    /// Its path, for messages.
+    pub(crate) fn path(&self) -> PathBuf {
+        match self {
+            UserFile::Named(path) => path.clone(),
+            UserFile::InHome(home) => home.file(USER_FILE),
+        }
+    }
+
+    /// Reads and parses it; a missing home file is an empty configuration, a missing named file
+    /// an error.
+    pub(crate) fn read(&self) -> Result<Option<ConfigFile>, ConfigError> {
+        let path = self.path();
+        let unreadable = |e: OwnFileError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
+        let bytes = match self {
+            UserFile::Named(named) => match teaagent_core::home::read_path(named, MAX_CONFIG_BYTES) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
+                    return Err(ConfigError::Unreadable { file: path, why: "no such file".to_owned() });
+                }
+                Err(e) => return Err(unreadable(e)),
+            },
+            UserFile::InHome(home) => {
+                if let Some(loose) = home.loose_permissions(USER_FILE) {
+                    tracing::warn!(
+                        "{} is {loose}: others could change your configuration; run `chmod 600` on it",
+                        visible::escape(&path.display().to_string())
+                    );
+                }
+                match home.read(USER_FILE, MAX_CONFIG_BYTES).map_err(unreadable)? {
+                    Some(bytes) => bytes,
+                    None => return Ok(None),
+                }
+            }
+        };
+        parse(&bytes, &path).map(Some)
     }
 }
 
-/// Reads a configuration file; a missing file is an empty configuration, except when it was
-/// named with `--config`.
-pub(crate) fn read(path: &Path, must_exist: bool) -> anyhow::Result<Option<ConfigFile>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+/// The workspace's configuration file, read through the workspace (see the module docs);
+/// `Ok(None)` when there is none.
+fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>, ConfigError> {
+    let path = workspace.root().join(WORKSPACE_FILE);
+    let refused = |e: PathError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
+    let resolved = match workspace.resolve(WORKSPACE_FILE) {
+        Ok(resolved) => resolved,
+        Err(PathError::NotFound) => return Ok(None),
+        Err(e) => return Err(refused(e)),
     };
-    let file: ConfigFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), one_line(&e.to_string())))?;
-    Ok(Some(file))
+    let file = match resolved.open_read() {
+        Ok(file) => file,
+        Err(PathError::NotFound) => return Ok(None),
+        Err(e) => return Err(refused(e)),
+    };
+    let bytes = teaagent_core::home::read_regular(file, &path, MAX_CONFIG_BYTES)
+        .map_err(|e| ConfigError::Unreadable { file: path.clone(), why: e.to_string() })?;
+    parse(&bytes, &path).map(Some)
+}
+
+fn parse(bytes: &[u8], path: &Path) -> Result<ConfigFile, ConfigError> {
+    let invalid = |why: String| ConfigError::Invalid { file: path.to_path_buf(), why };
+    let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
+    toml::from_str(text).map_err(|e| invalid(one_line(&e.to_string())))
 }
 
 fn one_line(text: &str) -> String {
@@ -101,14 +306,19 @@ fn one_line(text: &str) -> String {
 }
 
 /// Loads the user's and the workspace's files and applies the flags.
-pub(crate) fn load(flags: &CallFlags, root: &Path, registry: &Registry) -> anyhow::Result<Settings> {
-    let user_path = user_file(flags.config.as_deref())?;
+pub(crate) fn load(
+    flags: &CallFlags,
+    workspace: &Workspace,
+    registry: &Registry,
+) -> Result<Settings, ConfigError> {
+    let user = UserFile::locate(flags.config.as_deref())?;
+    let user_path = user.path();
     let mut settings = Settings { user_file: user_path.clone(), ..Settings::default() };
-    if let Some(user) = read(&user_path, flags.config.is_some())? {
-        apply_user(&mut settings, user, &user_path, registry)?;
+    if let Some(file) = user.read()? {
+        apply_user(&mut settings, file, &user_path, registry)?;
     }
-    let ws_path = root.join(".teaagent/config.toml");
-    if let Some(ws) = read(&ws_path, false)? {
+    if let Some(ws) = read_workspace(workspace)? {
+        let ws_path = workspace.root().join(WORKSPACE_FILE);
         apply_workspace(&mut settings, ws, &ws_path, registry)?;
     }
     if let Some(mode) = flags.permission_mode {
@@ -119,9 +329,13 @@ pub(crate) fn load(flags: &CallFlags, root: &Path, registry: &Registry) -> anyho
     Ok(settings)
 }
 
-fn check_rules(rules: &[String], key: &str, file: &Path) -> anyhow::Result<()> {
+fn check_rules(rules: &[String], key: &str, file: &Path) -> Result<(), ConfigError> {
     for (i, rule) in rules.iter().enumerate() {
-        Grant::parse(rule).map_err(|e| anyhow::anyhow!("{}: `{key}[{i}]`: {e}", file.display()))?;
+        Grant::parse(rule).map_err(|e| ConfigError::BadRule {
+            file: file.to_path_buf(),
+            key: format!("{key}[{i}]"),
+            why: e.to_string(),
+        })?;
     }
     Ok(())
 }
@@ -131,32 +345,38 @@ fn tool_override(
     tool: &ToolConfig,
     file: &Path,
     registry: &Registry,
-) -> anyhow::Result<ToolOverride> {
+) -> Result<ToolOverride, ConfigError> {
     if registry.get(name).is_none() {
         let known: Vec<&str> = registry.iter().map(|t| t.name()).collect();
-        bail!("{}: `tools.{name}`: no such tool (known: {})", file.display(), known.join(", "));
+        return Err(ConfigError::UnknownTool {
+            file: file.to_path_buf(),
+            name: name.to_owned(),
+            known: known.join(", "),
+        });
     }
+    let key = |k: &str| format!("tools.{name}.{k}");
     let rate_limit = match &tool.rate_limit {
         None => None,
-        Some(r) if r.max_calls == 0 => {
-            bail!("{}: `tools.{name}.rate_limit.max_calls` must be at least 1", file.display())
+        Some(r) => {
+            let max_calls = MAX_CALLS.check(&r.max_calls, &key("rate_limit.max_calls"), file)?;
+            let window = WINDOW_SECS.check(&r.window_secs, &key("rate_limit.window_secs"), file)?;
+            // Both are within their bounds, so neither conversion can fail or panic.
+            Some(RateLimit { max_calls: max_calls as u32, window: Duration::from_secs_f64(window) })
         }
-        Some(r) if !(r.window_secs > 0.0 && r.window_secs.is_finite()) => {
-            bail!(
-                "{}: `tools.{name}.rate_limit.window_secs` must be a positive number of seconds",
-                file.display()
-            )
-        }
-        Some(r) => Some(RateLimit { max_calls: r.max_calls, window: Duration::from_secs_f64(r.window_secs) }),
     };
-    let timeout = match tool.timeout_secs {
-        Some(0) => bail!("{}: `tools.{name}.timeout_secs` must be at least 1", file.display()),
-        t => t.map(Duration::from_secs),
+    let timeout = match &tool.timeout_secs {
+        None => None,
+        Some(t) => Some(Duration::from_secs(TIMEOUT_SECS.check(t, &key("timeout_secs"), file)? as u64)),
     };
     Ok(ToolOverride { rate_limit, timeout })
 }
 
-fn apply_user(s: &mut Settings, file: ConfigFile, path: &Path, registry: &Registry) -> anyhow::Result<()> {
+fn apply_user(
+    s: &mut Settings,
+    file: ConfigFile,
+    path: &Path,
+    registry: &Registry,
+) -> Result<(), ConfigError> {
     if let Some(mode) = file.permission_mode {
         s.mode = mode;
     }
@@ -180,7 +400,8 @@ fn apply_workspace(
     file: ConfigFile,
     path: &Path,
     registry: &Registry,
-) -> anyhow::Result<()> {
+) -> Result<(), ConfigError> {
+    // Warnings are raw text too: `main` escapes them.
     let shown = path.display();
     if let Some(mode) = file.permission_mode {
         if mode.permissiveness() <= s.mode.permissiveness() {

@@ -1,7 +1,11 @@
 //! `teaagent`: serve workspace tools to any MCP client over stdio.
 //!
-//! Exit codes: 0 success; 2 usage error (clap's message on stderr, nothing on stdout); 1 anything
-//! else, with a one-line message on stderr that says what went wrong.
+//! Exit codes: 0 success; 2 usage error (clap's message on stderr, nothing on stdout) or a
+//! configuration file that cannot be used ([`config::ConfigError`]: bad value, unknown key,
+//! unreadable file); 1 anything else, with a one-line message on stderr that says what went
+//! wrong. Every message and warning is shown escaped ([`teaagent_core::visible::escape`]): it
+//! may quote configuration files, tool arguments or tool output, whose bytes never reach the
+//! terminal raw.
 
 #![allow(clippy::print_stdout)] // this is the command's output
 
@@ -18,7 +22,7 @@ use clap::{CommandFactory, Parser};
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
-use teaagent_core::{Policy, Registry, Server, ServerConfig, Workspace};
+use teaagent_core::{Policy, Registry, Server, ServerConfig, Workspace, visible};
 
 use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
@@ -28,13 +32,17 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("teaagent: {}", one_line(&e));
-            ExitCode::FAILURE
+            match e.downcast_ref::<config::ConfigError>() {
+                Some(config) if config.is_usage() => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }
 
+/// The error and its causes on one line, escaped.
 fn one_line(e: &anyhow::Error) -> String {
-    e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ").replace('\n', " ")
+    e.chain().map(|cause| visible::escape(&cause.to_string())).collect::<Vec<_>>().join(": ")
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -74,9 +82,9 @@ fn server(flags: &CallFlags) -> anyhow::Result<(Server, Workspace)> {
     let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let workspace = Workspace::open(&root)?;
     let registry = registry()?;
-    let settings = config::load(flags, workspace.root(), &registry)?;
+    let settings = config::load(flags, &workspace, &registry)?;
     for warning in &settings.warnings {
-        eprintln!("teaagent: warning: {warning}");
+        eprintln!("teaagent: warning: {}", visible::escape(warning));
     }
     let mut policy =
         Policy::new(settings.mode).audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?);
@@ -150,7 +158,21 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
                     }
                 }
             }
-            Ok(if result.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+            if !result.is_error {
+                return Ok(ExitCode::SUCCESS);
+            }
+            // SPEC §10: the failure is said on stderr too, whatever stdout shows.
+            let message: Vec<String> = result
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    teaagent_core::Content::Text { text } => Some(visible::escape(text.trim_end())),
+                    _ => None,
+                })
+                .collect();
+            let message = if message.is_empty() { "(no message)".to_owned() } else { message.join(" ") };
+            eprintln!("teaagent: `{}` reported an error: {message}", visible::escape(tool));
+            Ok(ExitCode::FAILURE)
         }
         Err(e) => {
             if json {
@@ -219,8 +241,11 @@ fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
 }
 
 fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
-    let user_file = config::user_file(None)?;
-    let servers = config::read(&user_file, false)?.map(|c| c.mcp_servers).unwrap_or_default();
+    // Warnings (a trust store or configuration others may write) go to stderr.
+    teaagent_core::logging::init("warn");
+    let user = config::UserFile::locate(None)?;
+    let user_file = user.path();
+    let servers = user.read()?.map(|c| c.mcp_servers).unwrap_or_default();
     let declared = |name: &str| {
         servers.get(name).cloned().ok_or_else(|| {
             let known: Vec<&String> = servers.keys().collect();
@@ -238,11 +263,18 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|(name, server)| {
                     let now = trust::fingerprint(server);
-                    [name.clone(), trust::status(records.get(name), &now).to_owned(), server.command.clone()]
+                    [
+                        visible::shown(name),
+                        trust::status(records.get(name), &now).to_owned(),
+                        visible::shown(&server.command),
+                    ]
                 })
                 .collect();
             if rows.is_empty() {
-                println!("no MCP servers are declared in {}", user_file.display());
+                println!(
+                    "no MCP servers are declared in {}",
+                    visible::escape(&user_file.display().to_string())
+                );
             } else {
                 print_table(&["SERVER", "STATUS", "COMMAND"], &rows);
             }
@@ -250,12 +282,16 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
         Trust::Allow { name } => {
             let server = declared(&name)?;
             trust::decide(&name, &server, trust::Decision::Allow)?;
-            println!("allowed `{name}` as configured now ({})", server.command);
+            println!(
+                "allowed `{}` as configured now ({})",
+                visible::shown(&name),
+                visible::shown(&server.command)
+            );
         }
         Trust::Deny { name } => {
             let server = declared(&name)?;
             trust::decide(&name, &server, trust::Decision::Deny)?;
-            println!("denied `{name}`: teaagent will never start it");
+            println!("denied `{}`: teaagent will never start it", visible::shown(&name));
         }
         Trust::Inspect { name } => {
             let server = declared(&name)?;

@@ -3,13 +3,27 @@
 //! arguments, the names of its environment variables (not their values), and the SHA-256 of the
 //! executable the command resolves to. A server may start only when it is allowed and its
 //! fingerprint still matches; a denial always holds. Writes are atomic, under a file lock.
+//!
+//! The store is read and written through [`Home`]: never through a link, only a regular file of
+//! at most [`MAX_CONFIG_BYTES`]. A store that others may write (group or world writable, or not
+//! owned by the user) cannot vouch for anything: its records are **ignored** (fail closed: every
+//! server counts as not decided) with a warning on stderr, until `chmod 600` fixes it or a new
+//! decision replaces it (written with user-only permissions, keeping none of its records).
+//!
+//! Everything shown (`list`, `inspect`) comes from configuration files and the store, so every
+//! value is escaped visibly ([`visible::shown`]): a control sequence, a bidirectional override
+//! or a zero-width character in a name, command or argument is shown, never interpreted, and
+//! nothing is cut but long runs of one character (folded with their count).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use teaagent_core::home::{Home, MAX_CONFIG_BYTES};
+use teaagent_core::visible::shown;
 
 use crate::config::McpServer;
 
@@ -50,10 +64,7 @@ struct TrustFile {
 /// The fingerprint of a server as configured now.
 pub(crate) fn fingerprint(server: &McpServer) -> Fingerprint {
     let executable = resolve(&server.command);
-    let executable_sha256 = executable.as_deref().and_then(|p| std::fs::read(p).ok()).map(|bytes| {
-        let digest = Sha256::digest(&bytes);
-        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    });
+    let executable_sha256 = executable.as_deref().and_then(sha256_of);
     Fingerprint {
         command: server.command.clone(),
         args: server.args.clone(),
@@ -61,6 +72,31 @@ pub(crate) fn fingerprint(server: &McpServer) -> Fingerprint {
         executable,
         executable_sha256,
     }
+}
+
+/// The SHA-256 of a regular file, streamed (an executable may be large); `None` for anything
+/// else (a FIFO or a device is never read: it is opened without blocking and checked first).
+fn sha256_of(path: &std::path::Path) -> Option<String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
+    let mut file = std::fs::File::from(fd);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The executable a command names: a path as given, else the first match on `PATH`.
@@ -75,38 +111,45 @@ fn resolve(command: &str) -> Option<PathBuf> {
         .and_then(|p| std::fs::canonicalize(p).ok())
 }
 
-fn store_path() -> anyhow::Result<PathBuf> {
-    Ok(teaagent_core::home::ensure().context("cannot use $TEAAGENT_HOME")?.join(FILE_NAME))
+fn home() -> anyhow::Result<Home> {
+    Home::open().context("cannot use $TEAAGENT_HOME")
 }
 
-fn read(path: &Path) -> anyhow::Result<TrustFile> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).with_context(|| {
+/// The store's records; a store others may write is ignored (see the module docs).
+fn read(home: &Home) -> anyhow::Result<TrustFile> {
+    let path = home.file(FILE_NAME);
+    let empty = TrustFile { version: 1, servers: BTreeMap::new() };
+    if let Some(loose) = home.loose_permissions(FILE_NAME) {
+        tracing::warn!(
+            "{} is {loose}: its records are ignored (every server counts as not decided); run `chmod 600` on it, or decide again",
+            shown(&path.display().to_string())
+        );
+        return Ok(empty);
+    }
+    match home.read(FILE_NAME, MAX_CONFIG_BYTES)? {
+        Some(bytes) => serde_json::from_slice(&bytes).with_context(|| {
             format!("{} is not a valid trust store; move it aside to start over", path.display())
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(TrustFile { version: 1, servers: BTreeMap::new() })
-        }
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+        None => Ok(empty),
     }
 }
 
 /// Records a decision for `name` as configured now.
 pub(crate) fn decide(name: &str, server: &McpServer, decision: Decision) -> anyhow::Result<Record> {
-    let path = store_path()?;
-    let lock = path.with_file_name(LOCK_NAME);
+    let home = home()?;
+    let path = home.file(FILE_NAME);
     let record = Record {
         decision,
         fingerprint: fingerprint(server),
         decided_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
     };
-    teaagent_core::home::locked(&lock, || {
-        let mut file = read(&path).map_err(|e| std::io::Error::other(e.to_string()))?;
+    home.locked(LOCK_NAME, || {
+        let mut file = read(&home).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
         file.version = 1;
         file.servers.insert(name.to_owned(), record.clone());
         let mut body = serde_json::to_vec_pretty(&file)?;
         body.push(b'\n');
-        teaagent_core::home::write_atomic(&path, &body)
+        home.write_atomic(FILE_NAME, &body)
     })
     .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(record)
@@ -114,8 +157,7 @@ pub(crate) fn decide(name: &str, server: &McpServer, decision: Decision) -> anyh
 
 /// Every record.
 pub(crate) fn records() -> anyhow::Result<BTreeMap<String, Record>> {
-    let path = store_path()?;
-    Ok(read(&path)?.servers)
+    Ok(read(&home()?)?.servers)
 }
 
 /// What a record says about a server as configured now.
@@ -130,19 +172,32 @@ pub(crate) fn status(record: Option<&Record>, now: &Fingerprint) -> &'static str
     }
 }
 
-/// `teaagent mcp trust inspect`.
+/// A list of strings as shown: each escaped and quoted (`"` inside is written `\"`).
+fn shown_list(items: &[String]) -> String {
+    let quoted: Vec<String> =
+        items.iter().map(|a| format!("\"{}\"", shown(a).replace('"', "\\\""))).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// `teaagent mcp trust inspect`: every value escaped (see the module docs).
 pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) -> String {
     let now = fingerprint(server);
     let mut out = String::new();
-    out.push_str(&format!("server:      {name}\n"));
-    out.push_str(&format!("command:     {}\n", server.command));
-    out.push_str(&format!("args:        {}\n", serde_json::to_string(&server.args).unwrap_or_default()));
+    out.push_str(&format!("server:      {}\n", shown(name)));
+    out.push_str(&format!("command:     {}\n", shown(&server.command)));
+    out.push_str(&format!("args:        {}\n", shown_list(&server.args)));
     out.push_str(&format!(
         "env names:   {}\n",
-        if now.env_names.is_empty() { "(none)".into() } else { now.env_names.join(", ") }
+        if now.env_names.is_empty() {
+            "(none)".into()
+        } else {
+            now.env_names.iter().map(|n| shown(n)).collect::<Vec<_>>().join(", ")
+        }
     ));
     match (&now.executable, &now.executable_sha256) {
-        (Some(exe), Some(sha)) => out.push_str(&format!("executable:  {} (sha256 {sha})\n", exe.display())),
+        (Some(exe), Some(sha)) => {
+            out.push_str(&format!("executable:  {} (sha256 {sha})\n", shown(&exe.display().to_string())))
+        }
         _ => out.push_str("executable:  not found on PATH\n"),
     }
     match record {
@@ -152,7 +207,7 @@ pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) 
                 Decision::Allow => "allow",
                 Decision::Deny => "deny",
             };
-            out.push_str(&format!("record:      {decision}, decided {}\n", r.decided_at));
+            out.push_str(&format!("record:      {decision}, decided {}\n", shown(&r.decided_at)));
             if r.fingerprint != now {
                 for (what, then, now) in differences(&r.fingerprint, &now) {
                     out.push_str(&format!("  changed:   {what}: was {then}, is {now}\n"));
@@ -165,22 +220,24 @@ pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) 
 }
 
 fn differences(then: &Fingerprint, now: &Fingerprint) -> Vec<(&'static str, String, String)> {
-    let show = |v: &dyn std::fmt::Debug| format!("{v:?}");
+    let one = |s: &str| format!("\"{}\"", shown(s).replace('"', "\\\""));
+    let path = |p: &Option<PathBuf>| p.as_ref().map_or("none".to_owned(), |p| one(&p.display().to_string()));
+    let sha = |s: &Option<String>| s.as_deref().map_or("none".to_owned(), one);
     let mut out = Vec::new();
     if then.command != now.command {
-        out.push(("command", show(&then.command), show(&now.command)));
+        out.push(("command", one(&then.command), one(&now.command)));
     }
     if then.args != now.args {
-        out.push(("args", show(&then.args), show(&now.args)));
+        out.push(("args", shown_list(&then.args), shown_list(&now.args)));
     }
     if then.env_names != now.env_names {
-        out.push(("env names", show(&then.env_names), show(&now.env_names)));
+        out.push(("env names", shown_list(&then.env_names), shown_list(&now.env_names)));
     }
     if then.executable != now.executable {
-        out.push(("executable", show(&then.executable), show(&now.executable)));
+        out.push(("executable", path(&then.executable), path(&now.executable)));
     }
     if then.executable_sha256 != now.executable_sha256 {
-        out.push(("executable sha256", show(&then.executable_sha256), show(&now.executable_sha256)));
+        out.push(("executable sha256", sha(&then.executable_sha256), sha(&now.executable_sha256)));
     }
     out
 }

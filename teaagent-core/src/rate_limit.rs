@@ -61,7 +61,11 @@ impl RateLimiter {
             return Ok(Admission { window: Some(window), at: Some(now) });
         }
         let oldest = admitted.front().copied().unwrap_or(now);
-        Err((window.limit, (oldest + window.limit.window).saturating_duration_since(now)))
+        // (A window too long to add to an `Instant` means: retry after the whole window.)
+        let retry = oldest
+            .checked_add(window.limit.window)
+            .map_or(window.limit.window, |free| free.saturating_duration_since(now));
+        Err((window.limit, retry))
     }
 }
 
@@ -123,5 +127,13 @@ mod tests {
         std::thread::sleep(Duration::from_millis(250));
         limiter.admit("t").expect("the window slid");
         assert!(limiter.admit("unlimited").is_ok());
+    }
+
+    #[test]
+    fn an_endless_window_refuses_without_panicking() {
+        let limiter = limiter(1, Duration::MAX);
+        limiter.admit("t").expect("first");
+        let (_, retry) = limiter.admit("t").expect_err("second");
+        assert!(retry > Duration::from_secs(86_400 * 365));
     }
 }

@@ -5,14 +5,19 @@
 //! `O_APPEND`, so lines of concurrent servers never interleave. For calls above the `low` tier the
 //! line is written before the call runs, and a call whose line cannot be written is denied (no
 //! unaudited writes); `low`-tier lines are written the same way but a failure only warns.
+//!
+//! The file is opened relative to the home directory's handle with `O_NOFOLLOW` and must be a
+//! regular file (see [`crate::home`]): an `audit.jsonl` that is a link (or a FIFO, a device) is
+//! refused, so audit lines are never written anywhere but the home — and the calls that need
+//! them are denied until it is fixed.
 
-use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::Serialize;
+
+use crate::home::Home;
 
 /// The audit log's file name in `$TEAAGENT_HOME`.
 pub const FILE_NAME: &str = "audit.jsonl";
@@ -46,18 +51,19 @@ impl AuditRecord<'_> {
 /// An append-only JSON-lines file.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
+    home: Home,
     path: PathBuf,
 }
 
 impl AuditLog {
-    /// The log at `path` (created on first write, user-only permissions).
-    pub fn at(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+    /// The log `audit.jsonl` in `home` (created on first write, user-only permissions).
+    pub fn in_dir(home: Home) -> Self {
+        Self { path: home.file(FILE_NAME), home }
     }
 
     /// The log in `$TEAAGENT_HOME`.
     pub fn in_home() -> io::Result<Self> {
-        Ok(Self::at(crate::home::ensure()?.join(FILE_NAME)))
+        Ok(Self::in_dir(Home::open()?))
     }
 
     /// Where it is.
@@ -69,7 +75,7 @@ impl AuditLog {
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
-        let mut file = OpenOptions::new().create(true).append(true).mode(0o600).open(&self.path)?;
+        let mut file = self.home.open_append(FILE_NAME)?;
         file.write_all(&line)
     }
 }

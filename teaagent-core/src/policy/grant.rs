@@ -128,9 +128,15 @@ impl Grant {
                     uses_left = Some(AtomicU64::new(n));
                 }
                 Some(("expires", when)) => {
+                    // A duration too long to add to now (`expires=500000000000y`) is refused
+                    // like any other bad value, never a panic.
                     let at = humantime::parse_rfc3339_weak(when)
-                        .or_else(|_| humantime::parse_duration(when).map(|d| SystemTime::now() + d))
-                        .map_err(|_| {
+                        .map_err(drop)
+                        .or_else(|()| {
+                            let d = humantime::parse_duration(when).map_err(drop)?;
+                            SystemTime::now().checked_add(d).ok_or(())
+                        })
+                        .map_err(|()| {
                             error(format!(
                                 "`expires` takes an RFC 3339 time or a duration (`30m`), not `{when}`"
                             ))

@@ -1,4 +1,20 @@
-//! Runtime limits of a server (SPEC §5), with their defaults.
+//! Runtime limits of a server (SPEC §5), with their defaults and their ranges.
+//!
+//! Every builder method keeps its value within a documented range (a value outside is brought
+//! to the nearest bound), so no setting can make the server panic (a semaphore of `usize::MAX`
+//! permits) or stop working (a page of zero entries, a zero timeout):
+//!
+//! | setting | range |
+//! |---|---|
+//! | [`ServerConfig::max_line_bytes`] | 1 byte to 1 GiB |
+//! | [`ServerConfig::max_in_flight`] | 1 to 65,536 |
+//! | [`ServerConfig::max_queued`] | 0 to 1,048,576 |
+//! | [`ServerConfig::default_tool_timeout`] | 1 ms to 1 day |
+//! | [`ServerConfig::shutdown_grace`] | 0 to 10 minutes |
+//! | [`ServerConfig::tools_page_size`] | 1 to 10,000 |
+//!
+//! Per-tool overrides come from configuration files, whose values the `teaagent` command checks
+//! against its own ranges before they get here (exit 2 with the key, the file and the range).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -55,37 +71,37 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// Sets [`ServerConfig::max_line_bytes`].
+    /// Sets [`ServerConfig::max_line_bytes`] (1 byte to 1 GiB).
     pub fn max_line_bytes(mut self, n: usize) -> Self {
-        self.max_line_bytes = n.max(1);
+        self.max_line_bytes = n.clamp(1, 1 << 30);
         self
     }
-    /// Sets [`ServerConfig::max_in_flight`].
+    /// Sets [`ServerConfig::max_in_flight`] (1 to 65,536).
     pub fn max_in_flight(mut self, n: usize) -> Self {
-        self.max_in_flight = n.max(1);
+        self.max_in_flight = n.clamp(1, 1 << 16);
         self
     }
-    /// Sets [`ServerConfig::max_queued`].
+    /// Sets [`ServerConfig::max_queued`] (0 to 1,048,576).
     pub fn max_queued(mut self, n: usize) -> Self {
-        self.max_queued = n;
+        self.max_queued = n.min(1 << 20);
         self
     }
-    /// Sets [`ServerConfig::default_tool_timeout`].
+    /// Sets [`ServerConfig::default_tool_timeout`] (1 ms to 1 day).
     pub fn default_tool_timeout(mut self, d: Duration) -> Self {
-        self.default_tool_timeout = d;
+        self.default_tool_timeout = d.clamp(Duration::from_millis(1), Duration::from_secs(86_400));
         self
     }
-    /// Sets [`ServerConfig::shutdown_grace`].
+    /// Sets [`ServerConfig::shutdown_grace`] (0 to 10 minutes).
     pub fn shutdown_grace(mut self, d: Duration) -> Self {
-        self.shutdown_grace = d;
+        self.shutdown_grace = d.min(Duration::from_secs(600));
         self
     }
-    /// Sets [`ServerConfig::tools_page_size`].
+    /// Sets [`ServerConfig::tools_page_size`] (1 to 10,000).
     pub fn tools_page_size(mut self, n: usize) -> Self {
-        self.tools_page_size = n.max(1);
+        self.tools_page_size = n.clamp(1, 10_000);
         self
     }
-    /// Overrides a tool's rate limit and/or timeout.
+    /// Overrides a tool's rate limit and/or timeout (as given: the caller checks them).
     pub fn tool_override(mut self, tool: impl Into<String>, o: ToolOverride) -> Self {
         self.tool_overrides.insert(tool.into(), o);
         self
@@ -105,5 +121,36 @@ impl ServerConfig {
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_stays_in_its_range() {
+        let high = ServerConfig::default()
+            .max_line_bytes(usize::MAX)
+            .max_in_flight(usize::MAX)
+            .max_queued(usize::MAX)
+            .default_tool_timeout(Duration::MAX)
+            .shutdown_grace(Duration::MAX)
+            .tools_page_size(usize::MAX);
+        assert_eq!(
+            (high.max_line_bytes, high.max_in_flight, high.max_queued, high.tools_page_size),
+            (1 << 30, 1 << 16, 1 << 20, 10_000)
+        );
+        assert_eq!(
+            (high.default_tool_timeout, high.shutdown_grace),
+            (Duration::from_secs(86_400), Duration::from_secs(600))
+        );
+        let low = ServerConfig::default()
+            .max_line_bytes(0)
+            .max_in_flight(0)
+            .default_tool_timeout(Duration::ZERO)
+            .tools_page_size(0);
+        assert_eq!((low.max_line_bytes, low.max_in_flight, low.tools_page_size), (1, 1, 1));
+        assert_eq!(low.default_tool_timeout, Duration::from_millis(1));
     }
 }

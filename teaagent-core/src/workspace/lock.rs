@@ -2,29 +2,53 @@
 //!
 //! `$TEAAGENT_HOME/workspace_registry.json` holds one record per locked workspace:
 //! `{workspace_path, owner_pid, acquired_at}` plus `owner_start` (the process's start time, in
-//! clock ticks since boot) and `boot_id`, which tell a live owner from a dead one whose pid was
-//! reused. Every read-modify-write happens under an exclusive `flock` on
-//! `workspace_registry.lock` and replaces the file atomically (temporary file, `fsync`,
-//! `rename`, `fsync` of the directory), so concurrent servers never lose each other's records and
-//! a crash never leaves a torn file. A file that does not parse is reported, kept aside as
+//! clock ticks since boot), `boot_id`, and the root directory's identity `root_dev`/`root_ino`.
+//! Every read-modify-write happens under an exclusive `flock` on `workspace_registry.lock` and
+//! replaces the file atomically (temporary file, `fsync`, `rename`, `fsync` of the directory), so
+//! concurrent servers never lose each other's records and a crash never leaves a torn file. All of
+//! it goes through [`Home`]: no link in the home is ever followed. A file that does not parse (or
+//! is not a regular file, or is larger than [`MAX_REGISTRY_BYTES`]) is reported, kept aside as
 //! `workspace_registry.json.corrupt`, and rebuilt — never trusted. Any acquisition prunes every
 //! record whose owner is dead.
+//!
+//! # Which workspace
+//!
+//! A workspace is a directory, not a name: records are matched by the root's identity (device
+//! and inode, taken from the path when the lock is made, so from the directory the server opened
+//! as its root at start), so a root renamed (`mv W W2`) or spelled differently (through a link, a
+//! bind mount) is still the same workspace. The identity cannot be reused while the record is
+//! live: its owner holds the directory open, which keeps the inode. A record without an
+//! identity (written by an older teaagent) is matched by its path.
+//!
+//! # Which owner is alive
+//!
+//! A record pins its workspace only while its owner is provably the live process that wrote it:
+//! the pid exists and is not a zombie (state `Z` or `X` in `/proc/PID/stat`: it has exited and
+//! only waits to be reaped, its files are closed), it runs in the same boot (`boot_id`), and it
+//! started when the record says (`owner_start`). A record that lacks the start time or the boot
+//! id cannot be verified and does not pin anything (a forged record naming pid 1, or a reused
+//! pid, is pruned like a dead one). Where `/proc` cannot be read, nothing can be verified and only
+//! the pid's existence counts.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::home::{Home, OwnFileError};
+
 /// The registry's file name in `$TEAAGENT_HOME`.
 pub const FILE_NAME: &str = "workspace_registry.json";
 const LOCK_NAME: &str = "workspace_registry.lock";
+/// The largest registry teaagent reads (8 MiB: tens of thousands of records); a larger one is
+/// treated as corrupt.
+pub const MAX_REGISTRY_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One locked workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockRecord {
-    /// The canonical workspace root.
+    /// The canonical workspace root, as spelled when it was locked.
     pub workspace_path: PathBuf,
     /// The owning server's pid.
     pub owner_pid: u32,
@@ -36,6 +60,55 @@ pub struct LockRecord {
     /// The boot the owner started in.
     #[serde(default)]
     pub boot_id: Option<String>,
+    /// The root directory's device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_dev: Option<u64>,
+    /// The root directory's inode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_ino: Option<u64>,
+}
+
+/// A directory's identity: device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirIdentity {
+    /// The device.
+    pub dev: u64,
+    /// The inode.
+    pub ino: u64,
+}
+
+impl DirIdentity {
+    /// The identity of the directory `path` names now (links followed).
+    pub fn of(path: &Path) -> io::Result<Self> {
+        let stat = rustix::fs::stat(path)?;
+        Ok(Self { dev: stat.st_dev, ino: stat.st_ino })
+    }
+}
+
+/// A workspace as the lock sees it: its path and, when known, its directory's identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockedRoot {
+    /// The canonical root.
+    pub path: PathBuf,
+    /// The root directory's identity (authoritative when both sides have one).
+    pub identity: Option<DirIdentity>,
+}
+
+impl LockedRoot {
+    /// `path` with the identity of the directory it names now.
+    pub fn of(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let identity = DirIdentity::of(&path).ok();
+        Self { path, identity }
+    }
+
+    /// Whether `record` is a lock of this workspace.
+    fn is(&self, record: &LockRecord) -> bool {
+        match (self.identity, record.root_dev.zip(record.root_ino)) {
+            (Some(me), Some((dev, ino))) => me.dev == dev && me.ino == ino,
+            _ => record.workspace_path == self.path,
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -56,39 +129,41 @@ pub enum Acquired {
 /// The lock registry in a directory (normally `$TEAAGENT_HOME`).
 #[derive(Debug, Clone)]
 pub struct LockRegistry {
-    dir: PathBuf,
+    home: Home,
 }
 
 impl LockRegistry {
     /// The registry in `$TEAAGENT_HOME` (created with user-only permissions).
     pub fn open_home() -> io::Result<Self> {
-        Ok(Self { dir: crate::home::ensure()? })
+        Ok(Self { home: Home::open()? })
     }
 
-    /// The registry in `dir` (which must exist).
-    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+    /// The registry in `dir` (which must exist, with the checks of [`Home::at`]).
+    pub fn in_dir(dir: impl Into<PathBuf>) -> io::Result<Self> {
+        Ok(Self { home: Home::at(dir)? })
     }
 
     /// The registry file.
     pub fn path(&self) -> PathBuf {
-        self.dir.join(FILE_NAME)
+        self.home.file(FILE_NAME)
     }
 
     /// Acquires the lock of `workspace` for this process, pruning every dead owner's record.
-    pub fn acquire(&self, workspace: &Path) -> io::Result<Acquired> {
+    pub fn acquire(&self, workspace: &LockedRoot) -> io::Result<Acquired> {
         let me = std::process::id();
         self.update(|locks| {
-            if let Some(owner) = locks.iter().find(|r| r.workspace_path == workspace && r.owner_pid != me) {
+            if let Some(owner) = locks.iter().find(|r| workspace.is(r) && r.owner_pid != me) {
                 return Acquired::HeldBy(owner.clone());
             }
-            if !locks.iter().any(|r| r.workspace_path == workspace && r.owner_pid == me) {
+            if !locks.iter().any(|r| workspace.is(r) && r.owner_pid == me) {
                 locks.push(LockRecord {
-                    workspace_path: workspace.to_path_buf(),
+                    workspace_path: workspace.path.clone(),
                     owner_pid: me,
                     acquired_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-                    owner_start: process_start(me),
+                    owner_start: process_stat(me).map(|s| s.start),
                     boot_id: boot_id(),
+                    root_dev: workspace.identity.map(|i| i.dev),
+                    root_ino: workspace.identity.map(|i| i.ino),
                 });
             }
             Acquired::Held
@@ -96,19 +171,19 @@ impl LockRegistry {
     }
 
     /// Releases this process's lock of `workspace` (no error if it held none).
-    pub fn release(&self, workspace: &Path) -> io::Result<()> {
+    pub fn release(&self, workspace: &LockedRoot) -> io::Result<()> {
         let me = std::process::id();
-        self.update(|locks| locks.retain(|r| !(r.workspace_path == workspace && r.owner_pid == me)))
+        self.update(|locks| locks.retain(|r| !(workspace.is(r) && r.owner_pid == me)))
     }
 
     /// Every record, as the file says now (dead owners included).
     pub fn records(&self) -> io::Result<Vec<LockRecord>> {
-        crate::home::locked(&self.dir.join(LOCK_NAME), || Ok(self.read().0))
+        self.home.locked(LOCK_NAME, || Ok(self.read().0))
     }
 
     /// Read, prune the dead, change, write back — all under the file lock.
     fn update<T>(&self, change: impl FnOnce(&mut Vec<LockRecord>) -> T) -> io::Result<T> {
-        crate::home::locked(&self.dir.join(LOCK_NAME), || {
+        self.home.locked(LOCK_NAME, || {
             let (mut locks, corrupt) = self.read();
             let before = locks.clone();
             locks.retain(is_alive);
@@ -120,72 +195,86 @@ impl LockRegistry {
         })
     }
 
-    /// The records, and whether the file was corrupt (then it is set aside and rebuilt).
+    /// The records, and whether the file was unusable (then it is set aside and rebuilt).
     fn read(&self) -> (Vec<LockRecord>, bool) {
         let path = self.path();
-        let mut text = String::new();
-        match File::open(&path).and_then(|mut f| f.read_to_string(&mut text)) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return (Vec::new(), false),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "cannot read the lock registry; rebuilding it");
+        let bytes = match self.home.read(FILE_NAME, MAX_REGISTRY_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return (Vec::new(), false),
+            Err(OwnFileError::Io { source, .. }) => {
+                tracing::warn!(path = %path.display(), error = %source, "cannot read the lock registry; rebuilding it");
                 return (Vec::new(), true);
             }
-        }
-        if text.trim().is_empty() {
+            Err(e) => return (Vec::new(), self.set_aside(&e.to_string())),
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
             return (Vec::new(), false);
         }
-        match serde_json::from_str::<RegistryFile>(&text) {
+        match serde_json::from_slice::<RegistryFile>(&bytes) {
             Ok(file) => (file.locks, false),
-            Err(e) => {
-                let aside = self.dir.join(format!("{FILE_NAME}.corrupt"));
-                let _ = std::fs::rename(&path, &aside);
-                tracing::warn!(
-                    path = %path.display(),
-                    error = %e,
-                    kept_as = %aside.display(),
-                    "the lock registry is corrupt; it was set aside and is rebuilt from the live servers"
-                );
-                (Vec::new(), true)
-            }
+            Err(e) => (Vec::new(), self.set_aside(&format!("it is not a valid registry: {e}"))),
         }
+    }
+
+    /// Moves an unusable registry aside (a link is moved, not followed); always `true`.
+    fn set_aside(&self, why: &str) -> bool {
+        let aside = format!("{FILE_NAME}.corrupt");
+        let _ = self.home.rename(FILE_NAME, &aside);
+        tracing::warn!(
+            path = %self.path().display(),
+            kept_as = %self.home.file(&aside).display(),
+            "the lock registry is unusable ({why}); it was set aside and is rebuilt from the live servers"
+        );
+        true
     }
 
     fn write(&self, locks: &[LockRecord]) -> io::Result<()> {
         let mut body = serde_json::to_vec_pretty(&RegistryFile { version: 1, locks: locks.to_vec() })?;
         body.push(b'\n');
-        crate::home::write_atomic(&self.path(), &body)
+        self.home.write_atomic(FILE_NAME, &body)
     }
 }
 
-/// Whether a record's owner is the live process that wrote it (not a reused pid).
+/// Whether a record's owner is provably the live process that wrote it (see the module docs).
 fn is_alive(record: &LockRecord) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(record.owner_pid as i32) else { return false };
+    let Ok(raw) = i32::try_from(record.owner_pid) else { return false };
+    let Some(pid) = rustix::process::Pid::from_raw(raw) else { return false };
     match rustix::process::test_kill_process(pid) {
         Ok(()) | Err(rustix::io::Errno::PERM) => {}
         Err(_) => return false,
     }
-    if let (Some(recorded), Some(current)) = (&record.boot_id, boot_id())
-        && *recorded != current
-    {
+    let (Some(stat), Some(current_boot)) = (process_stat(record.owner_pid), boot_id()) else {
+        // No /proc: nothing can be verified beyond the pid's existence.
+        return !Path::new("/proc/self/stat").exists();
+    };
+    if matches!(stat.state, 'Z' | 'X' | 'x') {
         return false;
     }
-    match (record.owner_start, process_start(record.owner_pid)) {
-        (Some(recorded), Some(now)) => recorded == now,
-        _ => true,
-    }
+    record.boot_id.as_deref() == Some(current_boot.as_str()) && record.owner_start == Some(stat.start)
 }
 
-/// A process's start time in clock ticks since boot (`/proc/PID/stat`, field 22).
-fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+/// What `/proc/PID/stat` says about a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ProcStat {
+    /// Its state (`R`, `S`, `Z`, ...).
+    state: char,
+    /// Its start time in clock ticks since boot (field 22).
+    start: u64,
+}
+
+fn process_stat(pid: u32) -> Option<ProcStat> {
+    let bytes = crate::home::read_path(Path::new(&format!("/proc/{pid}/stat")), 4096).ok()??;
+    let stat = String::from_utf8_lossy(&bytes);
     // The command name may contain spaces and parentheses: count fields after the last `)`.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let start = rest.nth(18)?.parse().ok()?;
+    Some(ProcStat { state, start })
 }
 
 fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_owned())
+    let bytes = crate::home::read_path(Path::new("/proc/sys/kernel/random/boot_id"), 256).ok()??;
+    Some(String::from_utf8_lossy(&bytes).trim().to_owned())
 }
 
 #[cfg(test)]
@@ -199,48 +288,73 @@ mod tests {
         dir
     }
 
+    fn root(path: &str) -> LockedRoot {
+        LockedRoot { path: path.into(), identity: None }
+    }
+
+    fn me() -> LockRecord {
+        LockRecord {
+            workspace_path: "/a".into(),
+            owner_pid: std::process::id(),
+            acquired_at: "2026-01-01T00:00:00Z".into(),
+            owner_start: process_stat(std::process::id()).map(|s| s.start),
+            boot_id: boot_id(),
+            root_dev: None,
+            root_ino: None,
+        }
+    }
+
     #[test]
     fn acquire_is_reentrant_and_release_removes_the_record() {
         let dir = temp_dir("reentrant");
-        let registry = LockRegistry::in_dir(&dir);
-        let ws = Path::new("/some/workspace");
-        assert_eq!(registry.acquire(ws).expect("acquire"), Acquired::Held);
-        assert_eq!(registry.acquire(ws).expect("again"), Acquired::Held);
+        let registry = LockRegistry::in_dir(&dir).expect("registry");
+        let ws = root("/some/workspace");
+        assert_eq!(registry.acquire(&ws).expect("acquire"), Acquired::Held);
+        assert_eq!(registry.acquire(&ws).expect("again"), Acquired::Held);
         assert_eq!(registry.records().expect("records").len(), 1);
-        registry.release(ws).expect("release");
+        registry.release(&ws).expect("release");
         assert!(registry.records().expect("records").is_empty());
     }
 
     #[test]
-    fn dead_and_reused_pids_are_pruned() {
+    fn dead_reused_and_unverifiable_pids_are_pruned() {
         let dir = temp_dir("dead");
-        let registry = LockRegistry::in_dir(&dir);
-        let dead = LockRecord {
-            workspace_path: "/a".into(),
-            owner_pid: 4_000_000, // above pid_max: never alive
-            acquired_at: "2026-01-01T00:00:00Z".into(),
-            owner_start: None,
-            boot_id: None,
-        };
-        let reused = LockRecord {
-            workspace_path: "/b".into(),
-            owner_pid: std::process::id(),
-            owner_start: Some(1),
-            ..dead.clone()
-        };
-        registry.write(&[dead, reused]).expect("write");
-        assert_eq!(registry.acquire(Path::new("/b")).expect("acquire"), Acquired::Held);
+        let registry = LockRegistry::in_dir(&dir).expect("registry");
+        assert!(is_alive(&me()), "this process is alive");
+        let dead = LockRecord { workspace_path: "/a".into(), owner_pid: 4_000_000, ..me() }; // above pid_max
+        let reused = LockRecord { workspace_path: "/b".into(), owner_start: Some(1), ..me() };
+        let no_start = LockRecord { workspace_path: "/c".into(), owner_start: None, ..me() };
+        let no_boot = LockRecord { workspace_path: "/d".into(), boot_id: None, ..me() };
+        let other_boot = LockRecord { workspace_path: "/e".into(), boot_id: Some("x".into()), ..me() };
+        for r in [&dead, &reused, &no_start, &no_boot, &other_boot] {
+            assert!(!is_alive(r), "{r:?}");
+        }
+        registry.write(&[dead, reused, no_start, no_boot, other_boot]).expect("write");
+        assert_eq!(registry.acquire(&root("/b")).expect("acquire"), Acquired::Held);
         let records = registry.records().expect("records");
         assert_eq!(records.len(), 1);
-        assert_eq!(records[0].owner_start, process_start(std::process::id()));
+        assert_eq!(records[0].owner_start, process_stat(std::process::id()).map(|s| s.start));
+    }
+
+    #[test]
+    fn records_match_by_identity_before_path() {
+        let id = Some(DirIdentity { dev: 1, ino: 2 });
+        let record = LockRecord { root_dev: Some(1), root_ino: Some(2), ..me() };
+        assert!(LockedRoot { path: "/renamed".into(), identity: id }.is(&record));
+        assert!(
+            !LockedRoot { path: "/a".into(), identity: Some(DirIdentity { dev: 1, ino: 3 }) }.is(&record)
+        );
+        let old = me(); // no identity recorded: by path
+        assert!(LockedRoot { path: "/a".into(), identity: id }.is(&old));
+        assert!(!LockedRoot { path: "/b".into(), identity: id }.is(&old));
     }
 
     #[test]
     fn a_corrupt_file_is_set_aside_and_rebuilt() {
         let dir = temp_dir("corrupt");
         std::fs::write(dir.join(FILE_NAME), b"{ this is not json").expect("write");
-        let registry = LockRegistry::in_dir(&dir);
-        assert_eq!(registry.acquire(Path::new("/w")).expect("acquire"), Acquired::Held);
+        let registry = LockRegistry::in_dir(&dir).expect("registry");
+        assert_eq!(registry.acquire(&root("/w")).expect("acquire"), Acquired::Held);
         assert!(dir.join(format!("{FILE_NAME}.corrupt")).exists());
         let text = std::fs::read_to_string(dir.join(FILE_NAME)).expect("rebuilt");
         assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
@@ -253,28 +367,30 @@ mod tests {
 #[derive(Debug)]
 pub struct WorkspaceLock {
     registry: LockRegistry,
-    root: PathBuf,
+    root: LockedRoot,
     held: std::sync::Mutex<bool>,
 }
 
 /// Why a call may not write the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockRefusal {
-    /// Another live server holds it.
-    HeldBy(LockRecord),
+    /// Another live server holds it (boxed: the record is large next to the `Ok` side).
+    HeldBy(Box<LockRecord>),
     /// The registry could not be used.
     Unavailable(String),
 }
 
 impl WorkspaceLock {
-    /// A lock of `root` (canonical) in `registry`, not yet acquired.
+    /// A lock of `root` (canonical) in `registry`, not yet acquired. The root's identity is
+    /// taken now: make the lock right after opening the workspace, so that it names the
+    /// directory the server serves even if the path is renamed later.
     pub fn new(registry: LockRegistry, root: impl Into<PathBuf>) -> Self {
-        Self { registry, root: root.into(), held: std::sync::Mutex::new(false) }
+        Self { registry, root: LockedRoot::of(root), held: std::sync::Mutex::new(false) }
     }
 
     /// The workspace this lock is for.
     pub fn root(&self) -> &Path {
-        &self.root
+        &self.root.path
     }
 
     /// The registry it lives in.
@@ -291,10 +407,10 @@ impl WorkspaceLock {
         match self.registry.acquire(&self.root) {
             Ok(Acquired::Held) => {
                 *held = true;
-                tracing::info!(root = %self.root.display(), registry = %self.registry.path().display(), "workspace lock acquired");
+                tracing::info!(root = %self.root.path.display(), registry = %self.registry.path().display(), "workspace lock acquired");
                 Ok(())
             }
-            Ok(Acquired::HeldBy(owner)) => Err(LockRefusal::HeldBy(owner)),
+            Ok(Acquired::HeldBy(owner)) => Err(LockRefusal::HeldBy(Box::new(owner))),
             Err(e) => Err(LockRefusal::Unavailable(format!(
                 "the lock registry {} cannot be used: {e}; set TEAAGENT_HOME to a writable directory",
                 self.registry.path().display()
@@ -312,7 +428,7 @@ impl WorkspaceLock {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         if std::mem::take(&mut *held) {
             match self.registry.release(&self.root) {
-                Ok(()) => tracing::info!(root = %self.root.display(), "workspace lock released"),
+                Ok(()) => tracing::info!(root = %self.root.path.display(), "workspace lock released"),
                 Err(e) => tracing::warn!(error = %e, "could not release the workspace lock"),
             }
         }
