@@ -1,6 +1,5 @@
 //! `list_directory`: what a directory holds, to a depth.
 
-use std::num::NonZeroU8;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
@@ -44,7 +43,7 @@ pub fn list_directory(
     #[path]
     path: Option<String>,
     /// How many levels to descend (default 1, at most 10).
-    depth: Option<NonZeroU8>,
+    depth: Option<crate::Bounded<1, 10>>,
 ) -> Result<Json<Listing>, ToolError> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
@@ -58,7 +57,7 @@ pub fn list_directory(
             )));
         }
     }
-    let depth = depth.map_or(1, NonZeroU8::get).min(10);
+    let depth = depth.map_or(1, |d| d.get() as u8);
     let mut entries = Vec::new();
     let truncated = walk(ws, &resolved, depth, &mut entries).map_err(|e| path_error(&path, e))?;
     Ok(Json(Listing {

@@ -7,7 +7,6 @@
 //! stops, so which matches come back first is not specified — the marker says to narrow it.
 
 use std::fs::File;
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -92,9 +91,9 @@ pub fn search_text(
     /// Ignore case (default false).
     case_insensitive: Option<bool>,
     /// Lines of context before and after each match (default 0, at most 10).
-    context: Option<u8>,
+    context: Option<crate::Bounded<0, 10>>,
     /// Matching lines to return at most (default 200, at most 2000).
-    max_results: Option<NonZeroU32>,
+    max_results: Option<crate::Bounded<1, 2000>>,
 ) -> Result<Json<SearchResults>, ToolError> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
@@ -107,8 +106,8 @@ pub fn search_text(
         glob,
         literal: literal.unwrap_or(false),
         case_insensitive: case_insensitive.unwrap_or(false),
-        context: usize::from(context.unwrap_or(0).min(10)),
-        max_results: max_results.map_or(200, |n| n.get() as usize).min(2000),
+        context: context.map_or(0, |c| c.get() as usize),
+        max_results: max_results.map_or(200, |n| n.get() as usize),
     };
     search(ws.root(), &ws.absolute(&start), &options).map(Json).map_err(ToolError::new)
 }
