@@ -18,9 +18,11 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::mcp::{CallToolResult, JsonObject};
 
+mod bounded;
 mod context;
 mod output;
 
+pub use bounded::Bounded;
 pub use context::ToolContext;
 pub use output::{IntoToolOutput, Json, ToolError};
 

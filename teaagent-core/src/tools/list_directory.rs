@@ -4,7 +4,6 @@
 //! entered; a path that leads to a hidden directory is refused. Memory is bounded by the entry
 //! cap (and one directory's listing at a time).
 
-use std::num::NonZeroU8;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
@@ -48,7 +47,7 @@ pub fn list_directory(
     #[path]
     path: Option<String>,
     /// How many levels to descend (default 1, at most 10).
-    depth: Option<NonZeroU8>,
+    depth: Option<crate::Bounded<1, 10>>,
 ) -> Result<Json<Listing>, ToolError> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
@@ -65,7 +64,7 @@ pub fn list_directory(
             )));
         }
     }
-    let depth = depth.map_or(1, NonZeroU8::get).min(10);
+    let depth = depth.map_or(1, |d| d.get() as u8);
     let mut entries = Vec::new();
     let truncated = walk(ws, ctx.tool(), &resolved, depth, &mut entries).map_err(|e| path_error(&path, e))?;
     Ok(Json(Listing {

@@ -14,7 +14,6 @@
 //! - `pattern` is at most [`MAX_PATTERN`] bytes and `glob` [`MAX_GLOB`], both compiled under
 //!   [`PATTERN_SIZE_LIMIT`]: past those the call is refused with `-32602`.
 
-use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 
@@ -111,9 +110,9 @@ pub fn search_text(
     /// Ignore case (default false).
     case_insensitive: Option<bool>,
     /// Lines of context before and after each match (default 0, at most 10).
-    context: Option<u8>,
+    context: Option<crate::Bounded<0, 10>>,
     /// Matching lines to return at most (default 200, at most 2000).
-    max_results: Option<NonZeroU32>,
+    max_results: Option<crate::Bounded<1, 2000>>,
 ) -> Outcome<Json<SearchResults>> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let options = SearchOptions {
@@ -121,8 +120,8 @@ pub fn search_text(
         glob,
         literal: literal.unwrap_or(false),
         case_insensitive: case_insensitive.unwrap_or(false),
-        context: usize::from(context.unwrap_or(0).min(10)),
-        max_results: max_results.map_or(200, |n| n.get() as usize).min(2000),
+        context: context.map_or(0, |c| c.get() as usize),
+        max_results: max_results.map_or(200, |n| n.get() as usize),
     };
     Outcome(run(ctx, &path, &options))
 }

@@ -8,7 +8,6 @@
 //! clean-up — this is not an OS sandbox. Output is capped per stream: the first and the last
 //! 32 KiB are kept, with a marker saying how much was left out in between.
 
-use std::num::NonZeroU32;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -23,9 +22,7 @@ use crate::workspace::Target;
 /// Bytes kept from the start and from the end of each stream.
 const KEEP: usize = 32 * 1024;
 /// The command's timeout unless it asks for another.
-const DEFAULT_TIMEOUT: u32 = 120;
-/// The longest timeout a command may ask for.
-const MAX_TIMEOUT: u32 = 3600;
+const DEFAULT_TIMEOUT: u64 = 120;
 
 /// Run a shell command (`sh -c`) in the workspace root, or in `cwd` inside it, and return its
 /// exit code, stdout and stderr (each capped: the first and last 32 KiB). stdin is empty. The
@@ -46,7 +43,7 @@ pub async fn shell_exec(
     #[command]
     command: String,
     /// Seconds before the command is killed (default 120, at most 3600).
-    timeout_secs: Option<NonZeroU32>,
+    timeout_secs: Option<crate::Bounded<1, 3600>>,
     /// The directory to run in, relative to the workspace root (default: the root).
     #[path]
     cwd: Option<String>,
@@ -57,9 +54,7 @@ pub async fn shell_exec(
     if dir.target() != Target::Dir {
         return Err(ToolError::new(format!("`{cwd}` is not a directory")));
     }
-    let limit = Duration::from_secs(u64::from(
-        timeout_secs.map_or(DEFAULT_TIMEOUT, NonZeroU32::get).min(MAX_TIMEOUT),
-    ));
+    let limit = Duration::from_secs(timeout_secs.map_or(DEFAULT_TIMEOUT, crate::Bounded::get));
     let mut child = tokio::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(&command)
