@@ -151,6 +151,35 @@ fn a_workspace_config_that_is_a_link_out_a_fifo_a_device_or_huge_is_refused_unre
 }
 
 #[test]
+fn an_invalid_workspace_config_is_reported_without_echoing_its_bytes() {
+    let tree = Tree::new();
+    let home = new_home();
+    let root = tree.root();
+    std::fs::create_dir_all(root.join(".teaagent")).expect("mkdir");
+    let config = root.join(".teaagent/config.toml");
+    let cases = [
+        format!("a = {}\n", "[".repeat(500_000)),
+        format!("a = {}\n", "{b=".repeat(100_000)),
+        "permission_mode = \"\u{1b}[2K\u{202e}yolo\"\n".to_owned(),
+        "\u{1b}]0;pwned\u{7} = 1\n".to_owned(),
+        format!("x = \"{}\n", "\u{200b}".repeat(1000)),
+        "\u{ff}\u{fe} = 1\n".to_owned(),
+    ];
+    for text in &cases {
+        std::fs::write(&config, text).expect("config");
+        let out = read_a(home.path(), &root);
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{message}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.len() < 2000, "the file's bytes are not echoed: {} bytes", message.len());
+        for c in ['\u{1b}', '\u{202e}', '\u{200b}', '\u{7}'] {
+            assert!(!message.contains(c), "raw {c:?}: {message}");
+        }
+    }
+}
+
+#[test]
 fn a_link_inside_the_workspace_to_its_config_is_still_read() {
     let tree = Tree::new();
     let home = new_home();

@@ -294,15 +294,22 @@ fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>, ConfigErr
 fn parse(bytes: &[u8], path: &Path) -> Result<ConfigFile, ConfigError> {
     let invalid = |why: String| ConfigError::Invalid { file: path.to_path_buf(), why };
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
-    toml::from_str(text).map_err(|e| invalid(one_line(&e.to_string())))
+    toml::from_str(text).map_err(|e| invalid(located(text, &e)))
 }
 
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '|' || c == '^' || c.is_whitespace()))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A TOML error as `line L, column C: message` — without the quoted source line the parser's
+/// own report carries, which could be a megabyte of the workspace's bytes.
+fn located(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
 }
 
 /// Loads the user's and the workspace's files and applies the flags.
