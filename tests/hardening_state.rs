@@ -634,7 +634,14 @@ fn a_trust_store_others_may_write_is_not_trusted() {
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let list = teaagent_in(home.path(), &tree.root(), &["mcp", "trust", "list"]);
     assert!(stderr(&list).contains("writable by"), "{}", stderr(&list));
+    assert_eq!(stderr(&list).matches("writable by").count(), 1, "said once: {}", stderr(&list));
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    // So is a configuration file others may write.
+    let config = home.path().join("config.toml");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o646)).expect("chmod");
+    let out = read_a(home.path(), &tree.root());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("config.toml") && stderr(&out).contains("writable"), "{}", stderr(&out));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -248,7 +248,16 @@ impl UserFile {
         let unreadable = |e: OwnFileError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
         let bytes = match self {
             UserFile::Named(named) => match teaagent_core::home::read_path(named, MAX_CONFIG_BYTES) {
-                Ok(Some(bytes)) => bytes,
+                Ok(Some(bytes)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    if std::fs::metadata(named).is_ok_and(|m| m.mode() & 0o022 != 0) {
+                        tracing::warn!(
+                            "{} is writable by others: they could change your configuration; run `chmod 600` on it",
+                            visible::escape(&path.display().to_string())
+                        );
+                    }
+                    bytes
+                }
                 Ok(None) => {
                     return Err(ConfigError::Unreadable { file: path, why: "no such file".to_owned() });
                 }

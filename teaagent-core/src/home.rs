@@ -264,7 +264,9 @@ impl Home {
         if stat.st_uid != me {
             return Err(HomeError::NotOwned { path, owner: stat.st_uid, me });
         }
-        if stat.st_mode & 0o022 != 0 {
+        // Said once per process, however many parts open the home.
+        static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if stat.st_mode & 0o022 != 0 && !WARNED.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "{} is writable by {} (mode {:o}): others could change teaagent's state there; run `chmod 700` on it",
                 show(&path),
