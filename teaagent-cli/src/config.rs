@@ -22,9 +22,11 @@
 //! out of its range — is a [`ConfigError`]: it names the file and the key, says what is allowed,
 //! and makes the command exit with 2 (a usage error), before anything is served. That includes
 //! the workspace's file: a broken one is fatal rather than ignored, because ignoring it would
-//! silently drop the deny rules and limits its owner relies on (fail closed). Errors and
-//! warnings carry raw text; `main` shows them escaped ([`teaagent_core::visible`]), so bytes
-//! from a file never reach the terminal raw.
+//! silently drop the deny rules and limits its owner relies on (fail closed). A parse error says
+//! line and column, never quotes the source line (it could be a megabyte of a repository's
+//! bytes). Errors and warnings carry raw text; `main` shows them escaped
+//! ([`teaagent_core::visible`]), so bytes from a file never reach the terminal raw. (A home
+//! directory that cannot be used is the environment's problem, not a usage error: exit 1.)
 //!
 //! # Ranges
 //!
@@ -36,6 +38,10 @@
 //! | `permission_mode` | one of the five modes |
 //! | `grants`, `deny` | rules as `--grant` takes them |
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings |
+//!
+//! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
+//! be no limit at all, and 30 days, 1 day and a million calls are far beyond any real use while
+//! far inside what `Duration` and the rate limiter can hold (`1e300` seconds made startup panic).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
