@@ -576,6 +576,16 @@ fn links_inside_the_home_are_never_written_through() {
             assert!(!home.path().join(name).is_symlink(), "rebuilt as a file");
         }
     }
+    // A hard link is not appended through either.
+    let home = new_home();
+    let target = outside.path().join("hard-linked");
+    std::fs::write(&target, "").expect("target");
+    std::fs::hard_link(&target, home.path().join("audit.jsonl")).expect("hard link");
+    let mut server = serve(&root, home.path(), &["--permission-mode", "danger-full-access"]);
+    let answer = write_call(&mut server, "n.txt");
+    server.finish();
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), "", "{answer}");
+    assert!(!root.join("n.txt").exists(), "no unaudited write: {answer}");
     // The user's configuration: refused at start, unread.
     let home = new_home();
     let target = outside.path().join("config.toml");
