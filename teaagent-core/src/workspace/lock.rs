@@ -27,8 +27,11 @@
 //! only waits to be reaped, its files are closed), it runs in the same boot (`boot_id`), and it
 //! started when the record says (`owner_start`). A record that lacks the start time or the boot
 //! id cannot be verified and does not pin anything (a forged record naming pid 1, or a reused
-//! pid, is pruned like a dead one). Where `/proc` cannot be read, nothing can be verified and only
-//! the pid's existence counts.
+//! pid, is pruned like a dead one). Where the boot id cannot be read, the boot is not compared
+//! (every server records none); where `/proc` is missing altogether, nothing can be verified and
+//! only the pid's existence counts. A live process whose start time and boot id were copied into
+//! a forged record does pin the root while it lives: telling it from a server would need its
+//! open files, which a non-dumpable server keeps to itself.
 
 use std::io;
 use std::path::{Path, PathBuf};
