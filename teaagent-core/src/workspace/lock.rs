@@ -14,8 +14,8 @@
 //! # Which workspace
 //!
 //! A workspace is a directory, not a name: records are matched by the root's identity (device
-//! and inode, taken from the path when the lock is made, so from the directory the server opened
-//! as its root at start), so a root renamed (`mv W W2`) or spelled differently (through a link, a
+//! and inode, taken from the path when the lock is made, right after the server opened its root
+//! at start — a swap of the root within that instant is not caught), so a root renamed (`mv W W2`) or spelled differently (through a link, a
 //! bind mount) is still the same workspace. The identity cannot be reused while the record is
 //! live: its owner holds the directory open, which keeps the inode. A record without an
 //! identity (written by an older teaagent) is matched by its path.
