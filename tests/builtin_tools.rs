@@ -423,15 +423,19 @@ fn a_command_cannot_write_onto_the_servers_stdout_through_proc() {
         for dir in [tree.base(), tree.root(), home.base()] {
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         }
+        // teaagent uses only a home of its own user.
+        std::fs::create_dir(home.path("nobody")).expect("mkdir");
+        std::os::unix::fs::chown(home.path("nobody"), Some(65534), Some(65534)).expect("chown");
         let mut cmd = Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(Bin::Teaagent.path());
         cmd
     } else {
         Command::new(Bin::Teaagent.path())
     };
+    let home_dir = if as_root { home.path("nobody") } else { home.base() };
     cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
         .arg(tree.root())
-        .env("TEAAGENT_HOME", home.base());
+        .env("TEAAGENT_HOME", home_dir);
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
     let command =

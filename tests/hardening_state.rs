@@ -151,6 +151,35 @@ fn a_workspace_config_that_is_a_link_out_a_fifo_a_device_or_huge_is_refused_unre
 }
 
 #[test]
+fn an_invalid_workspace_config_is_reported_without_echoing_its_bytes() {
+    let tree = Tree::new();
+    let home = new_home();
+    let root = tree.root();
+    std::fs::create_dir_all(root.join(".teaagent")).expect("mkdir");
+    let config = root.join(".teaagent/config.toml");
+    let cases = [
+        format!("a = {}\n", "[".repeat(500_000)),
+        format!("a = {}\n", "{b=".repeat(100_000)),
+        "permission_mode = \"\u{1b}[2K\u{202e}yolo\"\n".to_owned(),
+        "\u{1b}]0;pwned\u{7} = 1\n".to_owned(),
+        format!("x = \"{}\n", "\u{200b}".repeat(1000)),
+        "\u{ff}\u{fe} = 1\n".to_owned(),
+    ];
+    for text in &cases {
+        std::fs::write(&config, text).expect("config");
+        let out = read_a(home.path(), &root);
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{message}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.len() < 2000, "the file's bytes are not echoed: {} bytes", message.len());
+        for c in ['\u{1b}', '\u{202e}', '\u{200b}', '\u{7}'] {
+            assert!(!message.contains(c), "raw {c:?}: {message}");
+        }
+    }
+}
+
+#[test]
 fn a_link_inside_the_workspace_to_its_config_is_still_read() {
     let tree = Tree::new();
     let home = new_home();
@@ -547,6 +576,16 @@ fn links_inside_the_home_are_never_written_through() {
             assert!(!home.path().join(name).is_symlink(), "rebuilt as a file");
         }
     }
+    // A hard link is not appended through either.
+    let home = new_home();
+    let target = outside.path().join("hard-linked");
+    std::fs::write(&target, "").expect("target");
+    std::fs::hard_link(&target, home.path().join("audit.jsonl")).expect("hard link");
+    let mut server = serve(&root, home.path(), &["--permission-mode", "danger-full-access"]);
+    let answer = write_call(&mut server, "n.txt");
+    server.finish();
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), "", "{answer}");
+    assert!(!root.join("n.txt").exists(), "no unaudited write: {answer}");
     // The user's configuration: refused at start, unread.
     let home = new_home();
     let target = outside.path().join("config.toml");
@@ -605,7 +644,14 @@ fn a_trust_store_others_may_write_is_not_trusted() {
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let list = teaagent_in(home.path(), &tree.root(), &["mcp", "trust", "list"]);
     assert!(stderr(&list).contains("writable by"), "{}", stderr(&list));
+    assert_eq!(stderr(&list).matches("writable by").count(), 1, "said once: {}", stderr(&list));
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    // So is a configuration file others may write.
+    let config = home.path().join("config.toml");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o646)).expect("chmod");
+    let out = read_a(home.path(), &tree.root());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("config.toml") && stderr(&out).contains("writable"), "{}", stderr(&out));
 }
 
 // ---------------------------------------------------------------------------------------------

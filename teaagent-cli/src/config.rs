@@ -22,9 +22,11 @@
 //! out of its range — is a [`ConfigError`]: it names the file and the key, says what is allowed,
 //! and makes the command exit with 2 (a usage error), before anything is served. That includes
 //! the workspace's file: a broken one is fatal rather than ignored, because ignoring it would
-//! silently drop the deny rules and limits its owner relies on (fail closed). Errors and
-//! warnings carry raw text; `main` shows them escaped ([`teaagent_core::visible`]), so bytes
-//! from a file never reach the terminal raw.
+//! silently drop the deny rules and limits its owner relies on (fail closed). A parse error says
+//! line and column, never quotes the source line (it could be a megabyte of a repository's
+//! bytes). Errors and warnings carry raw text; `main` shows them escaped
+//! ([`teaagent_core::visible`]), so bytes from a file never reach the terminal raw. (A home
+//! directory that cannot be used is the environment's problem, not a usage error: exit 1.)
 //!
 //! # Ranges
 //!
@@ -36,6 +38,10 @@
 //! | `permission_mode` | one of the five modes |
 //! | `grants`, `deny` | rules as `--grant` takes them |
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings |
+//!
+//! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
+//! be no limit at all, and 30 days, 1 day and a million calls are far beyond any real use while
+//! far inside what `Duration` and the rate limiter can hold (`1e300` seconds made startup panic).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -248,7 +254,16 @@ impl UserFile {
         let unreadable = |e: OwnFileError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
         let bytes = match self {
             UserFile::Named(named) => match teaagent_core::home::read_path(named, MAX_CONFIG_BYTES) {
-                Ok(Some(bytes)) => bytes,
+                Ok(Some(bytes)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    if std::fs::metadata(named).is_ok_and(|m| m.mode() & 0o022 != 0) {
+                        tracing::warn!(
+                            "{} is writable by others: they could change your configuration; run `chmod 600` on it",
+                            visible::escape(&path.display().to_string())
+                        );
+                    }
+                    bytes
+                }
                 Ok(None) => {
                     return Err(ConfigError::Unreadable { file: path, why: "no such file".to_owned() });
                 }
@@ -294,15 +309,22 @@ fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>, ConfigErr
 fn parse(bytes: &[u8], path: &Path) -> Result<ConfigFile, ConfigError> {
     let invalid = |why: String| ConfigError::Invalid { file: path.to_path_buf(), why };
     let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
-    toml::from_str(text).map_err(|e| invalid(one_line(&e.to_string())))
+    toml::from_str(text).map_err(|e| invalid(located(text, &e)))
 }
 
-fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '|' || c == '^' || c.is_whitespace()))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A TOML error as `line L, column C: message` — without the quoted source line the parser's
+/// own report carries, which could be a megabyte of the workspace's bytes.
+fn located(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
 }
 
 /// Loads the user's and the workspace's files and applies the flags.

@@ -264,7 +264,9 @@ impl Home {
         if stat.st_uid != me {
             return Err(HomeError::NotOwned { path, owner: stat.st_uid, me });
         }
-        if stat.st_mode & 0o022 != 0 {
+        // Said once per process, however many parts open the home.
+        static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if stat.st_mode & 0o022 != 0 && !WARNED.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "{} is writable by {} (mode {:o}): others could change teaagent's state there; run `chmod 700` on it",
                 show(&path),
@@ -314,7 +316,8 @@ impl Home {
     }
 
     /// Opens `name` for appending (created 0600 if missing): never through a link, never a
-    /// FIFO or device.
+    /// FIFO or device, and never a file with another hard link (appending to it would write
+    /// wherever that other name is).
     pub fn open_append(&self, name: &str) -> io::Result<File> {
         let flags = OFlags::WRONLY
             | OFlags::APPEND
@@ -323,7 +326,18 @@ impl Home {
             | OFlags::NONBLOCK
             | OFlags::CLOEXEC
             | OFlags::NOCTTY;
-        self.open_regular(name, flags)
+        let file = self.open_regular(name, flags)?;
+        let links = rustix::fs::fstat(&file)?.st_nlink;
+        if links != 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} has {links} hard links; teaagent appends only to a file of its own: move it aside",
+                    show(&self.file(name))
+                ),
+            ));
+        }
+        Ok(file)
     }
 
     fn open_regular(&self, name: &str, flags: OFlags) -> io::Result<File> {
@@ -434,6 +448,8 @@ mod tests {
         let home = Home::at(&home_dir).expect("home");
         assert!(home.open_append("audit.jsonl").is_err());
         assert!(matches!(home.read("audit.jsonl", 100), Err(OwnFileError::Link { .. })));
+        std::fs::hard_link(&outside, home_dir.join("hard.jsonl")).expect("hard link");
+        assert!(home.open_append("hard.jsonl").is_err(), "a hard link to elsewhere is refused");
         home.write_atomic("audit.jsonl", b"new\n").expect("replaces the link");
         assert_eq!(std::fs::read_to_string(&outside).expect("outside"), "outside\n");
         assert_eq!(home.read("audit.jsonl", 100).expect("read"), Some(b"new\n".to_vec()));

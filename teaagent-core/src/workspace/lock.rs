@@ -14,8 +14,8 @@
 //! # Which workspace
 //!
 //! A workspace is a directory, not a name: records are matched by the root's identity (device
-//! and inode, taken from the path when the lock is made, so from the directory the server opened
-//! as its root at start), so a root renamed (`mv W W2`) or spelled differently (through a link, a
+//! and inode, taken from the path when the lock is made, right after the server opened its root
+//! at start — a swap of the root within that instant is not caught), so a root renamed (`mv W W2`) or spelled differently (through a link, a
 //! bind mount) is still the same workspace. The identity cannot be reused while the record is
 //! live: its owner holds the directory open, which keeps the inode. A record without an
 //! identity (written by an older teaagent) is matched by its path.
@@ -27,8 +27,11 @@
 //! only waits to be reaped, its files are closed), it runs in the same boot (`boot_id`), and it
 //! started when the record says (`owner_start`). A record that lacks the start time or the boot
 //! id cannot be verified and does not pin anything (a forged record naming pid 1, or a reused
-//! pid, is pruned like a dead one). Where `/proc` cannot be read, nothing can be verified and only
-//! the pid's existence counts.
+//! pid, is pruned like a dead one). Where the boot id cannot be read, the boot is not compared
+//! (every server records none); where `/proc` is missing altogether, nothing can be verified and
+//! only the pid's existence counts. A live process whose start time and boot id were copied into
+//! a forged record does pin the root while it lives: telling it from a server would need its
+//! open files, which a non-dumpable server keeps to itself.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -243,14 +246,21 @@ fn is_alive(record: &LockRecord) -> bool {
         Ok(()) | Err(rustix::io::Errno::PERM) => {}
         Err(_) => return false,
     }
-    let (Some(stat), Some(current_boot)) = (process_stat(record.owner_pid), boot_id()) else {
-        // No /proc: nothing can be verified beyond the pid's existence.
+    let Some(stat) = process_stat(record.owner_pid) else {
+        // No /proc at all: nothing can be verified beyond the pid's existence. (With /proc, a
+        // pid whose stat cannot be read is gone.)
         return !Path::new("/proc/self/stat").exists();
     };
     if matches!(stat.state, 'Z' | 'X' | 'x') {
         return false;
     }
-    record.boot_id.as_deref() == Some(current_boot.as_str()) && record.owner_start == Some(stat.start)
+    // Where the boot id is hidden (some sandboxes), every server records none, and they agree.
+    if let Some(current) = boot_id()
+        && record.boot_id.as_deref() != Some(current.as_str())
+    {
+        return false;
+    }
+    record.owner_start == Some(stat.start)
 }
 
 /// What `/proc/PID/stat` says about a process.
