@@ -22,6 +22,7 @@ use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
+use teaagent_core::policy::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -322,6 +323,29 @@ async fn an_approved_call_acts_on_what_was_approved_or_not_at_all() {
 
     assert_eq!(answering.questions().len(), 4, "every call was asked about");
     tokio::time::timeout(WAIT, client.cancel()).await.expect("in time").expect("shut down");
+}
+
+#[test]
+fn a_preapproval_covers_a_path_only_where_it_is_spelled() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    tree.write("ws/.git/hooks/README", "hooks\n");
+    tree.symlink("ws/docs", ".git/hooks");
+    let through_link = json!({"path": "docs/pre-commit", "content": "#!/bin/sh\npwn\n"});
+    let plain = json!({"path": "notes/today.md", "content": "x"});
+    let digests = [call_digest("write_file", &through_link), call_digest("write_file", &plain)];
+    let mut server = serve(
+        &tree,
+        &home,
+        "",
+        &["--permission-mode", "read-only", "--preapprove", &digests[0], "--preapprove", &digests[1]],
+    );
+    let refused = call(&mut server, "write_file", through_link);
+    assert_eq!(code(&refused), -32001, "{refused}");
+    let rule = refused["error"]["data"]["rule"].as_str().unwrap_or_default();
+    assert!(rule.contains("leads through a link to `.git/hooks/pre-commit`"), "{rule}");
+    assert!(!tree.root().join(".git/hooks/pre-commit").exists());
+    assert_eq!(code(&call(&mut server, "write_file", plain)), 0, "a plain preapproved call runs");
+    server.finish();
 }
 
 /// What a hostile command looks like: terminal control, bidi override, zero-width characters,

@@ -10,7 +10,9 @@
 //! | `danger-full-access` | everything | nothing |
 //!
 //! A call that needs an approval runs when one of these holds, checked in this order:
-//! a payload-digest preapproval of exactly this call ([`digest`]); scoped grants covering the
+//! a payload-digest preapproval of exactly this call ([`digest`]) whose paths lead where they are
+//! spelled (no link on the way: the digest binds the spelling, so a link put in its path must
+//! not carry the approval elsewhere); scoped grants covering the
 //! tool or every one of its role arguments ([`grant`]); in `prompt` mode, an earlier "for this
 //! session" answer for the same tool and role arguments, or a new answer ([`ask`]). A denial
 //! names the rule that blocked the call and the exact flag that would allow it. Every decision is
@@ -162,6 +164,10 @@ pub struct CallFacts<'a> {
     pub entries: Vec<(&'a str, &'a str)>,
     /// The payload digest of the call as the client sent it.
     pub digest: &'a str,
+    /// Path arguments that do not lead where they are spelled (a link on the way): name, as
+    /// spelled (normalised), where it leads. A preapproval covers the spelling only, so it does
+    /// not cover these.
+    pub detours: Vec<(&'a str, String, &'a str)>,
 }
 
 /// The outcome of a decision.
@@ -318,6 +324,9 @@ impl Policy {
                 let not_for: HashSet<String> =
                     named.iter().filter(|t| !deny.is_path_rule_for(t)).map(|t| t.name().to_owned()).collect();
                 let resources = named.iter().all(|t| deny.is_path_rule_for(t));
+                if !resources && not_for.len() == named.len() {
+                    return None; // a command rule for every tool it names
+                }
                 Some(Rule { tool, path, expires, not_for, resources })
             })
             .collect();
@@ -362,6 +371,19 @@ impl Policy {
             return Ok(allow(self.mode.no_approval_rule()));
         };
         if self.preapproved.contains(call.digest) {
+            // The digest was computed from the arguments as written; what was approved is the
+            // path as written, not wherever a link on it leads today.
+            if let Some((arg, spelled, leads)) = call.detours.first() {
+                return Ok(Decision::Deny {
+                    rule: format!(
+                        "preapproved payload {}, but `{arg}` = `{}` leads through a link to `{}`; a preapproval covers a path only where it is spelled",
+                        call.digest,
+                        shown(spelled),
+                        shown(leads)
+                    ),
+                    details: how_to_allow(call),
+                });
+            }
             return Ok(allow(format!("preapproved payload {}", call.digest)));
         }
         if let Some((grants, uses)) = self.granting(call, now) {
@@ -528,5 +550,37 @@ impl PermissionMode {
             .find(|m| m.requirement(tool).is_none())
             .unwrap_or(PermissionMode::DangerFullAccess)
             .as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::builder().tools(crate::tools::builtin()).build().expect("the built-in tools")
+    }
+
+    #[test]
+    fn path_deny_rules_hide_from_the_tools_they_name_and_resources() {
+        let policy = Policy::default()
+            .deny("*:path=secrets/**")
+            .and_then(|p| p.deny("read_file:path=private/*"))
+            .and_then(|p| p.deny("shell_exec:command=rm*"))
+            .expect("rules");
+        let hidden = policy.hidden_paths(&registry()).expect("path rules hide paths");
+        for scope in ["search_text", "find_files", "list_directory", "resources/list", "resources/read"] {
+            assert!(hidden(scope, Path::new("secrets/a/key.pem")), "{scope}");
+            assert!(!hidden(scope, Path::new("src/main.rs")), "{scope}");
+            assert!(!hidden(scope, Path::new("private/x")), "{scope}: only read_file's rule");
+        }
+        assert!(hidden("read_file", Path::new("private/x")));
+        // A command rule says nothing about paths.
+        assert!(!hidden("shell_exec", Path::new("rm.txt")));
+        assert!(!hidden("resources/read", Path::new("rmdir")));
+        let commands_only = Policy::default().deny("shell_exec:command=rm*").expect("rule");
+        assert!(commands_only.hidden_paths(&registry()).is_none());
     }
 }

@@ -97,7 +97,15 @@ pub(crate) async fn call_tool(
         .collect();
     let entries: Vec<(&str, &str)> =
         paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
-    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest };
+    let detours: Vec<(&str, String, &str)> = paths
+        .iter()
+        .filter_map(|p| {
+            let leads = p.target_shown()?;
+            let spelled = lexical(shared, &p.given);
+            (spelled != leads).then_some((p.name.as_str(), spelled, leads))
+        })
+        .collect();
+    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest, detours };
     let policy = &shared.policy;
     let uses = match policy.decide(&facts, Some(&shared.peer)).await {
         Decision::Deny { rule, details } => {
@@ -349,6 +357,33 @@ fn confine_paths(
         paths.push(PathArg { name: name.to_owned(), given, resolved });
     }
     Ok((args, paths))
+}
+
+/// A path as spelled, normalised without looking at the file system (`./a//b` → `a/b`, `a/../b`
+/// → `b`, the root's own absolute spelling stripped, `.` for the root), to compare with where it
+/// leads. A spelling that climbs above the root keeps its `..` (and so never equals a target).
+fn lexical(shared: &Shared, given: &str) -> String {
+    use std::path::Component;
+    let path = std::path::Path::new(given);
+    let path = match &shared.workspace {
+        Some(ws) => path.strip_prefix(ws.root()).unwrap_or(path),
+        None => path,
+    };
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(name) => parts.push(name),
+            Component::ParentDir if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            Component::ParentDir => parts.push("..".as_ref()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    if parts.is_empty() {
+        return ".".to_owned();
+    }
+    parts.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 /// Resolves every `#[path]` argument of a tool that may write again and checks that each still
