@@ -348,6 +348,25 @@ fn a_preapproval_covers_a_path_only_where_it_is_spelled() {
     server.finish();
 }
 
+#[tokio::test]
+async fn nobody_is_asked_about_a_call_the_rate_limit_refuses() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    std::fs::write(
+        home.base().join("config.toml"),
+        "[tools.write_file]\nrate_limit = { max_calls = 1, window_secs = 600.0 }\n",
+    )
+    .expect("config");
+    let answering = Answering::new("once");
+    let client = prompted(&tree, &home, answering.clone()).await;
+    let first = tool(&client, "write_file", json!({"path": "a.md", "content": "x"})).await;
+    assert!(first.as_ref().is_ok_and(|r| !r.is_error), "{first:?}");
+    let second = tool(&client, "write_file", json!({"path": "b.md", "content": "x"})).await;
+    assert_eq!(second.as_ref().err().map(|e| e.0), Some(-32002), "{second:?}");
+    assert_eq!(answering.questions().len(), 1, "the refused call was not asked about");
+    assert!(!tree.root().join("b.md").exists());
+    tokio::time::timeout(WAIT, client.cancel()).await.expect("in time").expect("shut down");
+}
+
 /// What a hostile command looks like: terminal control, bidi override, zero-width characters,
 /// a line break, and 20,000 characters of padding before the part that matters.
 fn hostile_command() -> String {

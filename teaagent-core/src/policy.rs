@@ -213,6 +213,10 @@ impl GrantUses {
     }
 }
 
+/// A call only the user can still approve (from [`Policy::decide_now`]), with the rule that asks.
+#[derive(Debug)]
+pub struct Question(String);
+
 /// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
 #[derive(Debug)]
 pub struct Policy {
@@ -347,11 +351,23 @@ impl Policy {
 
     /// Decides a call: deny rules, the mode, preapprovals, grants, session approvals, asking.
     pub async fn decide(&self, call: &CallFacts<'_>, peer: Option<&Peer>) -> Decision {
-        match self.decide_without_asking(call) {
+        match self.decide_now(call) {
             Ok(decision) => decision,
-            // Asking is rare and its future is large: keep it out of every call's state.
-            Err(requirement) => Box::pin(self.ask_user(call, peer, requirement)).await,
+            Err(question) => self.ask(call, peer, question).await,
         }
+    }
+
+    /// Everything that needs no person: the decision, or `Err` when only the user can still
+    /// approve the call (then [`Policy::ask`]). The pipeline uses the two halves to check what
+    /// would refuse the call anyway (its rate limit) before it takes a person's attention.
+    pub fn decide_now(&self, call: &CallFacts<'_>) -> Result<Decision, Question> {
+        self.decide_without_asking(call).map(Ok).unwrap_or_else(|requirement| Err(Question(requirement)))
+    }
+
+    /// Asks the user (see [`ask`]) about a call [`Policy::decide_now`] could not decide.
+    pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
+        // Asking is rare and its future is large: keep it out of every call's state.
+        Box::pin(self.ask_user(call, peer, question.0)).await
     }
 
     /// Everything but asking: `Err(requirement)` when only the user can still approve.

@@ -4,7 +4,9 @@
 //! 1. unknown tool      -32601  unknown_tool
 //! 2. arguments         -32602  invalid_arguments (every schema violation) · a refused #[path]
 //!                              (each #[path] resolved once, here, and its identity noted)
-//! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking)
+//! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking;
+//!                              a call only a person can approve is first looked at by the rate
+//!                              limit, -32002, so nobody is asked about a call refused anyway)
 //! 4. rate limit        -32002  rate_limited (looked at; no budget taken yet)
 //! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
@@ -107,7 +109,25 @@ pub(crate) async fn call_tool(
         .collect();
     let facts = CallFacts { tool: &tool, roles, entries, digest: &digest, detours };
     let policy = &shared.policy;
-    let uses = match policy.decide(&facts, Some(&shared.peer)).await {
+    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
+        audit(shared, &facts, "rate limit", "rate_limited");
+        Error::RateLimited {
+            tool: name.to_owned(),
+            max_calls: limit.max_calls,
+            window: limit.window,
+            retry_after,
+        }
+    };
+    let decision = match policy.decide_now(&facts) {
+        Ok(decision) => decision,
+        Err(question) => {
+            // Only a person can approve it: first make sure the rate limit would let it run,
+            // so nobody is asked about a call that is refused anyway.
+            shared.limiter.admit(name).map_err(rate_limited)?.refund();
+            policy.ask(&facts, Some(&shared.peer), question).await
+        }
+    };
+    let uses = match decision {
         Decision::Deny { rule, details } => {
             audit(shared, &facts, &rule, "denied");
             return Err(Error::ApprovalDenied { tool: name.to_owned(), rule, details });
@@ -131,15 +151,6 @@ pub(crate) async fn call_tool(
     };
 
     // 4. Rate limit: a look only; the budget is taken at admission.
-    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
-        audit(shared, &facts, "rate limit", "rate_limited");
-        Error::RateLimited {
-            tool: name.to_owned(),
-            max_calls: limit.max_calls,
-            window: limit.window,
-            retry_after,
-        }
-    };
     shared.limiter.admit(name).map_err(rate_limited)?.refund();
 
     // 5. Workspace lock, for tools that may write.
