@@ -9,14 +9,21 @@
 //! | `allow` | everything up to `high`, destructive included | `critical` |
 //! | `danger-full-access` | everything | nothing |
 //!
+//! Deny rules are checked first and are fail-closed ([`grant`] says exactly how): a command rule
+//! refuses every line it cannot prove runs no matching program, a path rule applies to every
+//! path argument and, through [`Policy::hidden_paths`], hides its paths from walks, searches and
+//! resources.
+//!
 //! A call that needs an approval runs when one of these holds, checked in this order:
 //! a payload-digest preapproval of exactly this call ([`digest`]) whose paths lead where they are
 //! spelled (no link on the way: the digest binds the spelling, so a link put in its path must
-//! not carry the approval elsewhere); scoped grants covering the
-//! tool or every one of its role arguments ([`grant`]); in `prompt` mode, an earlier "for this
-//! session" answer for the same tool and role arguments, or a new answer ([`ask`]). A denial
-//! names the rule that blocked the call and the exact flag that would allow it. Every decision is
-//! appended to the audit log ([`audit`]).
+//! not carry the approval elsewhere); scoped grants covering the tool or every one of its role
+//! arguments ([`grant`]; uses of counted grants are spent only when the call is admitted to run,
+//! see [`GrantUses`]); in `prompt` mode, an earlier "for this session" answer for the same tool
+//! and role arguments, or a new answer ([`ask`]), to a question that shows every value escaped
+//! and uncut. Path arguments are judged where they lead; the pipeline makes sure the call acts on
+//! exactly that (`server/call.rs`). A denial names the rule that blocked the call and the exact
+//! flag that would allow it. Every decision is appended to the audit log ([`audit`]).
 
 mod ask;
 pub mod audit;
