@@ -367,6 +367,43 @@ async fn nobody_is_asked_about_a_call_the_rate_limit_refuses() {
     tokio::time::timeout(WAIT, client.cancel()).await.expect("in time").expect("shut down");
 }
 
+#[test]
+fn a_granted_write_waiting_for_its_turn_lands_where_it_was_judged() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    tree.write("ws/.git/hooks/README", "hooks\n");
+    tree.write("ws/docs/guide.md", "guide\n");
+    let mut cmd = Command::new(Bin::Fixture.path());
+    cmd.env("FIXTURE_ROOT", tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env("FIXTURE_BUILTIN", "1")
+        .env("FIXTURE_MODE", "read-only")
+        .env("FIXTURE_GRANTS", "write_file:path=docs/**")
+        .env("FIXTURE_MAX_IN_FLIGHT", "1");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    // The only turn is taken by a slow call; the write is decided, checked and then waits.
+    server.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":1500}}}"#,
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"docs/pre-commit","content":"pwn"}}}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    swap_for_link(&tree.root().join("docs"), ".git/hooks");
+    assert!(server.response(&json!(1))["result"].is_object());
+    let write = server.response(&json!(2));
+    // Either the write happened in the directory that was judged (now `docs.old`), or, had the
+    // server not checked it before the swap, it was refused; never in `.git/hooks`.
+    assert!(!tree.root().join(".git/hooks/pre-commit").exists(), "{write}");
+    match code(&write) {
+        0 => assert_eq!(
+            std::fs::read_to_string(tree.root().join("docs.old/pre-commit")).expect("written where judged"),
+            "pwn"
+        ),
+        -32001 => {}
+        other => panic!("unexpected {other}: {write}"),
+    }
+    server.finish();
+}
+
 /// What a hostile command looks like: terminal control, bidi override, zero-width characters,
 /// a line break, and 20,000 characters of padding before the part that matters.
 fn hostile_command() -> String {
