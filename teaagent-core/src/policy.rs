@@ -232,6 +232,8 @@ pub struct Policy {
     denies: Vec<Grant>,
     preapproved: HashSet<String>,
     session: Mutex<HashSet<String>>,
+    /// Names of the `#[command]` arguments of the tools served ([`Policy::know_tools`]).
+    command_args: std::sync::OnceLock<HashSet<String>>,
     ask_lock: tokio::sync::Mutex<()>,
     ask_timeout: Duration,
     audit: Option<AuditLog>,
@@ -252,6 +254,7 @@ impl Policy {
             denies: Vec::new(),
             preapproved: HashSet::new(),
             session: Mutex::new(HashSet::new()),
+            command_args: std::sync::OnceLock::new(),
             ask_lock: tokio::sync::Mutex::new(()),
             ask_timeout: Duration::from_secs(120),
             audit: None,
@@ -310,48 +313,39 @@ impl Policy {
         self.audit.as_ref()
     }
 
+    /// Learns which argument names are `#[command]` arguments of the tools served (once; the
+    /// server does it at start), so that a rule naming one (`*:command=rm*`) is a command rule
+    /// for every tool, not a path rule for the tools that lack it.
+    pub fn know_tools(&self, registry: &Registry) {
+        let _ = self.command_args.set(command_args(registry));
+    }
+
+    /// Whether `arg` is a `#[command]` argument: of `tool`, or of any tool served.
+    fn is_command_arg(&self, tool: &ToolDef, arg: &str) -> bool {
+        tool.param_roles().any(|(n, role)| n == arg && role == ParamRole::Command)
+            || self.command_args.get().is_some_and(|args| args.contains(arg))
+    }
+
     /// Which workspace paths the deny rules hide from whom, for [`crate::Workspace::set_hidden`]
-    /// (`None` when no deny rule is about paths). A rule hides a path from a scope (a tool's name,
-    /// `resources/list`, `resources/read`) when its tool glob matches the scope and its glob
-    /// matches the path; `*` matches the resource scopes too. A rule that names a `#[command]`
-    /// argument (`shell_exec:command=…`) is about commands, not paths, and hides nothing.
+    /// (`None` when no deny rule is about paths). A path rule hides a path from a scope (a tool's
+    /// name, `resources/list`, `resources/read`) when its tool glob matches the scope and its
+    /// glob matches the path; `*` matches the resource scopes too. A rule that names a
+    /// `#[command]` argument (`shell_exec:command=…`) is about commands and hides nothing.
     pub fn hidden_paths(&self, registry: &Registry) -> Option<Arc<HiddenPaths>> {
-        struct Rule {
-            tool: globset::GlobMatcher,
-            path: globset::GlobMatcher,
-            expires: Option<SystemTime>,
-            /// Tools this rule is a command rule for.
-            not_for: HashSet<String>,
-            /// Whether it also hides from `resources/*` scopes.
-            resources: bool,
-        }
-        let rules: Vec<Rule> = self
+        let commands = command_args(registry);
+        let rules: Vec<_> = self
             .denies
             .iter()
-            .filter_map(|deny| {
-                let (tool, path, expires) = deny.path_rule()?;
-                let named: Vec<&Arc<ToolDef>> =
-                    registry.iter().filter(|t| deny.names_tool(t.name())).collect();
-                let not_for: HashSet<String> =
-                    named.iter().filter(|t| !deny.is_path_rule_for(t)).map(|t| t.name().to_owned()).collect();
-                let resources = named.iter().all(|t| deny.is_path_rule_for(t));
-                if !resources && not_for.len() == named.len() {
-                    return None; // a command rule for every tool it names
-                }
-                Some(Rule { tool, path, expires, not_for, resources })
-            })
+            .filter(|deny| deny.is_path_rule(|arg| commands.contains(arg)))
+            .filter_map(|deny| deny.path_rule())
             .collect();
         if rules.is_empty() {
             return None;
         }
         Some(Arc::new(move |scope: &str, relative: &Path| {
             let now = SystemTime::now();
-            let resource = scope.starts_with("resources/");
-            rules.iter().any(|r| {
-                r.expires.is_none_or(|at| now < at)
-                    && r.tool.is_match(scope)
-                    && if resource { r.resources } else { !r.not_for.contains(scope) }
-                    && r.path.is_match(relative)
+            rules.iter().any(|(tool, path, expires)| {
+                expires.is_none_or(|at| now < at) && tool.is_match(scope) && path.is_match(relative)
             })
         }))
     }
@@ -377,6 +371,22 @@ impl Policy {
         Box::pin(self.ask_user(call, peer, question.0)).await
     }
 
+    /// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
+    /// named and as resolved, and every command argument.
+    fn denies_call(&self, rule: &Grant, call: &CallFacts<'_>) -> bool {
+        let tool = call.tool;
+        let is_command = |arg: &str| self.is_command_arg(tool, arg);
+        rule.covers_tool(tool.name())
+            || call
+                .roles
+                .iter()
+                .any(|(arg, role, value)| rule.may_deny(tool.name(), arg, *role, value, is_command))
+            || call
+                .entries
+                .iter()
+                .any(|(arg, value)| rule.may_deny(tool.name(), arg, ParamRole::Path, value, is_command))
+    }
+
     /// Everything but asking: `Err(requirement)` when only the user can still approve.
     fn decide_without_asking(&self, call: &CallFacts<'_>) -> Result<Decision, String> {
         let now = if self.denies.is_empty() && self.grants.is_empty() {
@@ -384,7 +394,8 @@ impl Policy {
         } else {
             SystemTime::now()
         };
-        if let Some(rule) = self.denies.iter().filter(|d| d.is_live(now)).find(|d| matches(d, call)) {
+        if let Some(rule) = self.denies.iter().filter(|d| d.is_live(now)).find(|d| self.denies_call(d, call))
+        {
             return Ok(Decision::Deny {
                 rule: format!("deny rule `{rule}`"),
                 details: "deny rules win over every mode and approval; remove the rule from the configuration to allow this call".into(),
@@ -483,13 +494,12 @@ fn allow(rule: impl Into<std::borrow::Cow<'static, str>>) -> Decision {
     Decision::Allow { rule: rule.into(), uses: GrantUses::default() }
 }
 
-/// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
-/// named and as resolved, and every command argument.
-fn matches(rule: &Grant, call: &CallFacts<'_>) -> bool {
-    let tool = call.tool;
-    rule.covers_tool(tool.name())
-        || call.roles.iter().any(|(arg, role, value)| rule.may_deny(tool, arg, *role, value))
-        || call.entries.iter().any(|(arg, value)| rule.may_deny(tool, arg, ParamRole::Path, value))
+/// The names of every `#[command]` argument of the registry's tools.
+fn command_args(registry: &Registry) -> HashSet<String> {
+    registry
+        .iter()
+        .flat_map(|t| t.param_roles().filter(|(_, r)| *r == ParamRole::Command).map(|(n, _)| n.to_owned()))
+        .collect()
 }
 
 fn session_key(call: &CallFacts<'_>) -> String {
@@ -591,7 +601,7 @@ mod tests {
         let policy = Policy::default()
             .deny("*:path=secrets/**")
             .and_then(|p| p.deny("read_file:path=private/*"))
-            .and_then(|p| p.deny("shell_exec:command=rm*"))
+            .and_then(|p| p.deny("*:command=rm*"))
             .expect("rules");
         let hidden = policy.hidden_paths(&registry()).expect("path rules hide paths");
         for scope in ["search_text", "find_files", "list_directory", "resources/list", "resources/read"] {
@@ -600,8 +610,9 @@ mod tests {
             assert!(!hidden(scope, Path::new("private/x")), "{scope}: only read_file's rule");
         }
         assert!(hidden("read_file", Path::new("private/x")));
-        // A command rule says nothing about paths.
+        // A command rule says nothing about paths, for any tool.
         assert!(!hidden("shell_exec", Path::new("rm.txt")));
+        assert!(!hidden("read_file", Path::new("rm.txt")));
         assert!(!hidden("resources/read", Path::new("rmdir")));
         let commands_only = Policy::default().deny("shell_exec:command=rm*").expect("rule");
         assert!(commands_only.hidden_paths(&registry()).is_none());
