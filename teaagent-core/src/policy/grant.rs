@@ -46,7 +46,10 @@
 //!   an option's glued value (`-Stouch`), is the rule's first word (with `*` right after it: starts
 //!   with it); the rule's further words must then appear, in order, among the following words.
 //!   So `touch*` refuses `touch x`, `true && touch x`, `A=1 touch x`, `/usr/bin/env touch x`,
-//!   `timeout 5 touch x` and also `echo touch` (over-refusing is the safe side). What no rule on a
+//!   `timeout 5 touch x` and also `echo touch` (over-refusing is the safe side). A rule's further
+//!   words are compared as written, and options have many spellings (`rm -rf`, `rm -fr`,
+//!   `rm -r -f`, `rm --recursive --force`): only the program is matched robustly, so deny the
+//!   program (`rm*`) when it matters. What no rule on a
 //!   command line can see is what a program does with its input: an interpreter's program
 //!   (`python3 -c …`, `perl -e …`), a script in the workspace, a git alias. Do not grant a shell
 //!   to code you would need such a rule against.
