@@ -19,17 +19,19 @@
 //! uses nothing**: the policy step and step 4 only look at what counted grants (`;uses=N`) and
 //! the rate limit have left; step 6, after every other check passed, takes the budget and spends
 //! the grant uses ([`GrantUses::spend`](crate::policy::GrantUses::spend)), all or none. So calls
-//! that wait for the lock and are refused never hold budget or uses that others need. An answer "for this session" stays given (the user approved the call, whatever happened
-//! next); an answer "once" was for that call.
+//! that wait for the lock and are refused never hold budget or uses that others need. An answer
+//! "for this session" stays given (the user approved such calls, whatever happened next to this
+//! one); an answer "once" was for this call.
 //!
 //! **An approval binds the target, not the spelling.** Each `#[path]` argument is resolved once
-//! (step 2) and policy judges, and the user is shown, what it leads to. Step 6 resolves it again
-//! and compares identities (device and inode of the directory that holds the entry, of the entry
-//! and of what it leads to): if anything on the way was swapped — a directory replaced by a link
-//! while the question was open — the call is refused with `-32001` and nothing is done. The tool
-//! is then handed the resolved handles ([`ToolContext::path_target`]), so its effect happens in
-//! the directory that was judged even if a name on the way is swapped after the check. Every call
-//! gets exactly one answer; every policy decision and every refusal after it is audited.
+//! (step 2) and policy judges, and the user is shown, what it leads to. For a tool that may
+//! write, step 6 resolves it again and compares identities (device and inode of the directory
+//! that holds the entry and of the one that holds what it leads to, the kind of each): if
+//! anything on the way was swapped — a directory replaced by a link while the question was open
+//! — the call is refused with `-32001` and nothing is done. The tool is then handed the resolved
+//! handles ([`ToolContext::path_target`]), so its effect happens in the directory that was judged
+//! even if a name on the way is swapped while it waits for its turn. Every call gets exactly one
+//! answer; every policy decision and every refusal after it is audited.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -258,12 +260,15 @@ impl PathArg {
     }
 }
 
-/// Where a resolved path is: the directory that holds it and the entry (device, inode, type),
-/// its path relative to the root, and the directories still to be created.
+/// Where a resolved path is: the directory that holds it (device and inode), the kind of entry
+/// there (file, directory, link, nothing), its path relative to the root, and the directories
+/// still to be created. The entry's own inode is left out on purpose: a file replaced by another
+/// file under the same name in the same directory (an editor saving, another write of this
+/// server) is still what was approved; a link, or another directory on the way, is not.
 #[derive(Debug, PartialEq, Eq)]
 struct Identity {
     parent: Option<(u64, u64)>,
-    entry: Option<(u64, u64, u32)>,
+    kind: Option<u32>,
     relative: std::path::PathBuf,
     missing: usize,
 }
@@ -271,12 +276,12 @@ struct Identity {
 fn identity(resolved: &Resolved) -> Identity {
     use std::os::fd::AsFd;
     let parent = rustix::fs::fstat(resolved.parent.as_fd()).ok().map(|st| (st.st_dev, st.st_ino));
-    let entry = resolved.name.as_ref().and_then(|name| {
+    let kind = resolved.name.as_ref().and_then(|name| {
         rustix::fs::statat(resolved.parent.as_fd(), name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
             .ok()
-            .map(|st| (st.st_dev, st.st_ino, st.st_mode & 0o170_000))
+            .map(|st| st.st_mode & 0o170_000)
     });
-    Identity { parent, entry, relative: resolved.relative().to_path_buf(), missing: resolved.missing_dirs() }
+    Identity { parent, kind, relative: resolved.relative().to_path_buf(), missing: resolved.missing_dirs() }
 }
 
 /// Resolves one `#[path]` argument: the entry itself and, when its last component is a link,
