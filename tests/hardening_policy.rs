@@ -110,6 +110,34 @@ fn a_command_deny_rule_refuses_every_line_that_may_run_the_program() {
     server.finish();
 }
 
+#[test]
+fn a_deny_rule_with_several_words_finds_them_wherever_the_program_runs() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = serve(
+        &tree,
+        &home,
+        "deny = [\"shell_exec:command=git push*\"]\n",
+        &["--permission-mode", "danger-full-access"],
+    );
+    for attack in [
+        "git push",
+        "git -C . push origin",
+        "git --no-pager push",
+        "env GIT_DIR=x git push --force",
+        "/usr/bin/git push",
+        "git push-all",
+        "nice git -c x=y push",
+    ] {
+        let answer = call(&mut server, "shell_exec", json!({"command": attack}));
+        assert_eq!(code(&answer), -32001, "{attack:?}: {answer}");
+    }
+    for fine in ["git status", "echo pushed", "true"] {
+        let answer = call(&mut server, "shell_exec", json!({"command": fine}));
+        assert_eq!(code(&answer), 0, "{fine:?}: {answer}");
+    }
+    server.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Item 6: deny rules on paths.
 
