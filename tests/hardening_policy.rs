@@ -22,6 +22,7 @@ use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
+use teaagent_core::policy::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -106,6 +107,34 @@ fn a_command_deny_rule_refuses_every_line_that_may_run_the_program() {
     // A line that provably runs no `touch` still runs.
     let fine = call(&mut server, "shell_exec", json!({"command": "echo fine"}));
     assert_eq!(code(&fine), 0, "{fine}");
+    server.finish();
+}
+
+#[test]
+fn a_deny_rule_with_several_words_finds_them_wherever_the_program_runs() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = serve(
+        &tree,
+        &home,
+        "deny = [\"shell_exec:command=git push*\"]\n",
+        &["--permission-mode", "danger-full-access"],
+    );
+    for attack in [
+        "git push",
+        "git -C . push origin",
+        "git --no-pager push",
+        "env GIT_DIR=x git push --force",
+        "/usr/bin/git push",
+        "git push-all",
+        "nice git -c x=y push",
+    ] {
+        let answer = call(&mut server, "shell_exec", json!({"command": attack}));
+        assert_eq!(code(&answer), -32001, "{attack:?}: {answer}");
+    }
+    for fine in ["git status", "echo pushed", "true"] {
+        let answer = call(&mut server, "shell_exec", json!({"command": fine}));
+        assert_eq!(code(&answer), 0, "{fine:?}: {answer}");
+    }
     server.finish();
 }
 
@@ -322,6 +351,85 @@ async fn an_approved_call_acts_on_what_was_approved_or_not_at_all() {
 
     assert_eq!(answering.questions().len(), 4, "every call was asked about");
     tokio::time::timeout(WAIT, client.cancel()).await.expect("in time").expect("shut down");
+}
+
+#[test]
+fn a_preapproval_covers_a_path_only_where_it_is_spelled() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    tree.write("ws/.git/hooks/README", "hooks\n");
+    tree.symlink("ws/docs", ".git/hooks");
+    let through_link = json!({"path": "docs/pre-commit", "content": "#!/bin/sh\npwn\n"});
+    let plain = json!({"path": "notes/today.md", "content": "x"});
+    let digests = [call_digest("write_file", &through_link), call_digest("write_file", &plain)];
+    let mut server = serve(
+        &tree,
+        &home,
+        "",
+        &["--permission-mode", "read-only", "--preapprove", &digests[0], "--preapprove", &digests[1]],
+    );
+    let refused = call(&mut server, "write_file", through_link);
+    assert_eq!(code(&refused), -32001, "{refused}");
+    let rule = refused["error"]["data"]["rule"].as_str().unwrap_or_default();
+    assert!(rule.contains("leads through a link to `.git/hooks/pre-commit`"), "{rule}");
+    assert!(!tree.root().join(".git/hooks/pre-commit").exists());
+    assert_eq!(code(&call(&mut server, "write_file", plain)), 0, "a plain preapproved call runs");
+    server.finish();
+}
+
+#[tokio::test]
+async fn nobody_is_asked_about_a_call_the_rate_limit_refuses() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    std::fs::write(
+        home.base().join("config.toml"),
+        "[tools.write_file]\nrate_limit = { max_calls = 1, window_secs = 600.0 }\n",
+    )
+    .expect("config");
+    let answering = Answering::new("once");
+    let client = prompted(&tree, &home, answering.clone()).await;
+    let first = tool(&client, "write_file", json!({"path": "a.md", "content": "x"})).await;
+    assert!(first.as_ref().is_ok_and(|r| !r.is_error), "{first:?}");
+    let second = tool(&client, "write_file", json!({"path": "b.md", "content": "x"})).await;
+    assert_eq!(second.as_ref().err().map(|e| e.0), Some(-32002), "{second:?}");
+    assert_eq!(answering.questions().len(), 1, "the refused call was not asked about");
+    assert!(!tree.root().join("b.md").exists());
+    tokio::time::timeout(WAIT, client.cancel()).await.expect("in time").expect("shut down");
+}
+
+#[test]
+fn a_granted_write_waiting_for_its_turn_lands_where_it_was_judged() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    tree.write("ws/.git/hooks/README", "hooks\n");
+    tree.write("ws/docs/guide.md", "guide\n");
+    let mut cmd = Command::new(Bin::Fixture.path());
+    cmd.env("FIXTURE_ROOT", tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env("FIXTURE_BUILTIN", "1")
+        .env("FIXTURE_MODE", "read-only")
+        .env("FIXTURE_GRANTS", "write_file:path=docs/**")
+        .env("FIXTURE_MAX_IN_FLIGHT", "1");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    // The only turn is taken by a slow call; the write is decided, checked and then waits.
+    server.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":1500}}}"#,
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"docs/pre-commit","content":"pwn"}}}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    swap_for_link(&tree.root().join("docs"), ".git/hooks");
+    assert!(server.response(&json!(1))["result"].is_object());
+    let write = server.response(&json!(2));
+    // Either the write happened in the directory that was judged (now `docs.old`), or, had the
+    // server not checked it before the swap, it was refused; never in `.git/hooks`.
+    assert!(!tree.root().join(".git/hooks/pre-commit").exists(), "{write}");
+    match code(&write) {
+        0 => assert_eq!(
+            std::fs::read_to_string(tree.root().join("docs.old/pre-commit")).expect("written where judged"),
+            "pwn"
+        ),
+        -32001 => {}
+        other => panic!("unexpected {other}: {write}"),
+    }
+    server.finish();
 }
 
 /// What a hostile command looks like: terminal control, bidi override, zero-width characters,

@@ -9,12 +9,21 @@
 //! | `allow` | everything up to `high`, destructive included | `critical` |
 //! | `danger-full-access` | everything | nothing |
 //!
+//! Deny rules are checked first and are fail-closed ([`grant`] says exactly how): a command rule
+//! refuses every line it cannot prove runs no matching program, a path rule applies to every
+//! path argument and, through [`Policy::hidden_paths`], hides its paths from walks, searches and
+//! resources.
+//!
 //! A call that needs an approval runs when one of these holds, checked in this order:
-//! a payload-digest preapproval of exactly this call ([`digest`]); scoped grants covering the
-//! tool or every one of its role arguments ([`grant`]); in `prompt` mode, an earlier "for this
-//! session" answer for the same tool and role arguments, or a new answer ([`ask`]). A denial
-//! names the rule that blocked the call and the exact flag that would allow it. Every decision is
-//! appended to the audit log ([`audit`]).
+//! a payload-digest preapproval of exactly this call ([`digest`]) whose paths lead where they are
+//! spelled (no link on the way: the digest binds the spelling, so a link put in its path must
+//! not carry the approval elsewhere); scoped grants covering the tool or every one of its role
+//! arguments ([`grant`]; uses of counted grants are spent only when the call is admitted to run,
+//! see [`GrantUses`]); in `prompt` mode, an earlier "for this session" answer for the same tool
+//! and role arguments, or a new answer ([`ask`]), to a question that shows every value escaped
+//! and uncut. Path arguments are judged where they lead; the pipeline makes sure the call acts on
+//! exactly that (`server/call.rs`). A denial names the rule that blocked the call and the exact
+//! flag that would allow it. Every decision is appended to the audit log ([`audit`]).
 
 mod ask;
 pub mod audit;
@@ -162,6 +171,10 @@ pub struct CallFacts<'a> {
     pub entries: Vec<(&'a str, &'a str)>,
     /// The payload digest of the call as the client sent it.
     pub digest: &'a str,
+    /// Path arguments that do not lead where they are spelled (a link on the way): name, as
+    /// spelled (normalised), where it leads. A preapproval covers the spelling only, so it does
+    /// not cover these.
+    pub detours: Vec<(&'a str, String, &'a str)>,
 }
 
 /// The outcome of a decision.
@@ -207,6 +220,10 @@ impl GrantUses {
     }
 }
 
+/// A call only the user can still approve (from [`Policy::decide_now`]), with the rule that asks.
+#[derive(Debug)]
+pub struct Question(String);
+
 /// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
 #[derive(Debug)]
 pub struct Policy {
@@ -215,6 +232,8 @@ pub struct Policy {
     denies: Vec<Grant>,
     preapproved: HashSet<String>,
     session: Mutex<HashSet<String>>,
+    /// Names of the `#[command]` arguments of the tools served ([`Policy::know_tools`]).
+    command_args: std::sync::OnceLock<HashSet<String>>,
     ask_lock: tokio::sync::Mutex<()>,
     ask_timeout: Duration,
     audit: Option<AuditLog>,
@@ -235,6 +254,7 @@ impl Policy {
             denies: Vec::new(),
             preapproved: HashSet::new(),
             session: Mutex::new(HashSet::new()),
+            command_args: std::sync::OnceLock::new(),
             ask_lock: tokio::sync::Mutex::new(()),
             ask_timeout: Duration::from_secs(120),
             audit: None,
@@ -293,56 +313,78 @@ impl Policy {
         self.audit.as_ref()
     }
 
+    /// Learns which argument names are `#[command]` arguments of the tools served (once; the
+    /// server does it at start), so that a rule naming one (`*:command=rm*`) is a command rule
+    /// for every tool, not a path rule for the tools that lack it.
+    pub fn know_tools(&self, registry: &Registry) {
+        let _ = self.command_args.set(command_args(registry));
+    }
+
+    /// Whether `arg` is a `#[command]` argument: of `tool`, or of any tool served.
+    fn is_command_arg(&self, tool: &ToolDef, arg: &str) -> bool {
+        tool.param_roles().any(|(n, role)| n == arg && role == ParamRole::Command)
+            || self.command_args.get().is_some_and(|args| args.contains(arg))
+    }
+
     /// Which workspace paths the deny rules hide from whom, for [`crate::Workspace::set_hidden`]
-    /// (`None` when no deny rule is about paths). A rule hides a path from a scope (a tool's name,
-    /// `resources/list`, `resources/read`) when its tool glob matches the scope and its glob
-    /// matches the path; `*` matches the resource scopes too. A rule that names a `#[command]`
-    /// argument (`shell_exec:command=…`) is about commands, not paths, and hides nothing.
+    /// (`None` when no deny rule is about paths). A path rule hides a path from a scope (a tool's
+    /// name, `resources/list`, `resources/read`) when its tool glob matches the scope and its
+    /// glob matches the path; `*` matches the resource scopes too. A rule that names a
+    /// `#[command]` argument (`shell_exec:command=…`) is about commands and hides nothing.
     pub fn hidden_paths(&self, registry: &Registry) -> Option<Arc<HiddenPaths>> {
-        struct Rule {
-            tool: globset::GlobMatcher,
-            path: globset::GlobMatcher,
-            expires: Option<SystemTime>,
-            /// Tools this rule is a command rule for.
-            not_for: HashSet<String>,
-            /// Whether it also hides from `resources/*` scopes.
-            resources: bool,
-        }
-        let rules: Vec<Rule> = self
+        let commands = command_args(registry);
+        let rules: Vec<_> = self
             .denies
             .iter()
-            .filter_map(|deny| {
-                let (tool, path, expires) = deny.path_rule()?;
-                let named: Vec<&Arc<ToolDef>> =
-                    registry.iter().filter(|t| deny.names_tool(t.name())).collect();
-                let not_for: HashSet<String> =
-                    named.iter().filter(|t| !deny.is_path_rule_for(t)).map(|t| t.name().to_owned()).collect();
-                let resources = named.iter().all(|t| deny.is_path_rule_for(t));
-                Some(Rule { tool, path, expires, not_for, resources })
-            })
+            .filter(|deny| deny.is_path_rule(|arg| commands.contains(arg)))
+            .filter_map(|deny| deny.path_rule())
             .collect();
         if rules.is_empty() {
             return None;
         }
         Some(Arc::new(move |scope: &str, relative: &Path| {
             let now = SystemTime::now();
-            let resource = scope.starts_with("resources/");
-            rules.iter().any(|r| {
-                r.expires.is_none_or(|at| now < at)
-                    && r.tool.is_match(scope)
-                    && if resource { r.resources } else { !r.not_for.contains(scope) }
-                    && r.path.is_match(relative)
+            rules.iter().any(|(tool, path, expires)| {
+                expires.is_none_or(|at| now < at) && tool.is_match(scope) && path.is_match(relative)
             })
         }))
     }
 
     /// Decides a call: deny rules, the mode, preapprovals, grants, session approvals, asking.
     pub async fn decide(&self, call: &CallFacts<'_>, peer: Option<&Peer>) -> Decision {
-        match self.decide_without_asking(call) {
+        match self.decide_now(call) {
             Ok(decision) => decision,
-            // Asking is rare and its future is large: keep it out of every call's state.
-            Err(requirement) => Box::pin(self.ask_user(call, peer, requirement)).await,
+            Err(question) => self.ask(call, peer, question).await,
         }
+    }
+
+    /// Everything that needs no person: the decision, or `Err` when only the user can still
+    /// approve the call (then [`Policy::ask`]). The pipeline uses the two halves to check what
+    /// would refuse the call anyway (its rate limit) before it takes a person's attention.
+    pub fn decide_now(&self, call: &CallFacts<'_>) -> Result<Decision, Question> {
+        self.decide_without_asking(call).map(Ok).unwrap_or_else(|requirement| Err(Question(requirement)))
+    }
+
+    /// Asks the user (see [`ask`]) about a call [`Policy::decide_now`] could not decide.
+    pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
+        // Asking is rare and its future is large: keep it out of every call's state.
+        Box::pin(self.ask_user(call, peer, question.0)).await
+    }
+
+    /// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
+    /// named and as resolved, and every command argument.
+    fn denies_call(&self, rule: &Grant, call: &CallFacts<'_>) -> bool {
+        let tool = call.tool;
+        let is_command = |arg: &str| self.is_command_arg(tool, arg);
+        rule.covers_tool(tool.name())
+            || call
+                .roles
+                .iter()
+                .any(|(arg, role, value)| rule.may_deny(tool.name(), arg, *role, value, is_command))
+            || call
+                .entries
+                .iter()
+                .any(|(arg, value)| rule.may_deny(tool.name(), arg, ParamRole::Path, value, is_command))
     }
 
     /// Everything but asking: `Err(requirement)` when only the user can still approve.
@@ -352,7 +394,8 @@ impl Policy {
         } else {
             SystemTime::now()
         };
-        if let Some(rule) = self.denies.iter().filter(|d| d.is_live(now)).find(|d| matches(d, call)) {
+        if let Some(rule) = self.denies.iter().filter(|d| d.is_live(now)).find(|d| self.denies_call(d, call))
+        {
             return Ok(Decision::Deny {
                 rule: format!("deny rule `{rule}`"),
                 details: "deny rules win over every mode and approval; remove the rule from the configuration to allow this call".into(),
@@ -362,6 +405,19 @@ impl Policy {
             return Ok(allow(self.mode.no_approval_rule()));
         };
         if self.preapproved.contains(call.digest) {
+            // The digest was computed from the arguments as written; what was approved is the
+            // path as written, not wherever a link on it leads today.
+            if let Some((arg, spelled, leads)) = call.detours.first() {
+                return Ok(Decision::Deny {
+                    rule: format!(
+                        "preapproved payload {}, but `{arg}` = `{}` leads through a link to `{}`; a preapproval covers a path only where it is spelled",
+                        call.digest,
+                        shown(spelled),
+                        shown(leads)
+                    ),
+                    details: how_to_allow(call),
+                });
+            }
             return Ok(allow(format!("preapproved payload {}", call.digest)));
         }
         if let Some((grants, uses)) = self.granting(call, now) {
@@ -438,13 +494,12 @@ fn allow(rule: impl Into<std::borrow::Cow<'static, str>>) -> Decision {
     Decision::Allow { rule: rule.into(), uses: GrantUses::default() }
 }
 
-/// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
-/// named and as resolved, and every command argument.
-fn matches(rule: &Grant, call: &CallFacts<'_>) -> bool {
-    let tool = call.tool;
-    rule.covers_tool(tool.name())
-        || call.roles.iter().any(|(arg, role, value)| rule.may_deny(tool, arg, *role, value))
-        || call.entries.iter().any(|(arg, value)| rule.may_deny(tool, arg, ParamRole::Path, value))
+/// The names of every `#[command]` argument of the registry's tools.
+fn command_args(registry: &Registry) -> HashSet<String> {
+    registry
+        .iter()
+        .flat_map(|t| t.param_roles().filter(|(_, r)| *r == ParamRole::Command).map(|(n, _)| n.to_owned()))
+        .collect()
 }
 
 fn session_key(call: &CallFacts<'_>) -> String {
@@ -528,5 +583,38 @@ impl PermissionMode {
             .find(|m| m.requirement(tool).is_none())
             .unwrap_or(PermissionMode::DangerFullAccess)
             .as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn registry() -> Registry {
+        Registry::builder().tools(crate::tools::builtin()).build().expect("the built-in tools")
+    }
+
+    #[test]
+    fn path_deny_rules_hide_from_the_tools_they_name_and_resources() {
+        let policy = Policy::default()
+            .deny("*:path=secrets/**")
+            .and_then(|p| p.deny("read_file:path=private/*"))
+            .and_then(|p| p.deny("*:command=rm*"))
+            .expect("rules");
+        let hidden = policy.hidden_paths(&registry()).expect("path rules hide paths");
+        for scope in ["search_text", "find_files", "list_directory", "resources/list", "resources/read"] {
+            assert!(hidden(scope, Path::new("secrets/a/key.pem")), "{scope}");
+            assert!(!hidden(scope, Path::new("src/main.rs")), "{scope}");
+            assert!(!hidden(scope, Path::new("private/x")), "{scope}: only read_file's rule");
+        }
+        assert!(hidden("read_file", Path::new("private/x")));
+        // A command rule says nothing about paths, for any tool.
+        assert!(!hidden("shell_exec", Path::new("rm.txt")));
+        assert!(!hidden("read_file", Path::new("rm.txt")));
+        assert!(!hidden("resources/read", Path::new("rmdir")));
+        let commands_only = Policy::default().deny("shell_exec:command=rm*").expect("rule");
+        assert!(commands_only.hidden_paths(&registry()).is_none());
     }
 }

@@ -128,7 +128,8 @@ impl Server {
         &self.registry
     }
 
-    /// Installs the policy's path deny rules as the workspace's hidden paths
+    /// Tells the policy which arguments are commands ([`Policy::know_tools`]) and installs its
+    /// path deny rules as the workspace's hidden paths
     /// ([`Policy::hidden_paths`], [`Workspace::set_hidden`]) before anything is served: walks,
     /// searches, listings and resources then leave out what the rules deny, for every tool and
     /// for `resources/*`, not only the calls that name a denied path. Done here, at start, because
@@ -136,6 +137,7 @@ impl Server {
     /// order); every clone of the workspace (tools, resources) shares the filter. A workspace
     /// that already has a filter (installed by its owner) keeps it, with a warning.
     fn hide_denied_paths(&self) {
+        self.policy.know_tools(&self.registry);
         let (Some(workspace), Some(hidden)) = (&self.workspace, self.policy.hidden_paths(&self.registry))
         else {
             return;

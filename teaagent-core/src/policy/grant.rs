@@ -28,7 +28,9 @@
 //! call it cannot prove to be outside it.
 //! - A path deny rule (`*:path=secrets/**`) applies to every `#[path]` argument of the call
 //!   (`path`, `from`, `to`, `cwd`, …) whatever argument name it spells: a path is a path, and
-//!   a rule written for `path` must not be dodged through `cwd`. It is matched against both the
+//!   a rule written for `path` must not be dodged through `cwd`. Only a rule that names a
+//!   `#[command]` argument of a tool served (`*:command=rm*`) is not a path rule
+//!   ([`Grant::is_path_rule`]). It is matched against both the
 //!   entry the call names and where it leads (a link in `pub/` to `secrets/key` is denied, and
 //!   so is deleting the link `secrets/link`), and so is a directory whose every child it would
 //!   match (`secrets/**` refuses `list_directory secrets`). The same rules hide the paths from walks, searches
@@ -44,7 +46,10 @@
 //!   an option's glued value (`-Stouch`), is the rule's first word (with `*` right after it: starts
 //!   with it); the rule's further words must then appear, in order, among the following words.
 //!   So `touch*` refuses `touch x`, `true && touch x`, `A=1 touch x`, `/usr/bin/env touch x`,
-//!   `timeout 5 touch x` and also `echo touch` (over-refusing is the safe side). What no rule on a
+//!   `timeout 5 touch x` and also `echo touch` (over-refusing is the safe side). A rule's further
+//!   words are compared as written, and options have many spellings (`rm -rf`, `rm -fr`,
+//!   `rm -r -f`, `rm --recursive --force`): only the program is matched robustly, so deny the
+//!   program (`rm*`) when it matters. What no rule on a
 //!   command line can see is what a program does with its input: an interpreter's program
 //!   (`python3 -c …`, `perl -e …`), a script in the workspace, a git alias. Do not grant a shell
 //!   to code you would need such a rule against.
@@ -55,7 +60,7 @@ use std::time::SystemTime;
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
-use crate::tool::{ParamRole, ToolDef};
+use crate::tool::ParamRole;
 
 /// Characters that make a command line more than one simple command.
 const COMPOUND: &[char] = &[';', '&', '|', '<', '>', '`', '$', '(', ')', '\\', '\n', '\r'];
@@ -184,16 +189,24 @@ impl Grant {
     /// Whether this rule, as a deny rule, refuses argument `name` (of `role`) with `value` in a
     /// call of `tool`. Fail-closed: a path rule applies to every path argument whatever argument
     /// it names; a command rule refuses what it cannot prove to be outside it (module docs).
-    pub fn may_deny(&self, tool: &ToolDef, name: &str, role: ParamRole, value: &str) -> bool {
+    /// `is_command_arg` says which argument names are `#[command]` arguments.
+    pub fn may_deny(
+        &self,
+        tool: &str,
+        name: &str,
+        role: ParamRole,
+        value: &str,
+        is_command_arg: impl Fn(&str) -> bool,
+    ) -> bool {
         let Some((arg, pattern)) = &self.arg else { return false };
-        if !self.tool.is_match(tool.name()) {
+        if !self.tool.is_match(tool) {
             return false;
         }
         match role {
             // A directory whose children the rule denies is denied too (`secrets/**` refuses
             // `list_directory secrets` and `search_text` in it), as is any path the rule matches.
             ParamRole::Path => {
-                self.is_path_rule_for(tool)
+                self.is_path_rule(is_command_arg)
                     && self.path.as_ref().is_some_and(|glob| {
                         let child = if value == "." { "\u{0}".to_owned() } else { format!("{value}/\u{0}") };
                         glob.is_match(value) || glob.is_match(child)
@@ -206,17 +219,15 @@ impl Grant {
         }
     }
 
-    /// Whether, for `tool`, this rule is about paths: every rule with an argument is, except one
-    /// that names a `#[command]` argument of the tool (`shell_exec:command=…` says nothing about
-    /// `cwd`). `*` and names the tool does not have count as paths: a rule is never dodged by
+    /// Whether this rule is about paths: every rule with an argument is, except one that names a
+    /// `#[command]` argument (`shell_exec:command=…` says nothing about `cwd`, nor about the
+    /// files of other tools). `*` and any other name count as paths: a rule is never dodged by
     /// calling the path argument something else.
-    pub fn is_path_rule_for(&self, tool: &ToolDef) -> bool {
+    pub fn is_path_rule(&self, is_command_arg: impl Fn(&str) -> bool) -> bool {
         match &self.arg {
             None => false,
             Some((ArgName::Any, _)) => true,
-            Some((ArgName::Named(arg), _)) => {
-                !tool.param_roles().any(|(n, role)| n == arg && role == ParamRole::Command)
-            }
+            Some((ArgName::Named(arg), _)) => !is_command_arg(arg),
         }
     }
 

@@ -4,7 +4,9 @@
 //! 1. unknown tool      -32601  unknown_tool
 //! 2. arguments         -32602  invalid_arguments (every schema violation) · a refused #[path]
 //!                              (each #[path] resolved once, here, and its identity noted)
-//! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking)
+//! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking;
+//!                              a call only a person can approve is first looked at by the rate
+//!                              limit, -32002, so nobody is asked about a call refused anyway)
 //! 4. rate limit        -32002  rate_limited (looked at; no budget taken yet)
 //! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
@@ -17,17 +19,19 @@
 //! uses nothing**: the policy step and step 4 only look at what counted grants (`;uses=N`) and
 //! the rate limit have left; step 6, after every other check passed, takes the budget and spends
 //! the grant uses ([`GrantUses::spend`](crate::policy::GrantUses::spend)), all or none. So calls
-//! that wait for the lock and are refused never hold budget or uses that others need. An answer "for this session" stays given (the user approved the call, whatever happened
-//! next); an answer "once" was for that call.
+//! that wait for the lock and are refused never hold budget or uses that others need. An answer
+//! "for this session" stays given (the user approved such calls, whatever happened next to this
+//! one); an answer "once" was for this call.
 //!
 //! **An approval binds the target, not the spelling.** Each `#[path]` argument is resolved once
-//! (step 2) and policy judges, and the user is shown, what it leads to. Step 6 resolves it again
-//! and compares identities (device and inode of the directory that holds the entry, of the entry
-//! and of what it leads to): if anything on the way was swapped — a directory replaced by a link
-//! while the question was open — the call is refused with `-32001` and nothing is done. The tool
-//! is then handed the resolved handles ([`ToolContext::path_target`]), so its effect happens in
-//! the directory that was judged even if a name on the way is swapped after the check. Every call
-//! gets exactly one answer; every policy decision and every refusal after it is audited.
+//! (step 2) and policy judges, and the user is shown, what it leads to. For a tool that may
+//! write, step 6 resolves it again and compares identities (device and inode of the directory
+//! that holds the entry and of the one that holds what it leads to, the kind of each): if
+//! anything on the way was swapped — a directory replaced by a link while the question was open
+//! — the call is refused with `-32001` and nothing is done. The tool is then handed the resolved
+//! handles ([`ToolContext::path_target`]), so its effect happens in the directory that was judged
+//! even if a name on the way is swapped while it waits for its turn. Every call gets exactly one
+//! answer; every policy decision and every refusal after it is audited.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -97,9 +101,35 @@ pub(crate) async fn call_tool(
         .collect();
     let entries: Vec<(&str, &str)> =
         paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
-    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest };
+    let detours: Vec<(&str, String, &str)> = paths
+        .iter()
+        .filter_map(|p| {
+            let leads = p.target_shown()?;
+            let spelled = lexical(shared, &p.given);
+            (spelled != leads).then_some((p.name.as_str(), spelled, leads))
+        })
+        .collect();
+    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest, detours };
     let policy = &shared.policy;
-    let uses = match policy.decide(&facts, Some(&shared.peer)).await {
+    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
+        audit(shared, &facts, "rate limit", "rate_limited");
+        Error::RateLimited {
+            tool: name.to_owned(),
+            max_calls: limit.max_calls,
+            window: limit.window,
+            retry_after,
+        }
+    };
+    let decision = match policy.decide_now(&facts) {
+        Ok(decision) => decision,
+        Err(question) => {
+            // Only a person can approve it: first make sure the rate limit would let it run,
+            // so nobody is asked about a call that is refused anyway.
+            shared.limiter.admit(name).map_err(rate_limited)?.refund();
+            policy.ask(&facts, Some(&shared.peer), question).await
+        }
+    };
+    let uses = match decision {
         Decision::Deny { rule, details } => {
             audit(shared, &facts, &rule, "denied");
             return Err(Error::ApprovalDenied { tool: name.to_owned(), rule, details });
@@ -123,15 +153,6 @@ pub(crate) async fn call_tool(
     };
 
     // 4. Rate limit: a look only; the budget is taken at admission.
-    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
-        audit(shared, &facts, "rate limit", "rate_limited");
-        Error::RateLimited {
-            tool: name.to_owned(),
-            max_calls: limit.max_calls,
-            window: limit.window,
-            retry_after,
-        }
-    };
     shared.limiter.admit(name).map_err(rate_limited)?.refund();
 
     // 5. Workspace lock, for tools that may write.
@@ -239,12 +260,15 @@ impl PathArg {
     }
 }
 
-/// Where a resolved path is: the directory that holds it and the entry (device, inode, type),
-/// its path relative to the root, and the directories still to be created.
+/// Where a resolved path is: the directory that holds it (device and inode), the kind of entry
+/// there (file, directory, link, nothing), its path relative to the root, and the directories
+/// still to be created. The entry's own inode is left out on purpose: a file replaced by another
+/// file under the same name in the same directory (an editor saving, another write of this
+/// server) is still what was approved; a link, or another directory on the way, is not.
 #[derive(Debug, PartialEq, Eq)]
 struct Identity {
     parent: Option<(u64, u64)>,
-    entry: Option<(u64, u64, u32)>,
+    kind: Option<u32>,
     relative: std::path::PathBuf,
     missing: usize,
 }
@@ -252,12 +276,12 @@ struct Identity {
 fn identity(resolved: &Resolved) -> Identity {
     use std::os::fd::AsFd;
     let parent = rustix::fs::fstat(resolved.parent.as_fd()).ok().map(|st| (st.st_dev, st.st_ino));
-    let entry = resolved.name.as_ref().and_then(|name| {
+    let kind = resolved.name.as_ref().and_then(|name| {
         rustix::fs::statat(resolved.parent.as_fd(), name.as_os_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
             .ok()
-            .map(|st| (st.st_dev, st.st_ino, st.st_mode & 0o170_000))
+            .map(|st| st.st_mode & 0o170_000)
     });
-    Identity { parent, entry, relative: resolved.relative().to_path_buf(), missing: resolved.missing_dirs() }
+    Identity { parent, kind, relative: resolved.relative().to_path_buf(), missing: resolved.missing_dirs() }
 }
 
 /// Resolves one `#[path]` argument: the entry itself and, when its last component is a link,
@@ -349,6 +373,33 @@ fn confine_paths(
         paths.push(PathArg { name: name.to_owned(), given, resolved });
     }
     Ok((args, paths))
+}
+
+/// A path as spelled, normalised without looking at the file system (`./a//b` → `a/b`, `a/../b`
+/// → `b`, the root's own absolute spelling stripped, `.` for the root), to compare with where it
+/// leads. A spelling that climbs above the root keeps its `..` (and so never equals a target).
+fn lexical(shared: &Shared, given: &str) -> String {
+    use std::path::Component;
+    let path = std::path::Path::new(given);
+    let path = match &shared.workspace {
+        Some(ws) => path.strip_prefix(ws.root()).unwrap_or(path),
+        None => path,
+    };
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(name) => parts.push(name),
+            Component::ParentDir if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            Component::ParentDir => parts.push("..".as_ref()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    if parts.is_empty() {
+        return ".".to_owned();
+    }
+    parts.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 /// Resolves every `#[path]` argument of a tool that may write again and checks that each still

@@ -74,8 +74,10 @@ impl ToolContext {
     }
 
     /// The workspace the server confines tools to, if it has one. `#[path]` arguments arrive
-    /// already resolved against it; do the I/O through it ([`Workspace::resolve`] and the
-    /// methods of [`crate::workspace::Resolved`]) so the check is repeated at the moment of use.
+    /// already resolved against it; a tool that may write acts through
+    /// [`ToolContext::path_target`] / [`ToolContext::path_entry`] (what was approved), others do
+    /// the I/O through it ([`Workspace::resolve`] and the methods of
+    /// [`crate::workspace::Resolved`]) so the check is repeated at the moment of use.
     pub fn workspace(&self) -> Option<&Workspace> {
         self.inner.workspace.as_ref()
     }
