@@ -213,10 +213,11 @@ fn wait_started(marker: &str) {
 }
 
 /// Shell lines that wait (bounded) until `sleep MARKER` runs, so the call ends only after the
-/// detached process exists.
+/// detached process exists; if it never does, the command fails (exit 97) and so does the test.
 fn until_started(marker: &str) -> String {
     format!(
-        "i=0; while [ $i -lt 1000 ] && ! pgrep -f '^sleep {marker}' >/dev/null; do sleep 0.01; i=$((i+1)); done"
+        "i=0; while [ $i -lt 1000 ] && ! pgrep -f '^sleep {marker}' >/dev/null; do sleep 0.01; i=$((i+1)); done\n\
+         pgrep -f '^sleep {marker}' >/dev/null || {{ echo 'never started: {marker}'; exit 97; }}"
     )
 }
 
@@ -224,8 +225,8 @@ fn until_started(marker: &str) -> String {
 type Line = fn(&str) -> String;
 
 /// Ways a command detaches a process from its shell: (what, marker, command line), each
-/// running `sleep MARKER` with its own marker.
-fn detaching(without_pipes: bool) -> Vec<(&'static str, String, String)> {
+/// running `sleep MARKER` with its own marker. Some only the cgroup path can catch.
+fn detaching(cgroup_path: bool) -> Vec<(&'static str, String, String)> {
     let mut variants: Vec<(&'static str, Line)> = vec![
         ("setsid in the background", |m| format!("setsid sh -c 'sleep {m}' &")),
         ("double fork", |m| format!("( ( sleep {m} & ) & )")),
@@ -240,9 +241,15 @@ fn detaching(without_pipes: bool) -> Vec<(&'static str, String, String)> {
     if Command::new("setsid").args(["--fork", "true"]).status().is_ok_and(|s| s.success()) {
         variants.push(("setsid --fork", |m| format!("setsid --fork sleep {m}")));
     }
-    if without_pipes {
+    if cgroup_path {
         variants.push(("an emptied environment and no pipes", |m| {
             format!("env -i setsid sleep {m} </dev/null >/dev/null 2>&1 &")
+        }));
+        variants.push(("a nested cgroup", |m| {
+            format!(
+                "cg=$(awk '{{for (i = 7; i < NF; i++) if ($i == \"-\") {{ if ($(i+1) == \"cgroup2\") print $5; break }}}}' /proc/self/mountinfo | head -n 1)$(sed -n 's/^0:://p' /proc/self/cgroup)\n\
+                 mkdir -p \"$cg/inner\" && setsid sh -c 'echo $$ > \"$1/inner/cgroup.procs\" && exec sleep {m}' sh \"$cg\" &"
+            )
         }));
     }
     variants
@@ -300,9 +307,15 @@ fn subreaper_path_detached_processes_die_when_the_shell_exits() {
     detached_processes_die_when_the_shell_exits("subreaper");
 }
 
-/// All the ways at once, then a long foreground command: (markers, command line).
-fn all_detaching_then_wait() -> (Vec<String>, String) {
-    let variants = detaching(true);
+/// All the ways at once, then a long foreground command: (markers, command line). While the
+/// shell runs, the fallback finds by ancestry even a process without environment and pipes.
+fn all_detaching_then_wait(mechanism: &str) -> (Vec<String>, String) {
+    let mut variants = detaching(mechanism == "cgroup");
+    if mechanism != "cgroup" {
+        let m = marker();
+        let line = format!("env -i setsid sleep {m} </dev/null >/dev/null 2>&1 &");
+        variants.push(("an emptied environment and no pipes", m, line));
+    }
     let mut command = String::new();
     for (_, m, line) in &variants {
         command.push_str(&format!("{line}\n{}\n", until_started(m)));
@@ -316,7 +329,7 @@ fn everything_dies_on_timeout_cancel_and_server_exit(mechanism: &str) {
     let Some((mut server, _tree, _home)) = contained(mechanism) else { return };
 
     // Timeout.
-    let (markers, command) = all_detaching_then_wait();
+    let (markers, command) = all_detaching_then_wait(mechanism);
     let answer = call(&mut server, "shell_exec", json!({"command": command, "timeout_secs": 1}));
     let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(answer["result"]["isError"] == true && text.starts_with("timed out"), "{answer}");
@@ -326,7 +339,7 @@ fn everything_dies_on_timeout_cancel_and_server_exit(mechanism: &str) {
     assert_no_zombies(&server, &format!("{mechanism}, timeout"));
 
     // Cancellation (notifications/cancelled) while everything runs.
-    let (markers, command) = all_detaching_then_wait();
+    let (markers, command) = all_detaching_then_wait(mechanism);
     server.send_json(&json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {"name": "shell_exec", "arguments": {"command": command}}}));
     markers.iter().for_each(|m| wait_started(m));
     server.notify("notifications/cancelled", json!({"requestId": "long"}));
@@ -336,7 +349,7 @@ fn everything_dies_on_timeout_cancel_and_server_exit(mechanism: &str) {
     assert_no_zombies(&server, &format!("{mechanism}, cancel"));
 
     // Server exit: stdin closes while everything runs.
-    let (markers, command) = all_detaching_then_wait();
+    let (markers, command) = all_detaching_then_wait(mechanism);
     server.send_json(&json!({"jsonrpc": "2.0", "id": "last", "method": "tools/call", "params": {"name": "shell_exec", "arguments": {"command": command}}}));
     markers.iter().for_each(|m| wait_started(m));
     server.finish();

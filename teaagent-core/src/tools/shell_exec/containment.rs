@@ -192,13 +192,25 @@ mod linux {
     fn find_own_cgroup() -> Result<PathBuf, String> {
         let cgroups =
             std::fs::read_to_string("/proc/self/cgroup").map_err(|e| format!("/proc/self/cgroup: {e}"))?;
-        let path = cgroups
-            .lines()
-            .find_map(|l| l.strip_prefix("0::"))
-            .ok_or("the server is in no cgroup v2 hierarchy")?;
         let mounts = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
-        for line in mounts.lines() {
+        let candidates = candidates(&cgroups, &mounts);
+        if candidates.is_empty() && !cgroups.lines().any(|l| l.starts_with("0::")) {
+            return Err("the server is in no cgroup v2 hierarchy".into());
+        }
+        candidates
+            .into_iter()
+            .find(|dir| dir.join("cgroup.procs").is_file())
+            .ok_or_else(|| "no cgroup2 mount holds the server's cgroup".into())
+    }
+
+    /// Where the server's cgroup v2 (the `0::PATH` line of `/proc/self/cgroup`) can be, given
+    /// the `cgroup2` mounts of `/proc/self/mountinfo`: under each mount whose root is a prefix
+    /// of `PATH` (a mount of a sub-tree, or the namespace's root).
+    fn candidates(cgroups: &str, mountinfo: &str) -> Vec<PathBuf> {
+        let Some(path) = cgroups.lines().find_map(|l| l.strip_prefix("0::")) else { return Vec::new() };
+        let mut found = Vec::new();
+        for line in mountinfo.lines() {
             let Some((left, right)) = line.split_once(" - ") else { continue };
             if right.split(' ').next() != Some("cgroup2") {
                 continue;
@@ -212,12 +224,9 @@ mod linux {
             else {
                 continue;
             };
-            let dir = Path::new(&point).join(rest.trim_start_matches('/'));
-            if dir.join("cgroup.procs").is_file() {
-                return Ok(dir);
-            }
+            found.push(Path::new(&point).join(rest.trim_start_matches('/')));
         }
-        Err("no cgroup2 mount holds the server's cgroup".into())
+        found
     }
 
     /// `\040`-style escapes of `/proc/self/mountinfo`.
@@ -311,9 +320,22 @@ mod linux {
                 reap(pid);
             }
         }
-        if let Err(e) = std::fs::remove_dir(dir) {
+        if let Err(e) = remove_tree(dir, 16) {
             tracing::warn!(cgroup = %dir.display(), error = %e, "cannot remove a shell command's cgroup");
         }
+    }
+
+    /// Removes an empty cgroup and the cgroups a command (as root) may have created inside it,
+    /// `depth` levels down at most.
+    fn remove_tree(dir: &Path, depth: u32) -> std::io::Result<()> {
+        if depth > 0 {
+            for entry in std::fs::read_dir(dir)?.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = remove_tree(&entry.path(), depth - 1);
+                }
+            }
+        }
+        std::fs::remove_dir(dir)
     }
 
     fn procs(dir: &Path) -> Vec<i32> {
@@ -356,7 +378,10 @@ mod linux {
     }
 
     fn stat(pid: i32) -> Option<Proc> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    fn parse_stat(text: &str) -> Option<Proc> {
         // The command name (field 2) is in parentheses and may hold anything: split after it.
         let rest = &text[text.rfind(')')? + 1..];
         let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -505,6 +530,64 @@ mod linux {
     fn reap(pid: i32) {
         if let Some(pid) = Pid::from_raw(pid) {
             let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_own_cgroup_is_found_under_its_mount() {
+            let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                          35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                          41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+            assert_eq!(
+                candidates("4:memory:/x\n0::/app.slice/a b.scope\n", hybrid),
+                [PathBuf::from("/sys/fs/cgroup/unified/app.slice/a b.scope")]
+            );
+            assert_eq!(candidates("0::/\n", hybrid), [PathBuf::from("/sys/fs/cgroup/unified")]);
+            // A container that sees a sub-tree mounted at its root, with an escaped space.
+            let subtree = "50 40 0:30 /user.slice /mnt/cg\\040x rw - cgroup2 cgroup2 rw\n";
+            assert_eq!(
+                candidates("0::/user.slice/u.service\n", subtree),
+                [PathBuf::from("/mnt/cg x/u.service")]
+            );
+            assert!(
+                candidates("0::/user.sliced\n", subtree).is_empty(),
+                "a prefix of a name is not a parent"
+            );
+            assert!(candidates("1:name=systemd:/\n", hybrid).is_empty(), "no cgroup v2 membership");
+        }
+
+        #[test]
+        fn stat_lines_with_hostile_command_names_parse() {
+            let line = "42 (a) b ) c) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 50";
+            let p = parse_stat(line).expect("parsed");
+            assert_eq!((p.state, p.ppid, p.pgrp, p.start), (b'S', 7, 42, 98765));
+            assert!(parse_stat("42 (x) S 7").is_none());
+        }
+
+        #[test]
+        fn the_servers_descendants_are_told_apart_by_call() {
+            // The test process is the "server": a child without the token that is neither the
+            // shell nor in the shell's group is not the call's; with its pid as the shell, it is.
+            let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+            let pid = child.id() as i32;
+            let me = std::process::id() as i32;
+            let start = start_time(pid).expect("start time");
+            let procs = scan();
+            let other = Marks { token: "nobody", shell: Some((1, 0)), pipes: &[] };
+            assert!(!members(&procs, me, other).iter().any(|(p, _)| *p == pid));
+            let ours = Marks { token: "nobody", shell: Some((pid, start)), pipes: &[] };
+            assert!(members(&procs, me, ours).contains(&(pid, start)));
+            let reused = Marks { token: "nobody", shell: Some((pid, start + 1)), pipes: &[] };
+            assert!(
+                !members(&procs, me, reused).iter().any(|(p, _)| *p == pid),
+                "a reused pid is not the shell"
+            );
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
