@@ -402,3 +402,62 @@ fn cgroup_path_concurrent_calls_keep_their_own_processes() {
 fn subreaper_path_concurrent_calls_keep_their_own_processes() {
     concurrent_calls_keep_their_own_processes("subreaper");
 }
+
+/// A server that is PID 1 (as in a container) adopts every orphan of its commands: on the cgroup
+/// path too, it reaps the ones its calls killed. Needs `unshare` with the right to make PID
+/// namespaces (root); skipped otherwise.
+#[test]
+fn a_server_that_is_pid_1_leaves_no_zombies() {
+    let _cleanup = KillLeftoversOnFailure;
+    let probe =
+        Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "--kill-child", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: cannot make a PID namespace here");
+        return;
+    }
+    for mechanism in ["cgroup", "subreaper"] {
+        let (tree, home) = (Tree::new(), Tree::new());
+        home.write(
+            "config.toml",
+            "[tools.shell_exec]\nrate_limit = { max_calls = 1000, window_secs = 60 }\n",
+        );
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--pid", "--fork", "--mount-proc", "--kill-child", "--"])
+            .arg(Bin::Teaagent.path())
+            .args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
+            .arg(tree.root())
+            .env("TEAAGENT_HOME", home.base())
+            .env("TEAAGENT_SHELL_CONTAINMENT", mechanism);
+        let mut server = RawServer::start(cmd);
+        server.initialize("2025-06-18");
+        let probe = call(&mut server, "shell_exec", json!({"command": "echo $PPID; cat /proc/self/cgroup"}));
+        let text = probe["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        if text.contains("cgroup containment is not available") {
+            eprintln!("skipped the cgroup path: {text}");
+            server.finish();
+            continue;
+        }
+        assert!(text.contains("--- stdout ---\n1\n"), "the server is PID 1: {text}");
+        // The server's pid as this test sees it: the only child of `unshare`.
+        let pid = std::fs::read_to_string(format!("/proc/{}/task/{}/children", server.pid(), server.pid()))
+            .ok()
+            .and_then(|c| c.split_whitespace().next().and_then(|p| p.parse::<u32>().ok()))
+            .expect("the server under unshare");
+        for (what, m, line) in detaching(false) {
+            let command = format!("{line}\n{}\necho started", until_started(&m));
+            let answer = call(&mut server, "shell_exec", json!({"command": command}));
+            assert_eq!(answer["result"]["isError"], false, "{mechanism}, {what}: {answer}");
+            assert_gone(&m, &format!("{mechanism} as PID 1, {what}"));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !zombie_children(pid).is_empty() {
+                assert!(
+                    Instant::now() < deadline,
+                    "{mechanism} as PID 1, {what}: zombie children {:?}",
+                    zombie_children(pid)
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        server.finish();
+    }
+}

@@ -290,9 +290,6 @@ mod linux {
 
     /// Kills everything in the call's cgroup, waits until it is empty and removes it.
     pub(super) fn close_cgroup(dir: &Path, shell: Option<i32>) {
-        // With the subreaper on (an earlier call fell back), orphans come to the server: remember
-        // who is inside to reap them.
-        let inside = if subreaper_enabled() { procs(dir) } else { Vec::new() };
         if std::fs::write(dir.join("cgroup.kill"), "1").is_err() {
             // Before Linux 5.14: freeze (no more forks), then kill every member until none is left.
             let _ = std::fs::write(dir.join("cgroup.freeze"), "1");
@@ -314,15 +311,29 @@ mod linux {
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+        // Orphans come to the server when it is a subreaper (an earlier call fell back) or PID 1
+        // (in a container): reap the call's, recognised by the cgroup a zombie still names.
         let me = std::process::id() as i32;
-        for pid in inside.into_iter().filter(|p| Some(*p) != shell) {
-            if stat(pid).is_some_and(|p| p.ppid == me && p.state == b'Z') {
-                reap(pid);
+        if subreaper_enabled() || me == 1 {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            for (pid, p) in scan() {
+                if p.ppid == me && p.state == b'Z' && Some(pid) != shell && in_cgroup(pid, &name) {
+                    reap(pid);
+                }
             }
         }
         if let Err(e) = remove_tree(dir, 16) {
             tracing::warn!(cgroup = %dir.display(), error = %e, "cannot remove a shell command's cgroup");
         }
+    }
+
+    /// Whether the process's cgroup v2 is the one named `name` or inside it.
+    fn in_cgroup(pid: i32, name: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("0::"))
+                .any(|path| path.split('/').any(|part| part == name))
+        })
     }
 
     /// Removes an empty cgroup and the cgroups a command (as root) may have created inside it,
