@@ -461,3 +461,52 @@ fn a_server_that_is_pid_1_leaves_no_zombies() {
         server.finish();
     }
 }
+
+/// Without a cgroup it may write (an unprivileged user outside a delegated cgroup), `auto`
+/// falls back to the subreaper and still contains the command. When the tests run as root, the
+/// server runs as `nobody` through `setpriv`; otherwise the server is already unprivileged.
+#[test]
+fn auto_falls_back_to_the_subreaper_without_a_writable_cgroup() {
+    use std::os::unix::fs::PermissionsExt;
+    let _cleanup = KillLeftoversOnFailure;
+    let (tree, home) = (Tree::new(), Tree::new());
+    home.write("config.toml", "[tools.shell_exec]\nrate_limit = { max_calls = 1000, window_secs = 60 }\n");
+    let as_root = std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
+    let mut cmd = if as_root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("skipped: running as root without setpriv, so no unprivileged server can be started");
+            return;
+        }
+        for dir in [tree.base(), tree.root(), home.base()] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        }
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(Bin::Teaagent.path());
+        cmd
+    } else {
+        Command::new(Bin::Teaagent.path())
+    };
+    cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("TEAAGENT_SHELL_CONTAINMENT");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let probe = call(&mut server, "shell_exec", json!({"command": "id -u; cat /proc/self/cgroup"}));
+    let text = probe["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    if text.contains("/teaagent-shell.") {
+        eprintln!("skipped: this unprivileged server may create cgroups (delegated): {text}");
+        server.finish();
+        return;
+    }
+    assert_eq!(probe["result"]["isError"], false, "{probe}");
+    for (what, m, line) in detaching(false) {
+        let command = format!("{line}\n{}\necho started", until_started(&m));
+        let answer = call(&mut server, "shell_exec", json!({"command": command}));
+        assert_eq!(answer["result"]["isError"], false, "{what}: {answer}");
+        assert_gone(&m, &format!("auto without cgroup, {what}"));
+        assert_no_zombies(&server, &format!("auto without cgroup, {what}"));
+    }
+    server.finish();
+}

@@ -18,11 +18,19 @@
 //!   A call's processes are the server's descendants that carry the call's token in their
 //!   environment (`TEAAGENT_SHELL_CALL`, set on the shell and inherited), or that are in the
 //!   shell's process group, or that hold the write end of the call's stdout or stderr pipe, or
-//!   that descend from the shell or from another of the call's processes. At the end they are all stopped (SIGSTOP, repeated until no member runs, so none
-//!   can fork), then SIGKILLed, and those that became the server's children are reaped by pid
-//!   (never `waitpid(-1)`, which would steal the statuses of children the runtime waits for).
-//!   Concurrent calls have distinct tokens, groups and shells, so one call never kills another's
-//!   processes, and other children of the server are not touched.
+//!   that descend from the shell or from another of the call's processes. At the end they are
+//!   all stopped (SIGSTOP, repeated until no member runs, so none can fork), then SIGKILLed, and
+//!   those that became the server's children are reaped by pid (never `waitpid(-1)`, which would
+//!   steal the statuses of children the runtime waits for). Concurrent calls have distinct
+//!   tokens, groups and shells, so one call never kills another's processes, and other children
+//!   of the server are not touched.
+//!
+//! A server that is PID 1 (in a container) adopts orphans whatever the path: on the cgroup path
+//! it reaps the killed ones that still name the call's cgroup, so no zombie is left.
+//!
+//! The clean-up is synchronous (a few milliseconds of `/proc` and cgroup files), in the call and
+//! in `Drop`: it has finished before the answer is sent, and a cancelled call or a stopping
+//! server (whose runtime drops the call) cannot leave it half done on another thread.
 //!
 //! `TEAAGENT_SHELL_CONTAINMENT` (read once) forces a mechanism: `cgroup` (a call fails when it
 //! cannot get its cgroup), `subreaper` (never try cgroups); unset or `auto` tries the cgroup and
@@ -31,8 +39,9 @@
 //! What remains (also in the README): a process that moves itself into another cgroup (it needs
 //! write access there) or is started by another service (`systemd-run`, `at`, `ssh localhost`)
 //! escapes; on the fallback path, a process that clears its environment, leaves the process
-//! group, closes the output pipes and whose parent exits before the call ends is not recognised; if the server itself is
-//! SIGKILLed nothing runs the clean-up. Other Unix systems kill the shell's process group only.
+//! group, closes the output pipes and whose parent exits before the call ends is not
+//! recognised; if the server itself is SIGKILLed nothing runs the clean-up. Other Unix systems
+//! kill the shell's process group only.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,7 +52,11 @@ pub(super) const TOKEN_VAR: &str = "TEAAGENT_SHELL_CALL";
 pub(super) const MODE_VAR: &str = "TEAAGENT_SHELL_CONTAINMENT";
 
 /// Moves the shell into the cgroup whose `cgroup.procs` is `$1`, then runs `$2` as `sh -c` would.
-const ENTER: &str = "{ echo 0 >\"$1\"; } 2>/dev/null || { echo 'teaagent: the command could not be moved into its cgroup, so it was not run' >&2; exit 125; }; exec /bin/sh -c \"$2\"";
+const ENTER: &str = concat!(
+    "{ echo 0 >\"$1\"; } 2>/dev/null || { ",
+    "echo 'teaagent: the command could not be moved into its cgroup, so it was not run' >&2; exit 125; }; ",
+    "exec /bin/sh -c \"$2\"",
+);
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
