@@ -494,8 +494,9 @@ mod linux {
             let mut running = false;
             for (pid, start) in members(&procs, me, marks) {
                 known.insert(pid, start);
-                if procs.get(&pid).is_some_and(|p| !matches!(p.state, b'T' | b't' | b'Z' | b'X')) {
-                    kill(pid, Signal::STOP);
+                if procs.get(&pid).is_some_and(|p| !matches!(p.state, b'T' | b't' | b'Z' | b'X'))
+                    && kill(pid, Signal::STOP)
+                {
                     running = true;
                 }
             }
@@ -529,8 +530,9 @@ mod linux {
                     } else if known.contains_key(&p.ppid) {
                         pending = true;
                     }
-                } else {
-                    kill(pid, Signal::KILL);
+                } else if kill(pid, Signal::KILL) {
+                    // Not dead yet; a process the server may not signal (a setuid program) is
+                    // not waited for: nothing would change.
                     pending = true;
                 }
             }
@@ -545,10 +547,10 @@ mod linux {
         }
     }
 
-    fn kill(pid: i32, signal: Signal) {
-        if let Some(pid) = Pid::from_raw(pid) {
-            let _ = rustix::process::kill_process(pid, signal);
-        }
+    /// Sends `signal`; false when the server may not signal that process.
+    fn kill(pid: i32, signal: Signal) -> bool {
+        Pid::from_raw(pid)
+            .is_none_or(|pid| rustix::process::kill_process(pid, signal) != Err(rustix::io::Errno::PERM))
     }
 
     fn reap(pid: i32) {
