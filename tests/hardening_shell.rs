@@ -212,12 +212,16 @@ fn wait_started(marker: &str) {
     }
 }
 
-/// Shell lines that wait (bounded) until `sleep MARKER` runs, so the call ends only after the
-/// detached process exists; if it never does, the command fails (exit 97) and so does the test.
+/// Shell lines that wait (bounded) until a process has the argument MARKER (`sleep MARKER`), so
+/// the call ends only after the detached process exists; if it never does, the command fails
+/// (exit 97) and so does the test. Plain `grep -z` over `/proc/*/cmdline` (procps may be
+/// missing); the last character in brackets keeps grep from finding its own pattern.
 fn until_started(marker: &str) -> String {
+    let (head, last) = marker.split_at(marker.len() - 1);
+    let found = format!("grep -qzx -e '{head}[{last}]' /proc/[0-9]*/cmdline 2>/dev/null");
     format!(
-        "i=0; while [ $i -lt 1000 ] && ! pgrep -f '^sleep {marker}' >/dev/null; do sleep 0.01; i=$((i+1)); done\n\
-         pgrep -f '^sleep {marker}' >/dev/null || {{ echo 'never started: {marker}'; exit 97; }}"
+        "i=0; while [ $i -lt 1000 ] && ! {found}; do sleep 0.01; i=$((i+1)); done\n\
+         {found} || {{ echo 'never started: {marker}'; exit 97; }}"
     )
 }
 
