@@ -35,6 +35,29 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(schema.get("maximum"), Some(&serde_json::json!(10)));
 /// assert_eq!(schema.get("minimum"), Some(&serde_json::json!(1)));
 /// ```
+///
+/// As a tool parameter:
+///
+/// ```
+/// use teaagent_core::{Bounded, Registry, ToolError, tool};
+///
+/// /// Repeat a word.
+/// #[tool(read_only)]
+/// fn repeat(
+///     /// The word.
+///     word: String,
+///     /// How often (default 1, at most 100).
+///     times: Option<Bounded<1, 100>>,
+/// ) -> Result<String, ToolError> {
+///     Ok(word.repeat(times.map_or(1, Bounded::get) as usize))
+/// }
+///
+/// # fn main() {
+/// let registry = Registry::builder().add::<repeat>().build().expect("valid");
+/// let times = &registry.listing()[0]["inputSchema"]["properties"]["times"];
+/// assert_eq!((&times["minimum"], &times["maximum"]), (&serde_json::json!(1), &serde_json::json!(100)));
+/// # }
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Bounded<const MIN: u64, const MAX: u64>(u64);
 

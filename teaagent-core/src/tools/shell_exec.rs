@@ -3,10 +3,14 @@
 //! The command runs in its own process group with stdin from `/dev/null` and its own pipes for
 //! stdout and stderr, so it can neither read the protocol's stdin nor write a line onto the
 //! protocol's stdout. When the command's shell exits, its timeout passes, the call is cancelled
-//! or the server stops, the whole group is killed: background jobs (`sleep 100 &`) do not
-//! outlive the call. A process that leaves the group on purpose (`setsid`) escapes that
-//! clean-up — this is not an OS sandbox. Output is capped per stream: the first and the last
-//! 32 KiB are kept, with a marker saying how much was left out in between.
+//! or the server stops, every process the command started is killed — also those that left the
+//! process group (`setsid`, double forks, `nohup`, daemons ignoring SIGTERM): on Linux each call
+//! runs in its own cgroup, or, where the server cannot create one, the server is a subreaper and
+//! kills the call's descendants (see [`containment`] for how, and what still escapes). This is
+//! not an OS sandbox. Output is capped per stream: the first and the last 32 KiB are kept, with a
+//! marker saying how much was left out in between.
+
+mod containment;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -55,20 +59,26 @@ pub async fn shell_exec(
         return Err(ToolError::new(format!("`{cwd}` is not a directory")));
     }
     let limit = Duration::from_secs(timeout_secs.map_or(DEFAULT_TIMEOUT, crate::Bounded::get));
-    let mut child = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(&command)
+    let scope = containment::Scope::new().map_err(ToolError::new)?;
+    let mut child = scope
+        .command(&command)
         .current_dir(ws.absolute(&dir))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| ToolError::new(format!("cannot start `sh`: {e}")))?;
-    // Kills the whole group whenever this call ends: normally, by timeout, by cancellation
-    // (this future is dropped), by panic.
-    let group = GroupKill(child.id());
+    // Bound after the child, so dropped before it (while the shell still links its
+    // descendants): kills everything the command started whenever this call ends — normally,
+    // by timeout, by cancellation (this future is dropped), by panic.
+    let mut scope = {
+        use std::os::fd::AsFd;
+        scope.started(
+            child.id(),
+            &[child.stdout.as_ref().map(|s| s.as_fd()), child.stderr.as_ref().map(|s| s.as_fd())],
+        )
+    };
     let stdout = tokio::spawn(capture(child.stdout.take()));
     let stderr = tokio::spawn(capture(child.stderr.take()));
     let started = Instant::now();
@@ -85,7 +95,7 @@ pub async fn shell_exec(
         }
     };
     // The shell is done (or out of time): nothing it started may linger and hold the pipes.
-    group.kill();
+    scope.close();
     if status.is_none() {
         let _ = child.wait().await;
     }
@@ -122,23 +132,6 @@ pub async fn shell_exec(
     Ok(if failed { CallToolResult::error(text) } else { CallToolResult::text(text) })
 }
 
-/// Kills a process group when dropped (or when asked).
-struct GroupKill(Option<u32>);
-
-impl GroupKill {
-    fn kill(&self) {
-        if let Some(pid) = self.0.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// A stream, kept head and tail.
 struct Captured {
     head: Vec<u8>,
@@ -170,7 +163,7 @@ async fn capture(stream: Option<impl AsyncRead + Unpin>) -> Captured {
 }
 
 /// The captured text, or a note when the stream could not be collected in time (a process
-/// that escaped the group still holds it).
+/// that escaped the clean-up still holds it).
 async fn collect(task: tokio::task::JoinHandle<Captured>) -> String {
     let abort = task.abort_handle();
     match tokio::time::timeout(Duration::from_secs(2), task).await {
@@ -194,7 +187,7 @@ async fn collect(task: tokio::task::JoinHandle<Captured>) -> String {
         }
         _ => {
             abort.abort();
-            "[output incomplete: a process that left the command's process group still holds the pipe]".into()
+            "[output incomplete: a process that escaped the call's clean-up still holds the pipe]".into()
         }
     }
 }
