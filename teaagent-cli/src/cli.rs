@@ -10,7 +10,7 @@ const EXAMPLES: &str = "\
 Examples:
   teaagent mcp serve                     serve the current directory to an MCP client
   teaagent mcp serve --root ~/src/app \\
-      --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test*'
+      --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test'
   teaagent run read_file --args '{\"path\": \"README.md\"}'
   teaagent mcp tools
   teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}'
@@ -78,7 +78,7 @@ pub(crate) enum Mcp {
 Examples:
   teaagent mcp serve
   teaagent mcp serve --root /path/to/project --permission-mode prompt
-  teaagent mcp serve --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test*'
+  teaagent mcp serve --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test'
   teaagent mcp serve --preapprove sha256:3f5a…   (from `teaagent approvals digest`)
 
 An MCP client starts this command; on a terminal it says how to connect one.")]

@@ -104,9 +104,17 @@ impl Server {
 
     /// Holds the workspace lock in `registry` while serving: acquired at start, released at
     /// shutdown; while another live server holds it, tools that are not read-only answer
-    /// `-32003` (and each such call tries again to acquire it).
+    /// `-32003` (and each such call tries again to acquire it). Set the [`Server::workspace`]
+    /// first: the lock then knows the workspace by the directory it holds open (device and
+    /// inode), so a renamed root or another spelling of it is still the same workspace.
     pub fn lock(mut self, registry: LockRegistry, root: impl Into<std::path::PathBuf>) -> Self {
-        self.lock = Some(Arc::new(WorkspaceLock::new(registry, root)));
+        let root = root.into();
+        // The workspace's own handle names the directory served, even if `root` was renamed.
+        let lock = match &self.workspace {
+            Some(ws) if ws.root() == root => WorkspaceLock::of_workspace(registry, ws),
+            _ => WorkspaceLock::new(registry, root),
+        };
+        self.lock = Some(Arc::new(lock));
         self
     }
 

@@ -376,13 +376,13 @@ fn confine_paths(
 }
 
 /// A path as spelled, normalised without looking at the file system (`./a//b` → `a/b`, `a/../b`
-/// → `b`, the root's own absolute spelling stripped, `.` for the root), to compare with where it
+/// → `b`, the root's own absolute spelling (canonical or as given) stripped, `.` for the root), to compare with where it
 /// leads. A spelling that climbs above the root keeps its `..` (and so never equals a target).
 fn lexical(shared: &Shared, given: &str) -> String {
     use std::path::Component;
     let path = std::path::Path::new(given);
     let path = match &shared.workspace {
-        Some(ws) => path.strip_prefix(ws.root()).unwrap_or(path),
+        Some(ws) => ws.strip_root(path).unwrap_or(path),
         None => path,
     };
     let mut parts: Vec<&std::ffi::OsStr> = Vec::new();

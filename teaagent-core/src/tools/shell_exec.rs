@@ -54,15 +54,22 @@ pub async fn shell_exec(
 ) -> Result<CallToolResult, ToolError> {
     let ws = workspace(ctx)?;
     let cwd = cwd.unwrap_or_else(|| ".".to_owned());
-    let dir = ws.resolve(&cwd).map_err(|e| path_error(&cwd, e))?;
+    // The directory that was judged (and approved), not the name again: see `server/call.rs`.
+    let dir = match ctx.path_target("cwd") {
+        Some(approved) => approved.clone(),
+        None => ws.resolve(&cwd).map_err(|e| path_error(&cwd, e))?,
+    };
     if dir.target() != Target::Dir {
         return Err(ToolError::new(format!("`{cwd}` is not a directory")));
     }
+    // Entered through its open handle, never by name: a root or directory renamed and replaced
+    // by a link since it was resolved cannot send the command elsewhere.
+    let dir = dir.open_dir().map_err(|e| path_error(&cwd, e))?;
     let limit = Duration::from_secs(timeout_secs.map_or(DEFAULT_TIMEOUT, crate::Bounded::get));
     let scope = containment::Scope::new().map_err(ToolError::new)?;
     let mut child = scope
         .command(&command)
-        .current_dir(ws.absolute(&dir))
+        .current_dir(handle_path(&dir))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -190,4 +197,14 @@ async fn collect(task: tokio::task::JoinHandle<Captured>) -> String {
             "[output incomplete: a process that escaped the call's clean-up still holds the pipe]".into()
         }
     }
+}
+
+/// A path that names the open directory `dir` itself, for `chdir` in the child: on Linux the
+/// child's `/proc/self/fd/N`, which is the inherited handle (still open until `exec`) and leads to
+/// the directory whatever its name is now. Elsewhere its `/dev/fd/N` (the same on the BSDs and
+/// macOS, where fdescfs serves it).
+fn handle_path(dir: &std::os::fd::OwnedFd) -> std::path::PathBuf {
+    use std::os::fd::AsRawFd;
+    let prefix = if cfg!(target_os = "linux") { "/proc/self/fd" } else { "/dev/fd" };
+    std::path::PathBuf::from(format!("{prefix}/{}", dir.as_raw_fd()))
 }

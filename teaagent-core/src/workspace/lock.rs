@@ -86,6 +86,12 @@ impl DirIdentity {
         let stat = rustix::fs::stat(path)?;
         Ok(Self { dev: stat.st_dev, ino: stat.st_ino })
     }
+
+    /// The identity of an open directory.
+    pub fn of_fd(fd: impl std::os::fd::AsFd) -> io::Result<Self> {
+        let stat = rustix::fs::fstat(fd)?;
+        Ok(Self { dev: stat.st_dev, ino: stat.st_ino })
+    }
 }
 
 /// A workspace as the lock sees it: its path and, when known, its directory's identity.
@@ -396,6 +402,14 @@ impl WorkspaceLock {
     /// directory the server serves even if the path is renamed later.
     pub fn new(registry: LockRegistry, root: impl Into<PathBuf>) -> Self {
         Self { registry, root: LockedRoot::of(root), held: std::sync::Mutex::new(false) }
+    }
+
+    /// A lock of `workspace`, whose identity is taken from the directory it holds open (not
+    /// from its name, which may already lead elsewhere).
+    pub fn of_workspace(registry: LockRegistry, workspace: &super::Workspace) -> Self {
+        let identity = DirIdentity::of_fd(workspace.dir_handle().as_ref()).ok();
+        let root = LockedRoot { path: workspace.root().to_path_buf(), identity };
+        Self { registry, root, held: std::sync::Mutex::new(false) }
     }
 
     /// The workspace this lock is for.
