@@ -417,7 +417,7 @@ fn a_command_cannot_write_onto_the_servers_stdout_through_proc() {
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
     let mut cmd = if as_root {
         if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("skipped: running as root without setpriv, so no unprivileged server can be started");
+            teaagent_tests::skip("running as root without setpriv, so no unprivileged server can be started");
             return;
         }
         for dir in [tree.base(), tree.root(), home.base()] {

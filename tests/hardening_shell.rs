@@ -277,7 +277,7 @@ fn contained(mechanism: &str) -> Option<(RawServer, Tree, Tree)> {
     let in_own_cgroup = text.lines().any(|l| l.starts_with("0::") && l.contains("/teaagent-shell."));
     if mechanism == "cgroup" {
         if text.contains("cgroup containment is not available") {
-            eprintln!("skipped: this machine gives the server no writable cgroup v2: {text}");
+            teaagent_tests::skip(&format!("this machine gives the server no writable cgroup v2: {text}"));
             return None;
         }
         assert!(in_own_cgroup, "the command runs in its call's cgroup: {probe}");
@@ -416,7 +416,7 @@ fn a_server_that_is_pid_1_leaves_no_zombies() {
     let probe =
         Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "--kill-child", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: cannot make a PID namespace here");
+        teaagent_tests::skip("cannot make a PID namespace here");
         return;
     }
     for mechanism in ["cgroup", "subreaper"] {
@@ -437,7 +437,7 @@ fn a_server_that_is_pid_1_leaves_no_zombies() {
         let probe = call(&mut server, "shell_exec", json!({"command": "echo $PPID; cat /proc/self/cgroup"}));
         let text = probe["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
         if text.contains("cgroup containment is not available") {
-            eprintln!("skipped the cgroup path: {text}");
+            teaagent_tests::skip(&format!("the cgroup path: {text}"));
             server.finish();
             continue;
         }
@@ -474,16 +474,25 @@ fn auto_falls_back_to_the_subreaper_without_a_writable_cgroup() {
     use std::os::unix::fs::PermissionsExt;
     let _cleanup = KillLeftoversOnFailure;
     let (tree, home) = (Tree::new(), Tree::new());
-    home.write("config.toml", "[tools.shell_exec]\nrate_limit = { max_calls = 1000, window_secs = 60 }\n");
+    let config = "[tools.shell_exec]\nrate_limit = { max_calls = 1000, window_secs = 60 }\n";
+    home.write("config.toml", config);
+    let mut home_dir = home.base();
     let as_root = std::fs::read_to_string("/proc/self/status")
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
     let mut cmd = if as_root {
         if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("skipped: running as root without setpriv, so no unprivileged server can be started");
+            teaagent_tests::skip("running as root without setpriv, so no unprivileged server can be started");
             return;
         }
         for dir in [tree.base(), tree.root(), home.base()] {
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        }
+        // teaagent uses only a home of its own user.
+        home_dir = home.path("nobody");
+        std::fs::create_dir(&home_dir).expect("mkdir");
+        std::fs::write(home_dir.join("config.toml"), config).expect("config");
+        for path in [home_dir.join("config.toml"), home_dir.clone()] {
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).expect("chown");
         }
         let mut cmd = Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(Bin::Teaagent.path());
@@ -493,14 +502,14 @@ fn auto_falls_back_to_the_subreaper_without_a_writable_cgroup() {
     };
     cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
         .arg(tree.root())
-        .env("TEAAGENT_HOME", home.base())
+        .env("TEAAGENT_HOME", &home_dir)
         .env_remove("TEAAGENT_SHELL_CONTAINMENT");
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
     let probe = call(&mut server, "shell_exec", json!({"command": "id -u; cat /proc/self/cgroup"}));
     let text = probe["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
     if text.contains("/teaagent-shell.") {
-        eprintln!("skipped: this unprivileged server may create cgroups (delegated): {text}");
+        teaagent_tests::skip(&format!("this unprivileged server may create cgroups (delegated): {text}"));
         server.finish();
         return;
     }

@@ -483,7 +483,7 @@ fn a_root_reached_through_a_bind_mount_is_the_same_workspace() {
     // mount namespace (`unshare -Urm`), so the host's mounts are never touched.
     let probe = Command::new("unshare").args(["-Urm", "true"]).stderr(Stdio::null()).status();
     if !probe.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: this system cannot make a private mount namespace (unshare -Urm)");
+        teaagent_tests::skip("this system cannot make a private mount namespace (unshare -Urm)");
         return;
     }
     let tree = Tree::new();
