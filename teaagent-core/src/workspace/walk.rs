@@ -544,4 +544,20 @@ mod tests {
         assert!(matches!(read_small(&*root, OsStr::new(".gitignore"), 10), Err(SmallFileError::NotRegular)));
         assert!(read_small(&*root, OsStr::new("missing"), 10).expect("ok").is_none());
     }
+
+    #[test]
+    fn a_directory_listing_keeps_only_what_fits() {
+        let s = Scratch::new("first");
+        for i in 0..50 {
+            s.write(&format!("f{i:02}"), "");
+        }
+        let ws = Workspace::open(&s.0).expect("open");
+        let root = ws.resolve(".").expect("root");
+        let (first, more) = root.read_dir_first(5, |n| n != "f01").expect("list");
+        let names: Vec<_> = first.iter().map(|e| e.name.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["f00", "f02", "f03", "f04", "f05"]);
+        assert!(more);
+        let (all, more) = root.read_dir_first(100, |_| true).expect("list");
+        assert_eq!((all.len(), more), (50, false));
+    }
 }
