@@ -154,6 +154,11 @@ struct Rules {
 }
 
 impl Rules {
+    /// Whether these rules can change anything (most directories have no ignore file).
+    fn is_empty(&self) -> bool {
+        self.dot_ignore.is_none() && self.gitignore.is_none() && self.exclude.is_none() && !self.has_git
+    }
+
     /// Reads the ignore files of the directory `dir` (whose entries are `names`, sorted).
     fn read(dir: &OwnedFd, relative: &Path, names: &[(OsString, Option<FileType>)]) -> Rules {
         let has = |name: &str| names.binary_search_by(|(n, _)| n.as_os_str().cmp(OsStr::new(name))).is_ok();
@@ -331,7 +336,7 @@ impl Walk {
             .chain(self.above.iter().rev().map(|(p, r)| (p.as_path(), &**r)));
         let (mut dot_ignore, mut gitignore, mut exclude) = (None, None, None);
         let mut saw_git = false;
-        for (dir, rules) in chain {
+        for (dir, rules) in chain.filter(|(_, rules)| !rules.is_empty()) {
             let Ok(within) = relative.strip_prefix(dir) else { continue };
             let matched = |gi: &Option<Gitignore>| match gi.as_ref().map(|g| g.matched(within, is_dir)) {
                 Some(Match::Ignore(_)) => Some(true),
