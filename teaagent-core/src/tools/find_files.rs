@@ -1,7 +1,7 @@
 //! `find_files`: files whose path matches a glob, `.gitignore` honoured.
 //!
 //! The tree is walked beneath the root's handle ([`Walk`]): links are not followed, not even a
-//! directory swapped for one mid-walk. The glob is at most [`MAX_GLOB`] bytes and is compiled
+//! directory swapped for one mid-walk. The glob is at most 4 KiB and is compiled
 //! under a size limit; past either it is refused with `-32602`.
 
 use std::path::Path;

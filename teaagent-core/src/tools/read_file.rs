@@ -1,7 +1,7 @@
 //! `read_file`: the text of a workspace file, or a line range of it.
 //!
 //! Memory is bounded by the output cap whatever the file's shape: lines are read with a cap
-//! ([`read_line_capped`]), so a line longer than the cap is never held whole; its beginning is
+//! (`read_line_capped`), so a line longer than the cap is never held whole; its beginning is
 //! shown with a marker that says how long it is and how to go on. A path that leads (through a
 //! link) to a path policy hides is refused.
 

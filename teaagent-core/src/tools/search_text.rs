@@ -10,9 +10,9 @@
 //! Bounded work, whatever the files and the pattern:
 //! - each searcher holds at most [`LINE_HEAP`] of a line: a file with a longer line is searched
 //!   up to that line, and the result's `skipped` names it (instead of buffering the whole line);
-//! - returned lines are cut at [`MAX_LINE`] characters with `…`;
-//! - `pattern` is at most [`MAX_PATTERN`] bytes and `glob` [`MAX_GLOB`], both compiled under
-//!   [`PATTERN_SIZE_LIMIT`]: past those the call is refused with `-32602`.
+//! - returned lines are cut at `MAX_LINE` (500) characters with `…`;
+//! - `pattern` is at most 16 KiB and `glob` 4 KiB, both compiled under
+//!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused with `-32602`.
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -155,7 +155,7 @@ fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<Se
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SearchError {
-    /// The named argument (`pattern` or `glob`) compiles past [`PATTERN_SIZE_LIMIT`].
+    /// The named argument (`pattern` or `glob`) compiles past `PATTERN_SIZE_LIMIT` (10 MiB).
     #[error("`{0}` compiles to more than the size limit; simplify it")]
     TooLarge(&'static str),
     /// The pattern or glob is not valid, or the start cannot be walked.
