@@ -18,8 +18,8 @@
 //!   consulted, nor is the user's global excludes file: what is ignored depends on the workspace
 //!   alone. Each ignore file is read through its directory's handle, must be a regular file (a link
 //!   is skipped, as git itself refuses a symbolic `.gitignore`), is opened without blocking (a
-//!   FIFO cannot hang a walk) and is read up to [`MAX_IGNORE_FILE`] (the rest is dropped, with a
-//!   warning on stderr).
+//!   FIFO cannot hang a walk) and is read up to [`MAX_IGNORE_FILE`], all of them together up to
+//!   [`MAX_IGNORE_TOTAL`] a walk (the rest is dropped, with a warning on stderr).
 //! - **Same order as before**: depth first, each directory's entries sorted by name, `.git`
 //!   skipped, hidden files kept.
 //! - **Policy's hidden paths** ([`Workspace::is_hidden`]) are left out: a hidden directory is not
@@ -46,6 +46,11 @@ use super::resolve::{PathError, Resolved, Target, open_dir};
 
 /// The most of an ignore file that is read (1 MiB).
 pub const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// The most of all ignore files one walk reads together (4 MiB): compiling ignore rules costs
+/// time, so a tree full of huge ignore files cannot make every walk slow; past it, further
+/// ignore files are skipped with a warning.
+pub const MAX_IGNORE_TOTAL: u64 = 4 << 20;
 
 /// The deepest directory a walk enters, counted from the root.
 pub const MAX_DEPTH: usize = 256;
@@ -160,17 +165,24 @@ impl Rules {
     }
 
     /// Reads the ignore files of the directory `dir` (whose entries are `names`, sorted).
-    fn read(dir: &OwnedFd, relative: &Path, names: &[(OsString, Option<FileType>)]) -> Rules {
+    /// `budget` is what the walk may still read of ignore files (see [`MAX_IGNORE_TOTAL`]).
+    fn read(
+        dir: &OwnedFd,
+        relative: &Path,
+        names: &[(OsString, Option<FileType>)],
+        budget: &mut u64,
+    ) -> Rules {
         let has = |name: &str| names.binary_search_by(|(n, _)| n.as_os_str().cmp(OsStr::new(name))).is_ok();
         let has_git = has(".git");
-        let dot_ignore = if has(".ignore") { rules_file(dir, relative, ".ignore") } else { None };
-        let gitignore = if has(".gitignore") { rules_file(dir, relative, ".gitignore") } else { None };
+        let dot_ignore = if has(".ignore") { rules_file(dir, relative, ".ignore", budget) } else { None };
+        let gitignore =
+            if has(".gitignore") { rules_file(dir, relative, ".gitignore", budget) } else { None };
         let exclude = if has_git {
             // `.git/info/exclude`, each directory opened without following a link.
             open_dir(dir.as_fd(), Path::new(".git"))
                 .and_then(|git| open_dir(&git, Path::new("info")))
                 .ok()
-                .and_then(|info| rules_file(&info, relative, ".git/info/exclude"))
+                .and_then(|info| rules_file(&info, relative, ".git/info/exclude", budget))
         } else {
             None
         };
@@ -180,10 +192,17 @@ impl Rules {
 
 /// One ignore file as a matcher (`None` when absent, unreadable or empty). `shown` is its name
 /// for warnings, relative to the directory the rules apply to.
-fn rules_file(dir: &impl AsFd, relative: &Path, shown: &str) -> Option<Gitignore> {
+fn rules_file(dir: &impl AsFd, relative: &Path, shown: &str, budget: &mut u64) -> Option<Gitignore> {
     let file_name = Path::new(shown).file_name().unwrap_or_default();
     let where_ = relative.join(shown);
-    let small = match read_small(dir, file_name, MAX_IGNORE_FILE) {
+    if *budget == 0 {
+        tracing::warn!(
+            file = %where_.display(),
+            "ignore file skipped: this walk already read {MAX_IGNORE_TOTAL} bytes of ignore files"
+        );
+        return None;
+    }
+    let small = match read_small(dir, file_name, MAX_IGNORE_FILE.min(*budget)) {
         Ok(Some(small)) => small,
         Ok(None) => return None,
         Err(e) => {
@@ -191,11 +210,14 @@ fn rules_file(dir: &impl AsFd, relative: &Path, shown: &str) -> Option<Gitignore
             return None;
         }
     };
+    *budget = budget.saturating_sub(small.bytes.len() as u64);
     let mut text = String::from_utf8_lossy(&small.bytes).into_owned();
     if small.truncated {
         tracing::warn!(
             file = %where_.display(),
-            "ignore file larger than {MAX_IGNORE_FILE} bytes: only its first {MAX_IGNORE_FILE} bytes are used"
+            "ignore file cut: only its first {} bytes are used (at most {MAX_IGNORE_FILE} a file, \
+             {MAX_IGNORE_TOTAL} a walk)",
+            small.bytes.len()
         );
         // Drop the line that was cut.
         let whole = text.rfind('\n').map_or(0, |i| i + 1);
@@ -244,6 +266,8 @@ pub struct Walk {
     after: Option<PathBuf>,
     /// A walk started at a regular file yields just that file.
     single: Option<WalkEntry>,
+    /// What this walk may still read of ignore files.
+    budget: u64,
 }
 
 impl Walk {
@@ -268,6 +292,7 @@ impl Walk {
                 start: start.relative().to_path_buf(),
                 after: None,
                 single,
+                budget: 0,
             });
         }
         // Open the chain root → start by names, each without following a link, to read the
@@ -275,10 +300,11 @@ impl Walk {
         let mut dir = workspace.dir_handle();
         let mut relative = PathBuf::new();
         let mut above = Vec::new();
+        let mut budget = MAX_IGNORE_TOTAL;
         let names: Vec<&OsStr> = start.relative().iter().collect();
         for name in names {
             let entries = read_entries(&dir)?;
-            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries))));
+            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries, &mut budget))));
             dir = Arc::new(open_dir(dir.as_fd(), Path::new(name)).map_err(|e| match e.raw_os_error() {
                 Some(c) if c == Errno::NOENT.raw_os_error() => PathError::NotFound,
                 Some(c) if c == Errno::NOTDIR.raw_os_error() || c == Errno::LOOP.raw_os_error() => {
@@ -297,9 +323,10 @@ impl Walk {
             start: relative.clone(),
             after: None,
             single: None,
+            budget,
         };
         let entries = read_entries(&dir)?;
-        let rules = Arc::new(Rules::read(&dir, &relative, &entries));
+        let rules = Arc::new(Rules::read(&dir, &relative, &entries, &mut walk.budget));
         walk.stack.push(Frame { dir, relative, entries: entries.into_iter(), rules });
         Ok(walk)
     }
@@ -406,7 +433,7 @@ impl Iterator for Walk {
             // fails here and is skipped, never followed out of the root.
             let Ok(fd) = open_dir(dir.as_fd(), Path::new(&name)) else { continue };
             let Ok(entries) = read_entries(&fd) else { continue };
-            let rules = Arc::new(Rules::read(&fd, &relative, &entries));
+            let rules = Arc::new(Rules::read(&fd, &relative, &entries, &mut self.budget));
             self.stack.push(Frame { dir: Arc::new(fd), relative, entries: entries.into_iter(), rules });
         }
     }
@@ -564,5 +591,18 @@ mod tests {
         assert!(more);
         let (all, more) = root.read_dir_first(100, |_| true).expect("list");
         assert_eq!((all.len(), more), (50, false));
+    }
+
+    #[test]
+    fn ignore_files_share_one_budget_a_walk() {
+        let s = Scratch::new("budget");
+        let filler = format!("# {}\n", "x".repeat((MAX_IGNORE_FILE as usize) - 100));
+        for d in 0..6 {
+            s.write(&format!("d{d}/.gitignore"), &format!("{filler}ignored.txt\n"));
+            s.write(&format!("d{d}/ignored.txt"), "");
+        }
+        let ws = Workspace::open(&s.0).expect("open");
+        let found: Vec<String> = files(&ws, ".").into_iter().filter(|f| f.ends_with("ignored.txt")).collect();
+        assert_eq!(found, ["d4/ignored.txt", "d5/ignored.txt"], "the first four files use up the budget");
     }
 }
