@@ -352,7 +352,10 @@ fn rename_no_replace(from_dir: &OwnedFd, from: &OsStr, to_dir: &OwnedFd, to: &Os
 }
 
 impl Workspace {
-    /// The absolute path of a resolved entry (for messages and for programs that need one).
+    /// The absolute path of a resolved entry, under the canonical root (for messages and for
+    /// programs that need one). Opening it re-resolves the root by name: after the root was
+    /// renamed and a link put in its place it leads elsewhere, so the workspace's own I/O never
+    /// uses it (it goes through the open handles).
     pub fn absolute(&self, resolved: &Resolved) -> PathBuf {
         self.root().join(resolved.relative())
     }
