@@ -67,6 +67,10 @@ fn find(ctx: &ToolContext, pattern: &str, path: Option<String>) -> Result<Json<F
     let walk = Walk::new(ws, &start, ctx.tool()).map_err(|e| path_error(&path, e))?;
     let mut files = Vec::new();
     for entry in walk {
+        if ctx.is_cancelled() {
+            // Timed out or cancelled: nobody reads the answer any more.
+            break;
+        }
         let Ok(within) = entry.relative().strip_prefix(start.relative()) else { continue };
         let candidate = if by_name { within.file_name().map(Path::new).unwrap_or(within) } else { within };
         if glob.is_match(candidate) {

@@ -140,7 +140,8 @@ fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<Se
     if hidden(ctx, &start) {
         return Err(hidden_error(path).into());
     }
-    match search(ws, &start, ctx.tool(), options) {
+    // A cancelled call (timed out, cancelled by the client) stops walking.
+    match search_until(ws, &start, ctx.tool(), options, &|| ctx.is_cancelled()) {
         Ok(results) => Ok(Json(results)),
         Err(SearchError::TooLarge(argument)) => Err(invalid_argument(
             ctx,
@@ -171,6 +172,17 @@ pub fn search(
     start: &Resolved,
     scope: &str,
     options: &SearchOptions,
+) -> Result<SearchResults, SearchError> {
+    search_until(ws, start, scope, options, &|| false)
+}
+
+/// [`search`], stopping the walk early when `cancelled` says so.
+fn search_until(
+    ws: &Workspace,
+    start: &Resolved,
+    scope: &str,
+    options: &SearchOptions,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<SearchResults, SearchError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(options.case_insensitive)
@@ -244,7 +256,7 @@ pub fn search(
             });
         }
         for entry in walk {
-            if stop.load(Ordering::Relaxed) || send.send(entry).is_err() {
+            if stop.load(Ordering::Relaxed) || cancelled() || send.send(entry).is_err() {
                 break;
             }
         }
