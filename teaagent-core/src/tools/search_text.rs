@@ -241,13 +241,13 @@ fn search_until(
                     files.fetch_add(1, Ordering::Relaxed);
                     let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
                     let outcome = searcher.search_file(&matcher, &file, &mut sink);
-                    let relative = entry.relative().to_string_lossy().into_owned();
+                    let relative = || entry.relative().to_string_lossy().into_owned();
                     if outcome.is_err() {
                         // The line buffer hit its limit (or the read failed): say so.
-                        skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative.clone());
+                        skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative());
                     }
                     if !sink.hits.is_empty() {
-                        found.lock().unwrap_or_else(|p| p.into_inner()).push((relative, sink.hits));
+                        found.lock().unwrap_or_else(|p| p.into_inner()).push((relative(), sink.hits));
                     }
                     if count.load(Ordering::Relaxed) >= cap {
                         stop.store(true, Ordering::Relaxed);
