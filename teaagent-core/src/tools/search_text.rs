@@ -41,6 +41,10 @@ const MAX_LINE: usize = 500;
 /// line is searched up to it.
 pub const LINE_HEAP: usize = 1024 * 1024;
 
+/// Files handed to a searcher at once, and batches queued at most.
+const BATCH: usize = 16;
+const QUEUED_BATCHES: usize = 16;
+
 /// Files named in `skipped` at most.
 const MAX_SKIPPED_NAMES: usize = 20;
 
@@ -215,9 +219,10 @@ fn search_until(
     let stop = AtomicBool::new(false);
     let cap = options.max_results;
     let threads = std::thread::available_parallelism().map_or(2, usize::from).min(12);
-    // The walk runs on this thread and hands files to the searchers through a bounded queue (so
-    // the directory handles held by queued files stay few).
-    let (send, receive) = mpsc::sync_channel::<WalkEntry>(256);
+    // The walk runs on this thread and hands files to the searchers in batches (one wake-up per
+    // batch, not per file) through a bounded queue (so the directory handles held by queued
+    // files stay few).
+    let (send, receive) = mpsc::sync_channel::<Vec<WalkEntry>>(QUEUED_BATCHES);
     let receive = Mutex::new(receive);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -233,32 +238,46 @@ fn search_until(
                     .build();
                 loop {
                     let next = receive.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                    let Ok(entry) = next else { return };
-                    if stop.load(Ordering::Relaxed) {
-                        continue; // drain the queue
-                    }
-                    let Some(file) = entry.open() else { continue };
-                    files.fetch_add(1, Ordering::Relaxed);
-                    let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
-                    let outcome = searcher.search_file(&matcher, &file, &mut sink);
-                    let relative = || entry.relative().to_string_lossy().into_owned();
-                    if outcome.is_err() {
-                        // The line buffer hit its limit (or the read failed): say so.
-                        skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative());
-                    }
-                    if !sink.hits.is_empty() {
-                        found.lock().unwrap_or_else(|p| p.into_inner()).push((relative(), sink.hits));
-                    }
-                    if count.load(Ordering::Relaxed) >= cap {
-                        stop.store(true, Ordering::Relaxed);
+                    let Ok(batch) = next else { return };
+                    for entry in batch {
+                        if stop.load(Ordering::Relaxed) {
+                            break; // drain the queue
+                        }
+                        let Some(file) = entry.open() else { continue };
+                        files.fetch_add(1, Ordering::Relaxed);
+                        let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
+                        let outcome = searcher.search_file(&matcher, &file, &mut sink);
+                        let relative = || entry.relative().to_string_lossy().into_owned();
+                        if outcome.is_err() {
+                            // The line buffer hit its limit (or the read failed): say so.
+                            skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative());
+                        }
+                        if !sink.hits.is_empty() {
+                            found.lock().unwrap_or_else(|p| p.into_inner()).push((relative(), sink.hits));
+                        }
+                        if count.load(Ordering::Relaxed) >= cap {
+                            stop.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
             });
         }
+        let mut batch = Vec::with_capacity(BATCH);
         for entry in walk {
-            if stop.load(Ordering::Relaxed) || cancelled() || send.send(entry).is_err() {
+            if stop.load(Ordering::Relaxed) || cancelled() {
+                batch.clear();
                 break;
             }
+            batch.push(entry);
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if send.send(full).is_err() {
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let _ = send.send(batch);
         }
         drop(send);
     });
