@@ -75,8 +75,8 @@ fn peak_rss(server: &RawServer) -> u64 {
     kib * 1024
 }
 
-/// Item 1: ignore files (`.gitignore`, `.ignore`, nested ones) that are links to `/dev/zero`,
-/// FIFOs, or links to a file outside the root. find_files, search_text and resources/list
+/// Item 1: ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, nested ones) that are
+/// links to `/dev/zero`, FIFOs, or links to a file outside the root. find_files, search_text and resources/list
 /// answer, and a linked ignore file outside the root is not read (its rule does not apply).
 #[test]
 fn special_ignore_files_neither_hang_nor_blow_up_nor_read_outside() {
@@ -93,6 +93,8 @@ fn special_ignore_files_neither_hang_nor_blow_up_nor_read_outside() {
     tree.symlink("ws/sub/.ignore", "/dev/zero");
     tree.symlink("ws/sub/deep/.gitignore", tree.path("outside/rules"));
     tree.symlink("ws/other/.ignore", "../../outside/rules");
+    std::fs::create_dir_all(tree.path("ws/.git/info")).expect("git dir");
+    tree.fifo("ws/.git/info/exclude");
     let (mut server, _home) = serve(&tree.root());
     for _ in 0..3 {
         let found = ok(&mut server, "find_files", json!({"pattern": "*.txt"}));

@@ -9,8 +9,9 @@
 //! `.git` directory that must not be listed) is generated once under
 //! `target/resources-bench/`. Figures: time to the first page and to the last page (each page is
 //! one call, resuming after the previous page's last path), total time to page through
-//! everything, and two walks of the same tree: a plain `ignore` walk (the baseline) and the same
-//! walk sorted and with each file's size, which is what a listing must know.
+//! everything, and walks of the same tree: a plain `ignore` walk (the baseline), the same walk
+//! sorted and with each file's size, which is what a listing must know, and the workspace's own
+//! handle-based `Walk` (what `resources/list` uses) with sizes.
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
@@ -19,25 +20,30 @@ use std::time::{Duration, Instant};
 
 use teaagent_core::Workspace;
 use teaagent_core::workspace::resources::WorkspaceResources;
+use teaagent_core::workspace::walk::Walk;
 
 const RUNS: usize = 3;
 
 fn main() {
     let root = tree();
     let workspace = Workspace::open(&root).expect("workspace");
-    let resources = WorkspaceResources::new(workspace);
+    let resources = WorkspaceResources::new(workspace.clone());
     let mut plain = Vec::new();
     let mut needed = Vec::new();
+    let mut handles = Vec::new();
     let mut paging = Vec::new();
     for _ in 0..RUNS {
         plain.push(walk(&root, false));
         needed.push(walk(&root, true));
+        handles.push(handle_walk(&workspace));
         paging.push(page_through(&resources));
     }
     let (files, first, last, total) = paging.iter().min_by_key(|p| p.3).copied().expect("runs");
     let plain_best = plain.iter().map(|(_, d)| *d).min().expect("runs");
     let needed_best = needed.iter().map(|(_, d)| *d).min().expect("runs");
+    let handles_best = handles.iter().map(|(_, d)| *d).min().expect("runs");
     assert_eq!(plain[0].0, files, "the walk and the listing disagree on the number of files");
+    assert_eq!(handles[0].0, files, "the two walks disagree on the number of files");
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
     println!();
     println!("| resources/list, {files} files, 500 a page | time | ratio to the plain walk |");
@@ -47,6 +53,11 @@ fn main() {
         "| `ignore` walk, sorted, with sizes | {} | {:.2}× |",
         ms(needed_best),
         ratio(needed_best, plain_best)
+    );
+    println!(
+        "| workspace `Walk` (handles), sorted, with sizes | {} | {:.2}× |",
+        ms(handles_best),
+        ratio(handles_best, plain_best)
     );
     println!("| first page | {} | — |", ms(first));
     println!("| last page | {} | — |", ms(last));
@@ -95,6 +106,20 @@ fn walk(root: &Path, sorted_with_sizes: bool) -> (usize, Duration) {
                 bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             }
         }
+    }
+    std::hint::black_box(bytes);
+    (files, start.elapsed())
+}
+
+/// The workspace's own walk beneath the root's handle, with each file's size.
+fn handle_walk(workspace: &Workspace) -> (usize, Duration) {
+    let start = Instant::now();
+    let root = workspace.resolve(".").expect("the root");
+    let mut files = 0;
+    let mut bytes = 0u64;
+    for entry in Walk::new(workspace, &root, "resources/list").expect("walk") {
+        files += 1;
+        bytes += entry.size().unwrap_or(0);
     }
     std::hint::black_box(bytes);
     (files, start.elapsed())

@@ -1,7 +1,7 @@
 //! `find_files`: files whose path matches a glob, `.gitignore` honoured.
 //!
 //! The tree is walked beneath the root's handle ([`Walk`]): links are not followed, not even a
-//! directory swapped for one mid-walk. The glob is at most [`MAX_GLOB`] bytes and is compiled
+//! directory swapped for one mid-walk. The glob is at most 4 KiB and is compiled
 //! under a size limit; past either it is refused with `-32602`.
 
 use std::path::Path;
@@ -67,6 +67,10 @@ fn find(ctx: &ToolContext, pattern: &str, path: Option<String>) -> Result<Json<F
     let walk = Walk::new(ws, &start, ctx.tool()).map_err(|e| path_error(&path, e))?;
     let mut files = Vec::new();
     for entry in walk {
+        if ctx.is_cancelled() {
+            // Timed out or cancelled: nobody reads the answer any more.
+            break;
+        }
         let Ok(within) = entry.relative().strip_prefix(start.relative()) else { continue };
         let candidate = if by_name { within.file_name().map(Path::new).unwrap_or(within) } else { within };
         if glob.is_match(candidate) {

@@ -82,14 +82,15 @@ fn walk(
     depth: u8,
     out: &mut Vec<Entry>,
 ) -> Result<bool, crate::workspace::PathError> {
-    for entry in dir.read_dir()? {
+    // Never more of a directory than the listing still has room for (hidden entries left out).
+    let room = MAX_ENTRIES.saturating_sub(out.len()) + 1;
+    let (entries, more) =
+        dir.read_dir_first(room, |name| !ws.is_hidden(scope, &dir.relative().join(name)))?;
+    for entry in entries {
         if out.len() >= MAX_ENTRIES {
             return Ok(true);
         }
         let relative: PathBuf = dir.relative().join(&entry.name);
-        if ws.is_hidden(scope, &relative) {
-            continue;
-        }
         out.push(Entry {
             path: relative.to_string_lossy().into_owned(),
             kind: entry.meta.kind.as_str().to_owned(),
@@ -103,5 +104,5 @@ fn walk(
             }
         }
     }
-    Ok(false)
+    Ok(more && out.len() >= MAX_ENTRIES)
 }

@@ -1,7 +1,7 @@
 //! `read_file`: the text of a workspace file, or a line range of it.
 //!
 //! Memory is bounded by the output cap whatever the file's shape: lines are read with a cap
-//! ([`read_line_capped`]), so a line longer than the cap is never held whole; its beginning is
+//! (`read_line_capped`), so a line longer than the cap is never held whole; its beginning is
 //! shown with a marker that says how long it is and how to go on. A path that leads (through a
 //! link) to a path policy hides is refused.
 
@@ -88,9 +88,9 @@ pub fn read_file(
                 }
                 out.push_str(&text[..end]);
                 out.push_str(&format!(
-                    "\n[truncated: line {number} is {} long, more than the output cap of {}; its first {} shown. \
-                     The rest of this line cannot be read by lines: search it with search_text, or continue \
-                     with offset={} for the next line]",
+                    "\n[truncated: line {number} is {} long, more than the output cap of {}; its first {} shown; \
+                     the rest of this line is not returned by read_file. Call read_file with offset={} \
+                     to continue after it]",
                     bytes(n),
                     bytes(OUTPUT_CAP as u64),
                     bytes(end as u64),

@@ -10,9 +10,9 @@
 //! Bounded work, whatever the files and the pattern:
 //! - each searcher holds at most [`LINE_HEAP`] of a line: a file with a longer line is searched
 //!   up to that line, and the result's `skipped` names it (instead of buffering the whole line);
-//! - returned lines are cut at [`MAX_LINE`] characters with `…`;
-//! - `pattern` is at most [`MAX_PATTERN`] bytes and `glob` [`MAX_GLOB`], both compiled under
-//!   [`PATTERN_SIZE_LIMIT`]: past those the call is refused with `-32602`.
+//! - returned lines are cut at `MAX_LINE` (500) characters with `…`;
+//! - `pattern` is at most 16 KiB and `glob` 4 KiB, both compiled under
+//!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused with `-32602`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -39,6 +39,10 @@ const MAX_LINE: usize = 500;
 /// Most heap a searcher uses for a line beyond its 64 KiB buffer (1 MiB): a file with a longer
 /// line is searched up to it.
 pub const LINE_HEAP: usize = 1024 * 1024;
+
+/// Files handed to a searcher at once, and batches queued at most.
+const BATCH: usize = 16;
+const QUEUED_BATCHES: usize = 16;
 
 /// Files named in `skipped` at most.
 const MAX_SKIPPED_NAMES: usize = 20;
@@ -139,7 +143,8 @@ fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<Se
     if hidden(ctx, &start) {
         return Err(hidden_error(path).into());
     }
-    match search(ws, &start, ctx.tool(), options) {
+    // A cancelled call (timed out, cancelled by the client) stops walking.
+    match search_until(ws, &start, ctx.tool(), options, &|| ctx.is_cancelled()) {
         Ok(results) => Ok(Json(results)),
         Err(SearchError::TooLarge(argument)) => Err(invalid_argument(
             ctx,
@@ -154,7 +159,7 @@ fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<Se
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SearchError {
-    /// The named argument (`pattern` or `glob`) compiles past [`PATTERN_SIZE_LIMIT`].
+    /// The named argument (`pattern` or `glob`) compiles past `PATTERN_SIZE_LIMIT` (10 MiB).
     #[error("`{0}` compiles to more than the size limit; simplify it")]
     TooLarge(&'static str),
     /// The pattern or glob is not valid, or the start cannot be walked.
@@ -170,6 +175,17 @@ pub fn search(
     start: &Resolved,
     scope: &str,
     options: &SearchOptions,
+) -> Result<SearchResults, SearchError> {
+    search_until(ws, start, scope, options, &|| false)
+}
+
+/// [`search`], stopping the walk early when `cancelled` says so.
+fn search_until(
+    ws: &Workspace,
+    start: &Resolved,
+    scope: &str,
+    options: &SearchOptions,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<SearchResults, SearchError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(options.case_insensitive)
@@ -202,9 +218,10 @@ pub fn search(
     let stop = AtomicBool::new(false);
     let cap = options.max_results;
     let threads = std::thread::available_parallelism().map_or(2, usize::from).min(12);
-    // The walk runs on this thread and hands files to the searchers through a bounded queue (so
-    // the directory handles held by queued files stay few).
-    let (send, receive) = mpsc::sync_channel::<WalkEntry>(256);
+    // The walk runs on this thread and hands files to the searchers in batches (one wake-up per
+    // batch, not per file) through a bounded queue (so the directory handles held by queued
+    // files stay few).
+    let (send, receive) = mpsc::sync_channel::<Vec<WalkEntry>>(QUEUED_BATCHES);
     let receive = Mutex::new(receive);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -220,32 +237,46 @@ pub fn search(
                     .build();
                 loop {
                     let next = receive.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                    let Ok(entry) = next else { return };
-                    if stop.load(Ordering::Relaxed) {
-                        continue; // drain the queue
-                    }
-                    let Some(file) = entry.open() else { continue };
-                    files.fetch_add(1, Ordering::Relaxed);
-                    let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
-                    let outcome = searcher.search_file(&matcher, &file, &mut sink);
-                    let relative = entry.relative().to_string_lossy().into_owned();
-                    if outcome.is_err() {
-                        // The line buffer hit its limit (or the read failed): say so.
-                        skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative.clone());
-                    }
-                    if !sink.hits.is_empty() {
-                        found.lock().unwrap_or_else(|p| p.into_inner()).push((relative, sink.hits));
-                    }
-                    if count.load(Ordering::Relaxed) >= cap {
-                        stop.store(true, Ordering::Relaxed);
+                    let Ok(batch) = next else { return };
+                    for entry in batch {
+                        if stop.load(Ordering::Relaxed) {
+                            break; // drain the queue
+                        }
+                        let Some(file) = entry.open() else { continue };
+                        files.fetch_add(1, Ordering::Relaxed);
+                        let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
+                        let outcome = searcher.search_file(&matcher, &file, &mut sink);
+                        let relative = || entry.relative().to_string_lossy().into_owned();
+                        if outcome.is_err() {
+                            // The line buffer hit its limit (or the read failed): say so.
+                            skipped.lock().unwrap_or_else(|p| p.into_inner()).push(relative());
+                        }
+                        if !sink.hits.is_empty() {
+                            found.lock().unwrap_or_else(|p| p.into_inner()).push((relative(), sink.hits));
+                        }
+                        if count.load(Ordering::Relaxed) >= cap {
+                            stop.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
             });
         }
+        let mut batch = Vec::with_capacity(BATCH);
         for entry in walk {
-            if stop.load(Ordering::Relaxed) || send.send(entry).is_err() {
+            if stop.load(Ordering::Relaxed) || cancelled() {
+                batch.clear();
                 break;
             }
+            batch.push(entry);
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if send.send(full).is_err() {
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let _ = send.send(batch);
         }
         drop(send);
     });

@@ -169,24 +169,42 @@ impl Resolved {
 
     /// The directory's entries, sorted by name (links not followed).
     pub fn read_dir(&self) -> Result<Vec<DirEntryInfo>, PathError> {
+        Ok(self.read_dir_first(usize::MAX, |_| true)?.0)
+    }
+
+    /// The first `limit` entries by name that `keep` accepts (links not followed), and whether
+    /// there were more. Memory is bounded by `limit`, not by the directory: names are kept in a
+    /// heap of the `limit` smallest while the directory is read, and only those are `stat`ed.
+    pub fn read_dir_first(
+        &self,
+        limit: usize,
+        keep: impl Fn(&OsStr) -> bool,
+    ) -> Result<(Vec<DirEntryInfo>, bool), PathError> {
         let fd = self.open_dir()?;
         let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| PathError::Io(e.into()))?;
-        let mut entries = Vec::new();
+        let mut smallest = std::collections::BinaryHeap::new();
+        let mut more = false;
         while let Some(entry) = dir.read() {
             let entry = entry.map_err(|e| PathError::Io(e.into()))?;
             let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
+            if name == b"." || name == b".." || !keep(OsStr::from_bytes(name)) {
                 continue;
             }
-            let name = OsStr::from_bytes(name).to_os_string();
+            smallest.push(OsStr::from_bytes(name).to_os_string());
+            if smallest.len() > limit {
+                smallest.pop();
+                more = true;
+            }
+        }
+        let mut entries = Vec::with_capacity(smallest.len());
+        for name in smallest.into_sorted_vec() {
             match rustix::fs::statat(&fd, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(stat) => entries.push(DirEntryInfo { name, meta: metadata_of(&stat) }),
                 Err(Errno::NOENT) => {} // removed while listing
                 Err(e) => return Err(PathError::Io(e.into())),
             }
         }
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(entries)
+        Ok((entries, more))
     }
 
     /// Creates the missing directories in front of a path from
@@ -334,7 +352,10 @@ fn rename_no_replace(from_dir: &OwnedFd, from: &OsStr, to_dir: &OwnedFd, to: &Os
 }
 
 impl Workspace {
-    /// The absolute path of a resolved entry (for messages and for programs that need one).
+    /// The absolute path of a resolved entry, under the canonical root (for messages and for
+    /// programs that need one). Opening it re-resolves the root by name: after the root was
+    /// renamed and a link put in its place it leads elsewhere, so the workspace's own I/O never
+    /// uses it (it goes through the open handles).
     pub fn absolute(&self, resolved: &Resolved) -> PathBuf {
         self.root().join(resolved.relative())
     }

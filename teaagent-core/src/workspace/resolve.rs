@@ -356,3 +356,35 @@ pub(crate) fn open_dir<Fd: AsFd>(dir: Fd, name: &Path) -> io::Result<OwnedFd> {
 fn is_swap(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(code) if code == Errno::LOOP.raw_os_error() || code == Errno::NOTDIR.raw_os_error())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_given_through_a_link_accepts_both_spellings_and_nothing_else() {
+        let base = std::env::temp_dir().join(format!("teaagent-resolve-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("real/src")).expect("mkdir");
+        std::fs::create_dir_all(base.join("link-evil")).expect("mkdir");
+        std::fs::write(base.join("real/src/a"), "a").expect("write");
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).expect("link");
+        let ws = Workspace::open(format!("{}/", base.join("link").display())).expect("open");
+        let canonical = std::fs::canonicalize(base.join("real")).expect("canonical");
+        for inside in [base.join("link/src/a"), base.join("link/./src/a"), canonical.join("src/a")] {
+            let resolved = ws.resolve(&inside).unwrap_or_else(|e| panic!("{}: {e}", inside.display()));
+            assert_eq!(resolved.relative(), Path::new("src/a"));
+        }
+        for outside in [base.join("link-evil/x"), base.join("link/../real/src/a"), base.join("linkx/src/a")] {
+            assert!(
+                matches!(
+                    ws.resolve(&outside),
+                    Err(PathError::Refused { reason: PathRefusal::OutsideWorkspace, .. })
+                ),
+                "{}",
+                outside.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}

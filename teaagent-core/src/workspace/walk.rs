@@ -18,8 +18,8 @@
 //!   consulted, nor is the user's global excludes file: what is ignored depends on the workspace
 //!   alone. Each ignore file is read through its directory's handle, must be a regular file (a link
 //!   is skipped, as git itself refuses a symbolic `.gitignore`), is opened without blocking (a
-//!   FIFO cannot hang a walk) and is read up to [`MAX_IGNORE_FILE`] (the rest is dropped, with a
-//!   warning on stderr).
+//!   FIFO cannot hang a walk) and is read up to [`MAX_IGNORE_FILE`], all of them together up to
+//!   [`MAX_IGNORE_TOTAL`] a walk (the rest is dropped, with a warning on stderr).
 //! - **Same order as before**: depth first, each directory's entries sorted by name, `.git`
 //!   skipped, hidden files kept.
 //! - **Policy's hidden paths** ([`Workspace::is_hidden`]) are left out: a hidden directory is not
@@ -29,23 +29,31 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::Match;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 use ignore::overrides::Override;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use super::Workspace;
 use super::resolve::{PathError, Resolved, Target, open_dir};
 
+mod rules;
+
+use rules::{Rules, open_regular};
+
 /// The most of an ignore file that is read (1 MiB).
 pub const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// The most of all ignore files one walk reads together (4 MiB): compiling ignore rules costs
+/// time, so a tree full of huge ignore files cannot make every walk slow; past it, further
+/// ignore files are skipped with a warning.
+pub const MAX_IGNORE_TOTAL: u64 = 4 << 20;
 
 /// The deepest directory a walk enters, counted from the root.
 pub const MAX_DEPTH: usize = 256;
@@ -79,139 +87,6 @@ impl WalkEntry {
     }
 }
 
-/// Opens `name` in `dir` for reading if it is a regular file: `Ok(None)` when it is missing,
-/// a link, or not a regular file. Never blocks (`O_NONBLOCK` at open; cleared after the check).
-pub(crate) fn open_regular(dir: impl AsFd, name: &OsStr) -> io::Result<Option<File>> {
-    let fd = match rustix::fs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR | Errno::NXIO) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Ok(None);
-    }
-    // Blocking reads from here on (a regular file never blocks anyway).
-    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::RDONLY);
-    Ok(Some(File::from(fd)))
-}
-
-/// A small file teaagent reads for itself, read safely: only a regular file (not a link, FIFO,
-/// device), opened without blocking, at most `cap` bytes. `Ok(None)` when it does not exist;
-/// `truncated` says the file was longer than `cap`.
-#[derive(Debug)]
-pub(crate) struct SmallFile {
-    pub bytes: Vec<u8>,
-    pub truncated: bool,
-}
-
-/// Why [`read_small`] did not read a file that is there.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum SmallFileError {
-    /// A symbolic link, FIFO, socket or device.
-    #[error("not a regular file (a link, FIFO or device); skipped")]
-    NotRegular,
-    /// The file system failed.
-    #[error(transparent)]
-    Io(#[from] io::Error),
-}
-
-/// Reads `name` in `dir` (see [`SmallFile`]).
-pub(crate) fn read_small(
-    dir: impl AsFd,
-    name: &OsStr,
-    cap: u64,
-) -> Result<Option<SmallFile>, SmallFileError> {
-    let dir = dir.as_fd();
-    let file = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
-        Err(e) => return Err(SmallFileError::Io(e.into())),
-        Ok(stat) if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile => {
-            return Err(SmallFileError::NotRegular);
-        }
-        Ok(_) => open_regular(dir, name)?.ok_or(SmallFileError::NotRegular)?,
-    };
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    let truncated = bytes.len() as u64 > cap;
-    bytes.truncate(cap as usize);
-    Ok(Some(SmallFile { bytes, truncated }))
-}
-
-/// One directory's ignore rules.
-#[derive(Debug, Default)]
-struct Rules {
-    dot_ignore: Option<Gitignore>,
-    gitignore: Option<Gitignore>,
-    exclude: Option<Gitignore>,
-    /// The directory holds `.git`: a repository's root.
-    has_git: bool,
-}
-
-impl Rules {
-    /// Reads the ignore files of the directory `dir` (whose entries are `names`, sorted).
-    fn read(dir: &OwnedFd, relative: &Path, names: &[(OsString, Option<FileType>)]) -> Rules {
-        let has = |name: &str| names.binary_search_by(|(n, _)| n.as_os_str().cmp(OsStr::new(name))).is_ok();
-        let has_git = has(".git");
-        let dot_ignore = if has(".ignore") { rules_file(dir, relative, ".ignore") } else { None };
-        let gitignore = if has(".gitignore") { rules_file(dir, relative, ".gitignore") } else { None };
-        let exclude = if has_git {
-            // `.git/info/exclude`, each directory opened without following a link.
-            open_dir(dir.as_fd(), Path::new(".git"))
-                .and_then(|git| open_dir(&git, Path::new("info")))
-                .ok()
-                .and_then(|info| rules_file(&info, relative, ".git/info/exclude"))
-        } else {
-            None
-        };
-        Rules { dot_ignore, gitignore, exclude, has_git }
-    }
-}
-
-/// One ignore file as a matcher (`None` when absent, unreadable or empty). `shown` is its name
-/// for warnings, relative to the directory the rules apply to.
-fn rules_file(dir: &impl AsFd, relative: &Path, shown: &str) -> Option<Gitignore> {
-    let file_name = Path::new(shown).file_name().unwrap_or_default();
-    let where_ = relative.join(shown);
-    let small = match read_small(dir, file_name, MAX_IGNORE_FILE) {
-        Ok(Some(small)) => small,
-        Ok(None) => return None,
-        Err(e) => {
-            tracing::warn!(file = %where_.display(), "ignore file {e}");
-            return None;
-        }
-    };
-    let mut text = String::from_utf8_lossy(&small.bytes).into_owned();
-    if small.truncated {
-        tracing::warn!(
-            file = %where_.display(),
-            "ignore file larger than {MAX_IGNORE_FILE} bytes: only its first {MAX_IGNORE_FILE} bytes are used"
-        );
-        // Drop the line that was cut.
-        let whole = text.rfind('\n').map_or(0, |i| i + 1);
-        text.truncate(whole);
-    }
-    // Matched against paths relative to its own directory (the root `.` strips nothing).
-    let mut builder = GitignoreBuilder::new(".");
-    for line in text.lines() {
-        // A line that is not a valid glob is skipped, as git does.
-        let _ = builder.add_line(None, line);
-    }
-    match builder.build() {
-        Ok(gi) if gi.is_empty() => None,
-        Ok(gi) => Some(gi),
-        Err(e) => {
-            tracing::warn!(file = %where_.display(), error = %e, "ignore file skipped");
-            None
-        }
-    }
-}
-
 /// A directory being walked.
 #[derive(Debug)]
 struct Frame {
@@ -239,6 +114,8 @@ pub struct Walk {
     after: Option<PathBuf>,
     /// A walk started at a regular file yields just that file.
     single: Option<WalkEntry>,
+    /// What this walk may still read of ignore files.
+    budget: u64,
 }
 
 impl Walk {
@@ -263,6 +140,7 @@ impl Walk {
                 start: start.relative().to_path_buf(),
                 after: None,
                 single,
+                budget: 0,
             });
         }
         // Open the chain root → start by names, each without following a link, to read the
@@ -270,10 +148,11 @@ impl Walk {
         let mut dir = workspace.dir_handle();
         let mut relative = PathBuf::new();
         let mut above = Vec::new();
+        let mut budget = MAX_IGNORE_TOTAL;
         let names: Vec<&OsStr> = start.relative().iter().collect();
         for name in names {
             let entries = read_entries(&dir)?;
-            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries))));
+            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries, &mut budget))));
             dir = Arc::new(open_dir(dir.as_fd(), Path::new(name)).map_err(|e| match e.raw_os_error() {
                 Some(c) if c == Errno::NOENT.raw_os_error() => PathError::NotFound,
                 Some(c) if c == Errno::NOTDIR.raw_os_error() || c == Errno::LOOP.raw_os_error() => {
@@ -292,9 +171,10 @@ impl Walk {
             start: relative.clone(),
             after: None,
             single: None,
+            budget,
         };
         let entries = read_entries(&dir)?;
-        let rules = Arc::new(Rules::read(&dir, &relative, &entries));
+        let rules = Arc::new(Rules::read(&dir, &relative, &entries, &mut walk.budget));
         walk.stack.push(Frame { dir, relative, entries: entries.into_iter(), rules });
         Ok(walk)
     }
@@ -331,7 +211,7 @@ impl Walk {
             .chain(self.above.iter().rev().map(|(p, r)| (p.as_path(), &**r)));
         let (mut dot_ignore, mut gitignore, mut exclude) = (None, None, None);
         let mut saw_git = false;
-        for (dir, rules) in chain {
+        for (dir, rules) in chain.filter(|(_, rules)| !rules.is_empty()) {
             let Ok(within) = relative.strip_prefix(dir) else { continue };
             let matched = |gi: &Option<Gitignore>| match gi.as_ref().map(|g| g.matched(within, is_dir)) {
                 Some(Match::Ignore(_)) => Some(true),
@@ -401,7 +281,7 @@ impl Iterator for Walk {
             // fails here and is skipped, never followed out of the root.
             let Ok(fd) = open_dir(dir.as_fd(), Path::new(&name)) else { continue };
             let Ok(entries) = read_entries(&fd) else { continue };
-            let rules = Arc::new(Rules::read(&fd, &relative, &entries));
+            let rules = Arc::new(Rules::read(&fd, &relative, &entries, &mut self.budget));
             self.stack.push(Frame { dir: Arc::new(fd), relative, entries: entries.into_iter(), rules });
         }
     }
@@ -429,6 +309,7 @@ fn read_entries(dir: &OwnedFd) -> Result<Vec<(OsString, Option<FileType>)>, Path
 
 #[cfg(test)]
 mod tests {
+    use super::rules::{SmallFileError, read_small};
     use super::*;
 
     /// A scratch directory, removed at the end.
@@ -543,5 +424,34 @@ mod tests {
         assert!(read.truncated && read.bytes.len() as u64 == MAX_IGNORE_FILE);
         assert!(matches!(read_small(&*root, OsStr::new(".gitignore"), 10), Err(SmallFileError::NotRegular)));
         assert!(read_small(&*root, OsStr::new("missing"), 10).expect("ok").is_none());
+    }
+
+    #[test]
+    fn a_directory_listing_keeps_only_what_fits() {
+        let s = Scratch::new("first");
+        for i in 0..50 {
+            s.write(&format!("f{i:02}"), "");
+        }
+        let ws = Workspace::open(&s.0).expect("open");
+        let root = ws.resolve(".").expect("root");
+        let (first, more) = root.read_dir_first(5, |n| n != "f01").expect("list");
+        let names: Vec<_> = first.iter().map(|e| e.name.to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["f00", "f02", "f03", "f04", "f05"]);
+        assert!(more);
+        let (all, more) = root.read_dir_first(100, |_| true).expect("list");
+        assert_eq!((all.len(), more), (50, false));
+    }
+
+    #[test]
+    fn ignore_files_share_one_budget_a_walk() {
+        let s = Scratch::new("budget");
+        let filler = format!("# {}\n", "x".repeat((MAX_IGNORE_FILE as usize) - 100));
+        for d in 0..6 {
+            s.write(&format!("d{d}/.gitignore"), &format!("{filler}ignored.txt\n"));
+            s.write(&format!("d{d}/ignored.txt"), "");
+        }
+        let ws = Workspace::open(&s.0).expect("open");
+        let found: Vec<String> = files(&ws, ".").into_iter().filter(|f| f.ends_with("ignored.txt")).collect();
+        assert_eq!(found, ["d4/ignored.txt", "d5/ignored.txt"], "the first four files use up the budget");
     }
 }
