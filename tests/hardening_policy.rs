@@ -181,7 +181,6 @@ fn a_path_deny_rule_covers_every_path_argument_of_every_tool() {
 /// resources. The walk helpers consult the filter this server installs
 /// (`Workspace::set_hidden`); they land in another branch of issue 10.
 #[test]
-#[ignore = "needs the walk side of issue 10 item 6 (walks, searches and resources consulting Workspace::is_hidden)"]
 fn a_path_deny_rule_hides_the_files_from_searches_and_resources() {
     let (tree, home) = (Tree::new(), Tree::new());
     tree.write("ws/secrets/key.pem", "PRIVATE\n");

@@ -298,7 +298,6 @@ fn root_given_through_a_link_accepts_both_spellings() {
 /// Item 6: a path deny rule hides those files from every tool and from resources, also when a
 /// link inside the workspace leads to them.
 #[test]
-#[ignore = "needs the policy helper's wiring"]
 fn deny_rule_on_paths_hides_from_every_tool_and_resources() {
     let tree = Tree::new();
     tree.write("ws/secrets/key.txt", "hidden-content\n");
