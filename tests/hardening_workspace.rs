@@ -181,6 +181,39 @@ fn pathological_patterns_are_invalid_params() {
     server.finish();
 }
 
+/// Item 2, for the tool that holds a whole file: `edit_file` refuses a file over its cap and an
+/// edit whose result would be over it (`replace_all` multiplying a large `new_text`), by
+/// arithmetic before any of it is built; the file is left as it was and the server stays small.
+#[test]
+fn edits_are_bounded_by_their_cap_not_by_the_file_or_the_replacement() {
+    let tree = Tree::new();
+    tree.write("ws/many.txt", &"x".repeat(4000));
+    std::fs::write(tree.path("ws/long.txt"), "y".repeat(17 * 1024 * 1024)).expect("17 MiB");
+    let (mut server, _home) = serve(&tree.root());
+    let amplified = call(
+        &mut server,
+        "edit_file",
+        json!({"path": "many.txt", "old_text": "x", "new_text": "z".repeat(8192), "replace_all": true}),
+    );
+    assert_eq!(amplified["result"]["isError"], true, "{amplified}");
+    let text = amplified["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("would be") && text.contains("16.0 MiB"), "{text}");
+    assert_eq!(std::fs::read_to_string(tree.path("ws/many.txt")).expect("many"), "x".repeat(4000));
+    let too_big =
+        call(&mut server, "edit_file", json!({"path": "long.txt", "old_text": "y", "new_text": "z"}));
+    assert_eq!(too_big["result"]["isError"], true, "{too_big}");
+    assert!(too_big.to_string().contains("too large to edit"), "{too_big}");
+    // Within the cap an edit works as before.
+    let fine = ok(
+        &mut server,
+        "edit_file",
+        json!({"path": "many.txt", "old_text": "xx", "new_text": "ab", "replace_all": true}),
+    );
+    assert!(fine.contains("2000 occurrences"), "{fine}");
+    assert!(peak_rss(&server) < 64 * 1024 * 1024, "peak RSS {} bytes", peak_rss(&server));
+    server.finish();
+}
+
 /// Item 11: after start, the root renamed and a link to an outside directory put in its place:
 /// nothing lists or reads the outside directory.
 #[test]
@@ -203,6 +236,16 @@ fn root_renamed_and_replaced_by_a_link() {
     assert!(!resource.to_string().contains("top secret"), "{resource}");
     let info = call(&mut server, "file_info", json!({"path": "secret.txt"}));
     assert!(info["error"].is_object() || info["result"]["isError"] == true, "{info}");
+    // Commands run in the directory served (entered through its handle), not where the name
+    // leads now: in the root itself and in a `cwd` beneath it.
+    for args in [json!({"command": "ls; cat secret.txt"}), json!({"command": "ls ..", "cwd": "src"})] {
+        let ran = call(&mut server, "shell_exec", args.clone());
+        let text = ran["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let stdout = text.split("--- stdout ---").nth(1).and_then(|s| s.split("--- stderr ---").next());
+        let stdout = stdout.unwrap_or_else(|| panic!("{args}: {ran}"));
+        assert!(stdout.contains("src") && !stdout.contains("secret"), "{args}: {ran}");
+        assert!(!text.contains("top secret"), "{args}: {ran}");
+    }
     server.finish();
 }
 

@@ -1,9 +1,11 @@
 //! The built-in workspace tools of the shipped server (SPEC §9), each defined with `#[tool]` in
-//! its own file. Every path argument is a `#[path]` parameter (confined before the body runs) and
-//! the body does its I/O through the workspace again, so the check is repeated at the moment of
-//! use. Domain failures (no such file, not unique, non-zero exit) are results with
-//! `isError: true` and a message an agent can act on; only framework failures are JSON-RPC
-//! errors.
+//! its own file. Every path argument is a `#[path]` parameter (confined before the body runs);
+//! tools that may write act through the handles that were judged and approved
+//! ([`ToolContext::path_target`](crate::ToolContext::path_target)), read tools resolve beneath
+//! the root's handle again, and every open is checked at the moment of use (no link followed out,
+//! no special file). Domain failures (no such file, not unique, non-zero exit) are results with
+//! `isError: true` and a message an agent can act on; JSON-RPC errors are for framework failures
+//! and for arguments no call could satisfy (a glob or regex past its size limit: `-32602`).
 //!
 //! | tool | annotations |
 //! |---|---|

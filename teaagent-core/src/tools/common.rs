@@ -40,6 +40,9 @@ impl From<ToolError> for Refusal {
     }
 }
 
+// Internal to the built-in tools: kept out of the list of return types a tool author's compile
+// error suggests.
+#[diagnostic::do_not_recommend]
 impl<T: IntoToolOutput> IntoToolOutput for Outcome<T> {
     fn output_schema() -> Option<serde_json::Value> {
         T::output_schema()
