@@ -413,26 +413,9 @@ const FORGED: &str = r#"{"jsonrpc":"2.0","id":999,"result":{"forged":true}}"#;
 #[test]
 fn a_command_cannot_write_onto_the_servers_stdout_through_proc() {
     let (tree, home) = (Tree::new(), Tree::new());
-    let as_root = std::fs::read_to_string("/proc/self/status")
-        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
-    let mut cmd = if as_root {
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            teaagent_tests::skip("running as root without setpriv, so no unprivileged server can be started");
-            return;
-        }
-        for dir in [tree.base(), tree.root(), home.base()] {
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        }
-        // teaagent uses only a home of its own user.
-        std::fs::create_dir(home.path("nobody")).expect("mkdir");
-        std::os::unix::fs::chown(home.path("nobody"), Some(65534), Some(65534)).expect("chown");
-        let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(Bin::Teaagent.path());
-        cmd
-    } else {
-        Command::new(Bin::Teaagent.path())
+    let Some((mut cmd, home_dir)) = teaagent_tests::unprivileged::teaagent(&tree, &home, None) else {
+        return;
     };
-    let home_dir = if as_root { home.path("nobody") } else { home.base() };
     cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
         .arg(tree.root())
         .env("TEAAGENT_HOME", home_dir);

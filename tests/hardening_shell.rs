@@ -471,34 +471,11 @@ fn a_server_that_is_pid_1_leaves_no_zombies() {
 /// server runs as `nobody` through `setpriv`; otherwise the server is already unprivileged.
 #[test]
 fn auto_falls_back_to_the_subreaper_without_a_writable_cgroup() {
-    use std::os::unix::fs::PermissionsExt;
     let _cleanup = KillLeftoversOnFailure;
     let (tree, home) = (Tree::new(), Tree::new());
     let config = "[tools.shell_exec]\nrate_limit = { max_calls = 1000, window_secs = 60 }\n";
-    home.write("config.toml", config);
-    let mut home_dir = home.base();
-    let as_root = std::fs::read_to_string("/proc/self/status")
-        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
-    let mut cmd = if as_root {
-        if Command::new("setpriv").arg("--version").output().is_err() {
-            teaagent_tests::skip("running as root without setpriv, so no unprivileged server can be started");
-            return;
-        }
-        for dir in [tree.base(), tree.root(), home.base()] {
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        }
-        // teaagent uses only a home of its own user.
-        home_dir = home.path("nobody");
-        std::fs::create_dir(&home_dir).expect("mkdir");
-        std::fs::write(home_dir.join("config.toml"), config).expect("config");
-        for path in [home_dir.join("config.toml"), home_dir.clone()] {
-            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).expect("chown");
-        }
-        let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(Bin::Teaagent.path());
-        cmd
-    } else {
-        Command::new(Bin::Teaagent.path())
+    let Some((mut cmd, home_dir)) = teaagent_tests::unprivileged::teaagent(&tree, &home, Some(config)) else {
+        return;
     };
     cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
         .arg(tree.root())

@@ -4,6 +4,7 @@
 pub mod bins;
 pub mod snap;
 pub mod tree;
+pub mod unprivileged;
 pub mod wire;
 
 pub use bins::Bin;
