@@ -181,6 +181,24 @@ fn pathological_patterns_are_invalid_params() {
     server.finish();
 }
 
+/// Item 2, for searches: matching and context lines kept add up to at most the output cap
+/// (256 KiB), whatever `context` × `max_results` × line length would come to.
+#[test]
+fn search_answers_are_bounded_by_the_output_cap() {
+    let tree = Tree::new();
+    tree.write("ws/src/wide.txt", &format!("{}\n", "a".repeat(9999)).repeat(6000));
+    let (mut server, _home) = serve(&tree.root());
+    let answer =
+        call(&mut server, "search_text", json!({"pattern": "a", "context": 10, "max_results": 2000}));
+    assert_eq!(answer["result"]["isError"], false, "{}", &answer.to_string()[..300]);
+    let found = &answer["result"]["structuredContent"];
+    assert!(found["truncated"].as_str().unwrap_or_default().contains("256.0 KiB"), "{}", found["truncated"]);
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.len() < 1024 * 1024, "{} bytes of answer", text.len());
+    assert!(!found["matches"].as_array().expect("matches").is_empty());
+    server.finish();
+}
+
 /// Item 2, for the tool that holds a whole file: `edit_file` refuses a file over its cap and an
 /// edit whose result would be over it (`replace_all` multiplying a large `new_text`), by
 /// arithmetic before any of it is built; the file is left as it was and the server stays small.

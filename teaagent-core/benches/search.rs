@@ -45,6 +45,7 @@ fn main() {
             case_insensitive,
             context: 0,
             max_results: usize::MAX,
+            max_bytes: usize::MAX,
         };
         let mut ours = Duration::MAX;
         let mut found = 0;

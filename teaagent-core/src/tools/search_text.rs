@@ -11,6 +11,8 @@
 //! - each searcher holds at most [`LINE_HEAP`] of a line: a file with a longer line is searched
 //!   up to that line, and the result's `skipped` names it (instead of buffering the whole line);
 //! - returned lines are cut at `MAX_LINE` (500) characters with `…`;
+//! - the lines kept (matches and context) add up to at most the output cap (256 KiB), so
+//!   `context` × `max_results` × long lines cannot make a large answer;
 //! - `pattern` is at most 16 KiB and `glob` 4 KiB, both compiled under
 //!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused with `-32602`.
 
@@ -94,11 +96,16 @@ pub struct SearchOptions {
     pub context: usize,
     /// Stop after this many matching lines.
     pub max_results: usize,
+    /// Stop once the matching and context lines kept add up to this many bytes (the tool uses
+    /// the built-in tools' output cap, 256 KiB, so its memory and its answer are bounded by it
+    /// whatever `context` × `max_results` × line length would come to).
+    pub max_bytes: usize,
 }
 
 /// Search file contents with a regular expression (or a literal string), like ripgrep: files
 /// ignored by `.gitignore`, the `.git` directory and binary files are skipped. Returns matching
-/// lines with their path and line number, and optional context lines. At most `max_results`.
+/// lines with their path and line number, and optional context lines. At most `max_results`
+/// matching lines and 256 KiB of text (a marker says when the search stopped).
 #[tool(unregistered, read_only, idempotent, tier = "low", title = "Search text")]
 pub fn search_text(
     ctx: &ToolContext,
@@ -126,6 +133,7 @@ pub fn search_text(
         case_insensitive: case_insensitive.unwrap_or(false),
         context: context.map_or(0, |c| c.get() as usize),
         max_results: max_results.map_or(200, |n| n.get() as usize),
+        max_bytes: super::common::OUTPUT_CAP,
     };
     Outcome(run(ctx, &path, &options))
 }
@@ -214,6 +222,7 @@ fn search_until(
     let found = Mutex::new(Vec::<(String, Vec<Hit>)>::new());
     let skipped = Mutex::new(Vec::<String>::new());
     let count = AtomicUsize::new(0);
+    let kept = AtomicUsize::new(0);
     let files = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let cap = options.max_results;
@@ -226,7 +235,8 @@ fn search_until(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let (matcher, receive) = (matcher.clone(), &receive);
-            let (found, skipped, count, files, stop) = (&found, &skipped, &count, &files, &stop);
+            let (found, skipped, count, kept, files, stop) = (&found, &skipped, &count, &kept, &files, &stop);
+            let max_bytes = options.max_bytes;
             scope.spawn(move || {
                 let mut searcher = SearcherBuilder::new()
                     .binary_detection(BinaryDetection::quit(b'\x00'))
@@ -244,7 +254,8 @@ fn search_until(
                         }
                         let Some(file) = entry.open() else { continue };
                         files.fetch_add(1, Ordering::Relaxed);
-                        let mut sink = Collect { hits: Vec::new(), before: Vec::new(), count, cap };
+                        let mut sink =
+                            Collect { hits: Vec::new(), before: Vec::new(), count, cap, kept, max_bytes };
                         let outcome = searcher.search_file(&matcher, &file, &mut sink);
                         let relative = || entry.relative().to_string_lossy().into_owned();
                         if outcome.is_err() {
@@ -254,7 +265,7 @@ fn search_until(
                         if !sink.hits.is_empty() {
                             found.lock().unwrap_or_else(|p| p.into_inner()).push((relative(), sink.hits));
                         }
-                        if count.load(Ordering::Relaxed) >= cap {
+                        if count.load(Ordering::Relaxed) >= cap || kept.load(Ordering::Relaxed) >= max_bytes {
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -282,9 +293,18 @@ fn search_until(
     });
     let mut files_found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     files_found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let truncated = (count.load(Ordering::Relaxed) >= cap).then(|| {
-        format!("stopped at {cap} matching lines; narrow the pattern, the directory or the glob (or raise max_results)")
-    });
+    let truncated = if count.load(Ordering::Relaxed) >= cap {
+        Some(format!(
+            "stopped at {cap} matching lines; narrow the pattern, the directory or the glob (or raise max_results)"
+        ))
+    } else if kept.load(Ordering::Relaxed) >= options.max_bytes {
+        Some(format!(
+            "stopped at {} of matching and context lines; narrow the pattern, the directory or the glob (or use less context)",
+            super::common::bytes(options.max_bytes as u64)
+        ))
+    } else {
+        None
+    };
     let mut skipped = skipped.into_inner().unwrap_or_else(|p| p.into_inner());
     skipped.sort_unstable();
     let skipped = (!skipped.is_empty()).then(|| {
@@ -326,27 +346,31 @@ struct Hit {
     after: Vec<String>,
 }
 
-/// Collects one file's matches, with context lines attached.
+/// Collects one file's matches, with context lines attached, within the search's shared caps:
+/// `cap` matching lines and `max_bytes` of kept text (`kept`, over every file).
 struct Collect<'a> {
     hits: Vec<Hit>,
     before: Vec<String>,
     count: &'a AtomicUsize,
     cap: usize,
+    kept: &'a AtomicUsize,
+    max_bytes: usize,
 }
 
 impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        if self.count.fetch_add(1, Ordering::Relaxed) >= self.cap {
+        if self.kept.load(Ordering::Relaxed) >= self.max_bytes
+            || self.count.fetch_add(1, Ordering::Relaxed) >= self.cap
+        {
             return Ok(false);
         }
-        self.hits.push(Hit {
-            line: m.line_number().unwrap_or(0),
-            text: line_text(m.bytes()),
-            before: std::mem::take(&mut self.before),
-            after: Vec::new(),
-        });
+        let text = line_text(m.bytes());
+        let before = std::mem::take(&mut self.before);
+        let size = text.len() + before.iter().map(String::len).sum::<usize>();
+        self.kept.fetch_add(size, Ordering::Relaxed);
+        self.hits.push(Hit { line: m.line_number().unwrap_or(0), text, before, after: Vec::new() });
         Ok(true)
     }
 
@@ -355,7 +379,9 @@ impl Sink for Collect<'_> {
             SinkContextKind::Before => self.before.push(line_text(c.bytes())),
             SinkContextKind::After => {
                 if let Some(last) = self.hits.last_mut() {
-                    last.after.push(line_text(c.bytes()));
+                    let text = line_text(c.bytes());
+                    self.kept.fetch_add(text.len(), Ordering::Relaxed);
+                    last.after.push(text);
                 }
             }
             SinkContextKind::Other => {}
