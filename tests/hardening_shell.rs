@@ -219,9 +219,11 @@ fn wait_started(marker: &str) {
 fn until_started(marker: &str) -> String {
     let (head, last) = marker.split_at(marker.len() - 1);
     let found = format!("grep -qzx -e '{head}[{last}]' /proc/[0-9]*/cmdline 2>/dev/null");
+    // Decided once: a process caught between two `exec`s (`env` → `setsid` → `sleep`) may show
+    // an empty command line for an instant, so a second look could miss what the first saw.
     format!(
-        "i=0; while [ $i -lt 1000 ] && ! {found}; do sleep 0.01; i=$((i+1)); done\n\
-         {found} || {{ echo 'never started: {marker}'; exit 97; }}"
+        "i=0; seen=0; while [ $i -lt 1000 ]; do if {found}; then seen=1; break; fi; sleep 0.01; i=$((i+1)); done\n\
+         [ $seen = 1 ] || {{ echo 'never started: {marker}'; exit 97; }}"
     )
 }
 
