@@ -53,11 +53,22 @@ pub struct RegistryBuilder {
 }
 
 /// Why a registry could not be built: every problem found, not just the first.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Its `Debug` form is its `Display` form (one problem a line), because `Debug` is what users
+/// see most: `.build().expect("...")`, `.unwrap()` and `fn main() -> Result<_, RegistryError>`
+/// print it, and a `RegistryError { problems: ["...", ...] }` on one line with escaped quotes
+/// is hard to read. The problems stay reachable as the `problems` field.
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[error("invalid tool registry:\n{}", problems.iter().map(|p| format!("  - {p}")).collect::<Vec<_>>().join("\n"))]
 pub struct RegistryError {
     /// Each problem, in definition order.
     pub problems: Vec<String>,
+}
+
+impl fmt::Debug for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 impl fmt::Debug for Inner {

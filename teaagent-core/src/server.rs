@@ -155,9 +155,23 @@ impl Server {
         }
     }
 
+    /// Warns on stderr when the registry is empty: the server would start and answer
+    /// `tools/list` with nothing, which is nearly always a forgotten
+    /// [`RegistryBuilder::registered`](crate::RegistryBuilder::registered) (or `.tool(...)`)
+    /// rather than an intent. A warning, not a refusal: a server may offer only resources.
+    fn warn_if_no_tools(&self) {
+        if self.registry.is_empty() {
+            tracing::warn!(
+                "this server offers no tools: `#[tool]` functions are listed only by \
+                 `Registry::builder().registered()`, hand-built ones by `.tool(...)` or `.tools(...)`"
+            );
+        }
+    }
+
     /// Serves stdin/stdout until stdin ends or SIGINT/SIGTERM arrives, then drains in-flight
     /// calls for [`ServerConfig::shutdown_grace`] and returns.
     pub async fn serve_stdio(self) -> io::Result<()> {
+        self.warn_if_no_tools();
         self.hide_denied_paths();
         let (input, output, _restore) = transport::stdio()?;
         let shutdown = CancellationToken::new();
@@ -174,6 +188,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.warn_if_no_tools();
         self.hide_denied_paths();
         let input = transport::Input::Async(Box::new(reader));
         let output = transport::Output::Async(Box::new(writer));
@@ -214,8 +229,24 @@ impl Server {
     /// thread with no cross-thread wake-ups, which is what keeps a call's latency near that of a
     /// bare read-parse-write loop. Blocking tools ([`crate::Handler::blocking`]) run on the
     /// blocking pool, so they never stall it; an async tool must not block (as in any runtime).
+    ///
+    /// Called from inside a runtime (an `async fn main` under `#[tokio::main]`), it refuses to
+    /// start, with an error on stderr that names [`Server::serve_stdio`]`.await`, and returns a
+    /// failure: tokio cannot block a runtime thread on a second runtime (it panics with "cannot
+    /// start a runtime from within a runtime"), and serving on the caller's runtime instead would
+    /// either need `block_in_place` (which panics on a current-thread runtime) or a second thread
+    /// whose runtime does not drive the caller's resources (shared state built on the caller's
+    /// runtime could hang). The async form is one line and serves on the caller's runtime.
     pub fn run_stdio(self) -> ExitCode {
         crate::logging::init("info");
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tracing::error!(
+                "`run_stdio()` starts its own runtime and cannot run inside one (an `async fn main` \
+                 under `#[tokio::main]`?): call `server.serve_stdio().await` there instead, or drop \
+                 `#[tokio::main]` and keep `run_stdio()` in a plain `fn main`"
+            );
+            return ExitCode::FAILURE;
+        }
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {

@@ -195,6 +195,15 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
             }
             continue;
         }
+        if let Some(borrowed) = find_reference(&p.ty).filter(|_| !contains_impl_trait(&p.ty)) {
+            cx.error_spanned_by(
+                borrowed,
+                format!(
+                    "a tool parameter cannot borrow: arguments are deserialized into owned values; use {}",
+                    owned_for(&borrowed.elem)
+                ),
+            );
+        }
         if let Some(attr) = &p.args_attr {
             if args_at.is_some() {
                 cx.error_spanned_by(attr, "only one parameter can be `#[args]`");
@@ -236,6 +245,44 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
         }
     }
     args_at
+}
+
+/// The first reference in a parameter's type (`&str`, `Option<&[u8]>`, ...). serde cannot
+/// deserialize those as owned values, and without this check the user gets serde's
+/// "implementation of `Deserialize` is not general enough" on the macro's expansion.
+fn find_reference(ty: &Type) -> Option<&syn::TypeReference> {
+    match ty {
+        Type::Reference(r) => Some(r),
+        Type::Paren(p) => find_reference(&p.elem),
+        Type::Group(g) => find_reference(&g.elem),
+        Type::Slice(s) => find_reference(&s.elem),
+        Type::Array(a) => find_reference(&a.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(find_reference),
+        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => find_reference(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The owned type to suggest instead of a reference to `elem`.
+fn owned_for(elem: &Type) -> String {
+    let last = match elem {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    };
+    match (elem, last.as_deref()) {
+        (_, Some("str")) => "`String`".into(),
+        (_, Some("Path")) => "`String` (a `#[path]` if it names a workspace path)".into(),
+        (Type::Slice(s), _) => {
+            format!("`Vec<{}>`", s.elem.to_token_stream().to_string().replace(' ', ""))
+        }
+        _ => format!("an owned `{}`", elem.to_token_stream().to_string().replace(' ', "")),
+    }
 }
 
 fn contains_impl_trait(ty: &Type) -> bool {

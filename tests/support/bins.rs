@@ -20,6 +20,8 @@ pub enum Bin {
     Baseline,
     /// The tests' own server with misbehaving tools.
     Fixture,
+    /// A server written the way a tool author writes one, with their mistakes.
+    Author,
 }
 
 impl Bin {
@@ -29,6 +31,7 @@ impl Bin {
             Bin::Echo => "echo",
             Bin::Baseline => "baseline",
             Bin::Fixture => "fixture",
+            Bin::Author => "author",
         }
     }
 

@@ -1,0 +1,145 @@
+//! What a tool author meets first (issue 11, items 5, 6 and 9), against real binaries: the
+//! `author` test binary (a server written as the README shows, with the usual mistakes) and the
+//! shipped `teaagent`.
+//!
+//! - `run_stdio()` inside `#[tokio::main]` fails with a message naming `serve_stdio().await`, and
+//!   `serve_stdio().await` there works;
+//! - a server with no tools says so on stderr; a registry error met by `.expect` prints readably;
+//! - `Json<T>` of a non-object `T` is wrapped as `{"result": …}`, recorded in the `outputSchema`.
+//!
+//! The compile errors (`&str` parameters) are trybuild cases in `ui/fail/` (`macro_ui.rs`).
+
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use teaagent_tests::wire::WAIT;
+use teaagent_tests::{Bin, RawServer, Tree};
+
+/// The `author` binary in `mode`, with a home of its own and no `RUST_LOG`.
+fn author(mode: &str, home: &Tree) -> Command {
+    let mut cmd = Command::new(Bin::Author.path());
+    cmd.env("AUTHOR_MODE", mode).env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+    cmd
+}
+
+/// Runs a mode that is expected to exit by itself (stdin is empty).
+fn run(mode: &str) -> Output {
+    let home = Tree::new();
+    author(mode, &home).stdin(Stdio::null()).output().expect("run the author binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `tools/list` of a started server, by tool name.
+fn tools(server: &mut RawServer) -> Vec<Value> {
+    let listed = server.request("tools/list", json!({}));
+    listed["result"]["tools"].as_array().cloned().unwrap_or_else(|| panic!("no tools in {listed}"))
+}
+
+fn tool<'a>(tools: &'a [Value], name: &str) -> &'a Value {
+    tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no `{name}` in {tools:?}"))
+}
+
+#[test]
+fn run_stdio_inside_tokio_main_names_serve_stdio_instead_of_panicking() {
+    let out = run("tokio-run-stdio");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "started anyway; stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Cannot start a runtime from within a runtime"), "{stderr}");
+    assert!(stderr.contains("serve_stdio().await"), "{stderr}");
+    assert!(out.stdout.is_empty(), "stdout is protocol only: {}", text(&out.stdout));
+}
+
+#[test]
+fn serve_stdio_await_inside_tokio_main_serves() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("tokio-serve-stdio", &home));
+    server.initialize("2025-06-18");
+    let called =
+        server.request("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}))["result"].clone();
+    assert_eq!(called["content"][0]["text"], "hi", "{called}");
+    server.finish();
+}
+
+#[test]
+fn a_server_without_tools_warns_at_startup_and_one_with_tools_does_not() {
+    let home = Tree::new();
+    let mut empty = RawServer::start(author("no-tools", &home));
+    empty.initialize("2025-06-18");
+    assert_eq!(tools(&mut empty), Vec::<Value>::new());
+    empty.close_stdin();
+    assert!(empty.wait(WAIT).success());
+    let stderr = empty.stderr();
+    assert!(
+        stderr.contains("WARN") && stderr.contains("no tools") && stderr.contains(".registered()"),
+        "{stderr}"
+    );
+
+    let mut served = RawServer::start(author("", &home));
+    served.initialize("2025-06-18");
+    assert!(!tools(&mut served).is_empty());
+    served.close_stdin();
+    assert!(served.wait(WAIT).success());
+    let stderr = served.stderr();
+    assert!(!stderr.contains("no tools"), "{stderr}");
+}
+
+#[test]
+fn a_registry_error_met_by_expect_prints_its_readable_form() {
+    let out = run("bad-registry");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("valid tools: invalid tool registry:\n  - tool `bad name`"),
+        "not the readable form:\n{stderr}"
+    );
+    assert!(!stderr.contains("RegistryError {"), "the Debug form:\n{stderr}");
+    assert!(!stderr.contains("problems: ["), "the Debug form:\n{stderr}");
+}
+
+#[test]
+fn non_object_structured_output_is_wrapped_and_the_schema_says_so() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let listed = tools(&mut server);
+
+    // A list of structs.
+    let schema = &tool(&listed, "words")["outputSchema"];
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert_eq!(schema["required"], json!(["result"]), "{schema}");
+    assert_eq!(schema["x-teaagent-wrapped"], true, "{schema}");
+    assert_eq!(schema["properties"]["result"]["type"], "array", "{schema}");
+    let item = &schema["properties"]["result"]["items"];
+    assert_eq!(item["type"], "object", "{schema}");
+    assert_eq!(item["properties"]["word"]["type"], "string", "{schema}");
+    let called = server.request("tools/call", json!({"name": "words", "arguments": {"text": "ab cd"}}));
+    let result = &called["result"];
+    assert_eq!(
+        result["structuredContent"],
+        json!({"result": [{"word": "ab", "at": 0}, {"word": "cd", "at": 3}]}),
+        "{called}"
+    );
+    assert_eq!(result["isError"], false, "{called}");
+    let as_text: Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().expect("text")).expect("json text");
+    assert_eq!(as_text, json!([{"word": "ab", "at": 0}, {"word": "cd", "at": 3}]));
+
+    // A scalar.
+    let schema = &tool(&listed, "length")["outputSchema"];
+    assert_eq!(schema["x-teaagent-wrapped"], true, "{schema}");
+    assert_eq!(schema["properties"]["result"]["type"], "integer", "{schema}");
+    let called = server.request("tools/call", json!({"name": "length", "arguments": {"text": "héllo"}}));
+    assert_eq!(called["result"]["structuredContent"], json!({"result": 5}), "{called}");
+
+    // An object is not wrapped.
+    let schema = &tool(&listed, "stats")["outputSchema"];
+    assert!(schema.get("x-teaagent-wrapped").is_none(), "{schema}");
+    assert!(schema["properties"]["chars"].is_object(), "{schema}");
+    let called = server.request("tools/call", json!({"name": "stats", "arguments": {"text": "abc"}}));
+    assert_eq!(called["result"]["structuredContent"], json!({"chars": 3}), "{called}");
+    server.finish();
+}

@@ -1,0 +1,113 @@
+//! A server written the way a tool author writes one (the README's first-tool shape), with the
+//! mistakes authors make, for the end-to-end tests of `tests/authors.rs`. `AUTHOR_MODE` picks:
+//!
+//! - unset: a plain `fn main` with `Registry::builder().registered()` and `run_stdio()`;
+//! - `tokio-run-stdio`: `run_stdio()` inside `#[tokio::main]` (must fail with a clear message);
+//! - `tokio-serve-stdio`: `serve_stdio().await` inside `#[tokio::main]` (the form that works);
+//! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
+//! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
+
+use std::process::ExitCode;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use teaagent_core::{CallToolResult, Handler, Json, Registry, Server, ToolDef, tool};
+
+/// Echo the text back unchanged.
+#[tool(read_only, idempotent, rate_limit(max_calls = 3, window_secs = 60))]
+async fn echo(
+    /// The text to echo.
+    text: String,
+) -> String {
+    text
+}
+
+/// One word and where it starts.
+#[derive(Serialize, JsonSchema)]
+struct Word {
+    /// The word.
+    word: String,
+    /// Its byte offset in the text.
+    at: usize,
+}
+
+/// The words of a text with their offsets (a structured output that is a list).
+#[tool(read_only, rate_limit(max_calls = 5, window_secs = 0.5))]
+fn words(
+    /// The text to split.
+    text: String,
+) -> Json<Vec<Word>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for word in text.split(' ') {
+        if !word.is_empty() {
+            out.push(Word { word: word.to_owned(), at });
+        }
+        at += word.len() + 1;
+    }
+    Json(out)
+}
+
+/// How many characters a text has (a structured output that is a number).
+#[tool(read_only)]
+fn length(
+    /// The text to measure.
+    text: String,
+) -> Json<usize> {
+    Json(text.chars().count())
+}
+
+/// A structured output that is an object: stays unwrapped.
+#[derive(Serialize, JsonSchema)]
+struct Stats {
+    /// Characters.
+    chars: usize,
+}
+
+/// The statistics of a text (a structured output that is an object).
+#[tool(read_only)]
+fn stats(
+    /// The text to measure.
+    text: String,
+) -> Json<Stats> {
+    Json(Stats { chars: text.chars().count() })
+}
+
+fn registry() -> Registry {
+    Registry::builder().registered().build().expect("valid tools")
+}
+
+#[tokio::main]
+async fn tokio_run_stdio() -> ExitCode {
+    Server::new(registry()).run_stdio()
+}
+
+#[tokio::main]
+async fn tokio_serve_stdio() -> ExitCode {
+    teaagent_core::logging::init("info");
+    match Server::new(registry()).serve_stdio().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match std::env::var("AUTHOR_MODE").unwrap_or_default().as_str() {
+        "tokio-run-stdio" => tokio_run_stdio(),
+        "tokio-serve-stdio" => tokio_serve_stdio(),
+        "no-tools" => Server::new(Registry::builder().build().expect("valid tools")).run_stdio(),
+        "bad-registry" => {
+            let bad = ToolDef::builder("bad name")
+                .description("A tool whose name has a space.")
+                .input_schema(json!({"type": "object", "properties": {}}))
+                .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+                .build();
+            Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
+        }
+        _ => Server::new(registry()).run_stdio(),
+    }
+}
