@@ -5,7 +5,9 @@
 //! - `run_stdio()` inside `#[tokio::main]` fails with a message naming `serve_stdio().await`, and
 //!   `serve_stdio().await` there works;
 //! - a server with no tools says so on stderr; a registry error met by `.expect` prints readably;
-//! - `Json<T>` of a non-object `T` is wrapped as `{"result": …}`, recorded in the `outputSchema`.
+//! - `Json<T>` of a non-object `T` is wrapped as `{"result": …}`, recorded in the `outputSchema`;
+//! - declared rate limits appear as `annotations.rateLimit`, in `tools/list` and in
+//!   `teaagent mcp tools --json`; `prompts` is not advertised.
 //!
 //! The compile errors (`&str` parameters) are trybuild cases in `ui/fail/` (`macro_ui.rs`).
 
@@ -142,4 +144,70 @@ fn non_object_structured_output_is_wrapped_and_the_schema_says_so() {
     let called = server.request("tools/call", json!({"name": "stats", "arguments": {"text": "abc"}}));
     assert_eq!(called["result"]["structuredContent"], json!({"chars": 3}), "{called}");
     server.finish();
+}
+
+#[test]
+fn declared_rate_limits_are_annotations_next_to_the_seed_fields() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let listed = tools(&mut server);
+    let echo = &tool(&listed, "echo")["annotations"];
+    assert_eq!(echo["rateLimit"], json!({"maxCalls": 3, "windowSeconds": 60}), "{echo}");
+    // The seed's fields are still there, next to MCP's hints.
+    for key in ["readOnly", "destructive", "idempotent", "stateful", "securityTier", "readOnlyHint"] {
+        assert!(echo.get(key).is_some(), "no `{key}` in {echo}");
+    }
+    assert_eq!(echo["securityTier"], "Low");
+    let words = &tool(&listed, "words")["annotations"];
+    assert_eq!(words["rateLimit"], json!({"maxCalls": 5, "windowSeconds": 0.5}), "{words}");
+    let length = &tool(&listed, "length")["annotations"];
+    assert!(length.get("rateLimit").is_none(), "no limit declared: {length}");
+    server.finish();
+}
+
+#[test]
+fn teaagent_tools_json_and_tools_list_carry_the_rate_limit() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let out = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "tools", "--json"])
+        .current_dir(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).expect("a json list of tools");
+    let shell = &tool(&listed, "shell_exec")["annotations"];
+    assert_eq!(shell["rateLimit"], json!({"maxCalls": 10, "windowSeconds": 60}), "{shell}");
+    assert!(tool(&listed, "read_file")["annotations"].get("rateLimit").is_none());
+
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).env("TEAAGENT_HOME", home.base());
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let served = tools(&mut server);
+    assert_eq!(tool(&served, "shell_exec")["annotations"]["rateLimit"], shell["rateLimit"]);
+    server.finish();
+}
+
+#[test]
+fn prompts_are_not_advertised_when_there_are_none() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).env("TEAAGENT_HOME", home.base());
+    let mut servers = vec![RawServer::start(cmd), RawServer::start(author("", &home))];
+    for server in &mut servers {
+        let result = server.initialize("2025-11-25");
+        let capabilities = &result["capabilities"];
+        assert!(capabilities.get("prompts").is_none(), "{capabilities}");
+        assert!(capabilities.get("tools").is_some(), "{capabilities}");
+        // A client that asks anyway gets the empty list, not an error.
+        let listed = server.request("prompts/list", json!({}));
+        assert_eq!(listed["result"]["prompts"], json!([]), "{listed}");
+    }
+    for server in servers {
+        server.finish();
+    }
 }

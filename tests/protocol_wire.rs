@@ -45,10 +45,7 @@ fn initialize_echoes_supported_versions_and_answers_unknown_with_the_newest() {
         assert_eq!(result["protocolVersion"], answered, "asked {asked}");
         assert_eq!(result["serverInfo"], json!({"name": "teaagent", "version": env!("CARGO_PKG_VERSION")}));
         // Exactly what is implemented: no resources without a resource provider.
-        assert_eq!(
-            result["capabilities"],
-            json!({"tools": {"listChanged": false}, "prompts": {"listChanged": false}, "logging": {}})
-        );
+        assert_eq!(result["capabilities"], json!({"tools": {"listChanged": false}, "logging": {}}));
         server.finish();
     }
 }

@@ -21,7 +21,7 @@ pub use lifecycle::{
     ClientCapabilities, Implementation, InitializeParams, InitializeResult, ServerCapabilities,
 };
 pub use logging::LoggingLevel;
-pub use tools::{Tool, ToolAnnotations};
+pub use tools::{Tool, ToolAnnotations, ToolRateLimit};
 pub use version::ProtocolVersion;
 
 /// A JSON object (`serde_json::Map`).

@@ -273,6 +273,10 @@ impl ToolDef {
             idempotent: b.idempotent,
             stateful: b.stateful,
             security_tier: self.tier(),
+            rate_limit: self.rate_limit.map(|limit| crate::mcp::ToolRateLimit {
+                max_calls: limit.max_calls,
+                window_seconds: limit.window.as_secs_f64(),
+            }),
         }
     }
 

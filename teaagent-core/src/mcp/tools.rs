@@ -53,6 +53,30 @@ pub struct ToolAnnotations {
     pub stateful: bool,
     /// Seed: `Low`, `Medium`, `High`, `Critical`.
     pub security_tier: Tier,
+    /// Seed: the declared rate limit (`ToolRateLimit`), absent when the tool has none. It is the
+    /// limit the tool was defined with; a server's [`crate::ToolOverride`] may change the one
+    /// enforced (the `-32002`/`-32004` error then names the enforced one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<ToolRateLimit>,
+}
+
+/// A declared rate limit as sent in the annotations: `{"maxCalls": N, "windowSeconds": S}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRateLimit {
+    /// Calls admitted per window.
+    pub max_calls: u32,
+    /// The window, in seconds: an integer when whole (`60`), else a decimal (`0.5`).
+    #[serde(serialize_with = "seconds")]
+    pub window_seconds: f64,
+}
+
+fn seconds<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && *value >= 0.0 && *value <= u64::MAX as f64 {
+        serializer.serialize_u64(*value as u64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
 }
 
 /// `tools/call` params.

@@ -277,7 +277,10 @@ impl Shared {
             capabilities: ServerCapabilities {
                 tools: Some(ListCapability::default()),
                 resources: self.resources.as_ref().map(|_| ResourcesCapability::default()),
-                prompts: Some(ListCapability::default()),
+                // No prompt provider exists yet: `prompts/list` still answers (empty) for
+                // clients that call it anyway, but the capability is not declared (SPEC §4: each
+                // only when the server has it), so clients do not show an empty prompts menu.
+                prompts: None,
                 logging: Some(Default::default()),
             },
             server_info: self.info.clone(),
