@@ -230,23 +230,53 @@ impl Server {
     /// bare read-parse-write loop. Blocking tools ([`crate::Handler::blocking`]) run on the
     /// blocking pool, so they never stall it; an async tool must not block (as in any runtime).
     ///
-    /// Called from inside a runtime (an `async fn main` under `#[tokio::main]`), it refuses to
-    /// start, with an error on stderr that names [`Server::serve_stdio`]`.await`, and returns a
-    /// failure: tokio cannot block a runtime thread on a second runtime (it panics with "cannot
-    /// start a runtime from within a runtime"), and serving on the caller's runtime instead would
-    /// either need `block_in_place` (which panics on a current-thread runtime) or a second thread
-    /// whose runtime does not drive the caller's resources (shared state built on the caller's
-    /// runtime could hang). The async form is one line and serves on the caller's runtime.
+    /// Called from inside a runtime (an `async fn main` under `#[tokio::main]`, a
+    /// `spawn_blocking` closure, a thread that entered one), it still works: tokio refuses to
+    /// start a runtime on a thread that is running one ("Cannot start a runtime from within a
+    /// runtime"), so the server gets a thread and a runtime of its own, and the calling thread
+    /// waits for it. A line on stderr names [`Server::serve_stdio`]`.await`, the form that serves on
+    /// the caller's runtime; it is a warning on a current-thread runtime, whose other tasks (and
+    /// anything the tools' state needs from them) stand still while the caller waits. Serving on
+    /// the caller's runtime from here is not possible in general: `block_in_place` panics on a
+    /// current-thread runtime.
     pub fn run_stdio(self) -> ExitCode {
         crate::logging::init("info");
-        if tokio::runtime::Handle::try_current().is_ok() {
-            tracing::error!(
-                "`run_stdio()` starts its own runtime and cannot run inside one (an `async fn main` \
-                 under `#[tokio::main]`?): call `server.serve_stdio().await` there instead, or drop \
-                 `#[tokio::main]` and keep `run_stdio()` in a plain `fn main`"
+        let Ok(caller) = tokio::runtime::Handle::try_current() else {
+            return self.run_on_own_runtime();
+        };
+        if matches!(caller.runtime_flavor(), tokio::runtime::RuntimeFlavor::CurrentThread) {
+            tracing::warn!(
+                "`run_stdio()` was called inside a current-thread tokio runtime: serving on a \
+                 runtime of its own while that one waits; in an `async fn main`, \
+                 `server.serve_stdio().await` serves on yours"
             );
-            return ExitCode::FAILURE;
+        } else {
+            tracing::info!(
+                "`run_stdio()` was called inside a tokio runtime: serving on a runtime of its own; \
+                 in an `async fn main`, `server.serve_stdio().await` serves on yours"
+            );
         }
+        let thread = std::thread::Builder::new()
+            .name("teaagent-server".into())
+            .spawn(move || self.run_on_own_runtime());
+        match thread.map(std::thread::JoinHandle::join) {
+            Ok(Ok(code)) => code,
+            Ok(Err(_)) => {
+                tracing::error!("the server thread panicked");
+                ExitCode::FAILURE
+            }
+            Err(e) => {
+                tracing::error!(
+                    error = %e,
+                    "cannot start the server's thread; call `server.serve_stdio().await` instead"
+                );
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// [`Server::run_stdio`] on this thread, which must not be in a runtime.
+    fn run_on_own_runtime(self) -> ExitCode {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {

@@ -2,7 +2,9 @@
 //! mistakes authors make, for the end-to-end tests of `tests/authors.rs`. `AUTHOR_MODE` picks:
 //!
 //! - unset: a plain `fn main` with `Registry::builder().registered()` and `run_stdio()`;
-//! - `tokio-run-stdio`: `run_stdio()` inside `#[tokio::main]` (must fail with a clear message);
+//! - `tokio-run-stdio`: `run_stdio()` inside `#[tokio::main]` (must serve, and name
+//!   `serve_stdio().await`);
+//! - `tokio-current-thread-run-stdio`: the same in `#[tokio::main(flavor = "current_thread")]`;
 //! - `tokio-serve-stdio`: `serve_stdio().await` inside `#[tokio::main]` (the form that works);
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
 //! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
@@ -83,6 +85,11 @@ async fn tokio_run_stdio() -> ExitCode {
     Server::new(registry()).run_stdio()
 }
 
+#[tokio::main(flavor = "current_thread")]
+async fn tokio_current_thread_run_stdio() -> ExitCode {
+    Server::new(registry()).run_stdio()
+}
+
 #[tokio::main]
 async fn tokio_serve_stdio() -> ExitCode {
     teaagent_core::logging::init("info");
@@ -98,6 +105,7 @@ async fn tokio_serve_stdio() -> ExitCode {
 fn main() -> ExitCode {
     match std::env::var("AUTHOR_MODE").unwrap_or_default().as_str() {
         "tokio-run-stdio" => tokio_run_stdio(),
+        "tokio-current-thread-run-stdio" => tokio_current_thread_run_stdio(),
         "tokio-serve-stdio" => tokio_serve_stdio(),
         "no-tools" => Server::new(Registry::builder().build().expect("valid tools")).run_stdio(),
         "bad-registry" => {
