@@ -251,16 +251,32 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
 /// deserialize those as owned values, and without this check the user gets serde's
 /// "implementation of `Deserialize` is not general enough" on the macro's expansion.
 fn find_reference(ty: &Type) -> Option<&syn::TypeReference> {
-    match ty {
+    find_in_type(ty, &|t| match t {
         Type::Reference(r) => Some(r),
-        Type::Paren(p) => find_reference(&p.elem),
-        Type::Group(g) => find_reference(&g.elem),
-        Type::Slice(s) => find_reference(&s.elem),
-        Type::Array(a) => find_reference(&a.elem),
-        Type::Tuple(t) => t.elems.iter().find_map(find_reference),
+        _ => None,
+    })
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    find_in_type(ty, &|t| matches!(t, Type::ImplTrait(_)).then_some(())).is_some()
+}
+
+/// The first type, depth first (the type itself, then what it is made of: referenced, grouped,
+/// element and generic argument types), for which `hit` says `Some`.
+fn find_in_type<'a, T>(ty: &'a Type, hit: &dyn Fn(&'a Type) -> Option<T>) -> Option<T> {
+    if let Some(found) = hit(ty) {
+        return Some(found);
+    }
+    match ty {
+        Type::Reference(r) => find_in_type(&r.elem, hit),
+        Type::Paren(p) => find_in_type(&p.elem, hit),
+        Type::Group(g) => find_in_type(&g.elem, hit),
+        Type::Slice(s) => find_in_type(&s.elem, hit),
+        Type::Array(a) => find_in_type(&a.elem, hit),
+        Type::Tuple(t) => t.elems.iter().find_map(|e| find_in_type(e, hit)),
         Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
             syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|arg| match arg {
-                syn::GenericArgument::Type(t) => find_reference(t),
+                syn::GenericArgument::Type(t) => find_in_type(t, hit),
                 _ => None,
             }),
             _ => None,
@@ -282,25 +298,5 @@ fn owned_for(elem: &Type) -> String {
             format!("`Vec<{}>`", s.elem.to_token_stream().to_string().replace(' ', ""))
         }
         _ => format!("an owned `{}`", elem.to_token_stream().to_string().replace(' ', "")),
-    }
-}
-
-fn contains_impl_trait(ty: &Type) -> bool {
-    match ty {
-        Type::ImplTrait(_) => true,
-        Type::Reference(r) => contains_impl_trait(&r.elem),
-        Type::Paren(p) => contains_impl_trait(&p.elem),
-        Type::Group(g) => contains_impl_trait(&g.elem),
-        Type::Slice(s) => contains_impl_trait(&s.elem),
-        Type::Array(a) => contains_impl_trait(&a.elem),
-        Type::Tuple(t) => t.elems.iter().any(contains_impl_trait),
-        Type::Path(p) => p.path.segments.iter().any(|s| match &s.arguments {
-            syn::PathArguments::AngleBracketed(a) => a.args.iter().any(|arg| match arg {
-                syn::GenericArgument::Type(t) => contains_impl_trait(t),
-                _ => false,
-            }),
-            _ => false,
-        }),
-        _ => false,
     }
 }
