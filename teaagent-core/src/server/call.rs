@@ -12,7 +12,8 @@
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
 //!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
 //!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
-//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught
+//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught,
+//!                      each poll timed (a tool that blocks the thread is named and isolated)
 //! ```
 //!
 //! Each step passes the call on or refuses it with its own error. **A call refused at any step
@@ -205,7 +206,8 @@ pub(crate) async fn call_tool(
     )
     .with_paths(resolved);
     let timeout = shared.config.timeout_for(&tool);
-    let run = AssertUnwindSafe(handler.call(ctx, args)).catch_unwind();
+    // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
+    let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel)).catch_unwind();
     match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => Err(Error::ToolFailed {

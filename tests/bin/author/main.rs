@@ -9,6 +9,8 @@
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
 //! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
 
+mod blocking;
+
 use std::process::ExitCode;
 
 use schemars::JsonSchema;
