@@ -8,15 +8,19 @@
 //! - `tokio-serve-stdio`: `serve_stdio().await` inside `#[tokio::main]` (the form that works);
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
 //! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
+//!
+//! The `plan` tool takes nested arguments (an `Option<Enum>`, a nested object with an optional
+//! enum inside, a `Bounded`): what the argument-error reports of `tests/argument_errors.rs` are
+//! about.
 
 mod blocking;
 
 use std::process::ExitCode;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use teaagent_core::{CallToolResult, Handler, Json, Registry, Server, ToolDef, tool};
+use teaagent_core::{Bounded, CallToolResult, Handler, Json, Registry, Server, ToolDef, tool};
 
 /// Echo the text back unchanged.
 #[tool(read_only, idempotent, rate_limit(max_calls = 3, window_secs = 60))]
@@ -76,6 +80,54 @@ fn stats(
     text: String,
 ) -> Json<Stats> {
     Json(Stats { chars: text.chars().count() })
+}
+
+/// How urgent a task is.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Priority {
+    Low,
+    Medium,
+    High,
+}
+
+/// A part of the day.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Slot {
+    /// Before noon.
+    Morning,
+    /// After six in the evening.
+    Evening,
+}
+
+/// When a task is due.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Due {
+    /// Days from today.
+    days: u32,
+    /// The part of that day, if it matters.
+    at: Option<Slot>,
+}
+
+/// Plan a task (nested arguments: an optional enum, an object with an optional enum inside).
+#[tool(read_only)]
+fn plan(
+    /// What to do.
+    title: String,
+    /// How urgent (default `medium`).
+    priority: Option<Priority>,
+    /// When it is due.
+    due: Due,
+    /// How many times (1 to 10, default 1).
+    repeat: Option<Bounded<1, 10>>,
+) -> String {
+    let when = match due.at {
+        Some(slot) => format!("in {} days ({slot:?})", due.days),
+        None => format!("in {} days", due.days),
+    };
+    let times = repeat.map_or(1, Bounded::get);
+    format!("{title}: {:?}, {when}, {times}×", priority.unwrap_or(Priority::Medium))
 }
 
 fn registry() -> Registry {
