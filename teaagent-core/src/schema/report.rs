@@ -11,6 +11,11 @@
 //!   value itself, then fewest in all) is reported, problem by problem, at their own pointers —
 //!   `/due/days`, not `/due`. When every alternative rejects the value outright, one problem
 //!   lists what would be accepted: `must be one of "low", "medium", "high" or null (got 5)`.
+//!   Data-carrying enums get the same care: an alternative whose `const` (a serde tag,
+//!   `#[serde(tag = "kind")]`) the value does not match fits worst; when no alternative's tag
+//!   matches, the tag is the one problem (`/shape/kind: must be one of "circle" or "square"`);
+//!   and when serde's default form names no variant (`{"triangle": {}}`), the one problem names
+//!   the properties to choose from.
 //! - **`enum` / `const`**: the allowed values, always.
 //! - **`required` / `additionalProperties`**: the pointer names the property itself; an unknown
 //!   property's message lists the known ones.
@@ -146,12 +151,38 @@ fn alternatives(
 ) {
     let at = e.instance_path().as_str();
     let here = |b: &ValidationError<'_>| b.instance_path().as_str() == at;
-    let best = context
-        .iter()
-        .filter(|branch| !branch.is_empty() && rejection(branch, at).is_none())
-        .min_by_key(|branch| (branch.iter().filter(|b| here(b)).count(), branch.len()));
-    if let Some(branch) = best {
-        for b in branch {
+    let candidates: Vec<&Vec<ValidationError<'static>>> =
+        context.iter().filter(|branch| !branch.is_empty() && rejection(branch, at).is_none()).collect();
+    // How badly an alternative fits: a `const` it does not match (a serde tag: `"kind":
+    // "circle"`) first, then problems at the value itself, then problems in all.
+    let misfit = |branch: &[ValidationError<'_>]| {
+        let tags = branch.iter().filter(|b| matches!(b.kind(), Kind::Constant { .. })).count();
+        (tags, branch.iter().filter(|b| here(b)).count(), branch.len())
+    };
+    if let Some(tag) = common_tag(&candidates) {
+        // No alternative's tag matches: the tag is the problem, and the rest is noise.
+        let (pointer, got) = tag;
+        let mut values = Vec::new();
+        for branch in &candidates {
+            for b in branch.iter().filter(|b| b.instance_path().as_str() == pointer) {
+                if let Kind::Constant { expected_value } = b.kind() {
+                    values.push(preview(expected_value));
+                }
+            }
+        }
+        dedup_keep_order(&mut values);
+        push(out, pointer.to_owned(), must_be_one_of(&values, &got), What::Values);
+        return;
+    }
+    let best = candidates.iter().min_by_key(|branch| misfit(branch));
+    if let Some(best) = best {
+        let tied: Vec<&&Vec<ValidationError<'static>>> =
+            candidates.iter().filter(|branch| misfit(branch) == misfit(best)).collect();
+        if let Some(message) = untagged_choice(&tied, e.instance(), at) {
+            push(out, at.to_owned(), message, What::Other);
+            return;
+        }
+        for b in best.iter() {
             report(b, schema, out);
         }
         return;
@@ -174,6 +205,59 @@ fn alternatives(
         format!("must be {} (got {})", or_list(&types), typed(e.instance()))
     };
     push(out, at.to_owned(), message, What::Values);
+}
+
+/// The pointer (and value) of a `const` that every alternative fails at the same place — a serde
+/// tag (`#[serde(tag = "kind")]`) that names no variant — if there is one.
+fn common_tag(candidates: &[&Vec<ValidationError<'static>>]) -> Option<(String, Value)> {
+    let (first, rest) = candidates.split_first()?;
+    first.iter().find_map(|b| {
+        if !matches!(b.kind(), Kind::Constant { .. }) {
+            return None;
+        }
+        let pointer = b.instance_path().as_str();
+        let everywhere = rest.iter().all(|branch| {
+            branch
+                .iter()
+                .any(|c| matches!(c.kind(), Kind::Constant { .. }) && c.instance_path().as_str() == pointer)
+        });
+        everywhere.then(|| (pointer.to_owned(), b.instance().as_ref().clone()))
+    })
+}
+
+/// Alternatives that fit equally badly, each only for wanting its own single property (serde's
+/// default enum form, `{"circle": {...}}`): one problem naming the properties to choose from.
+fn untagged_choice(tied: &[&&Vec<ValidationError<'static>>], value: &Value, at: &str) -> Option<String> {
+    if tied.len() < 2 {
+        return None;
+    }
+    let mut names = Vec::new();
+    for branch in tied {
+        let mut required = branch.iter().filter_map(|b| match b.kind() {
+            Kind::Required { property } if b.instance_path().as_str() == at => property.as_str(),
+            _ => None,
+        });
+        let (Some(name), None) = (required.next(), required.next()) else { return None };
+        let only_here = branch.iter().all(|b| {
+            b.instance_path().as_str() == at
+                && matches!(b.kind(), Kind::Required { .. } | Kind::AdditionalProperties { .. })
+        });
+        if !only_here {
+            return None;
+        }
+        names.push(format!("`{}`", preview_text(name)));
+    }
+    dedup_keep_order(&mut names);
+    let given: Vec<String> = match value {
+        Value::Object(o) => o.keys().map(|k| format!("`{}`", preview_text(k))).collect(),
+        _ => Vec::new(),
+    };
+    let got = if given.is_empty() {
+        "an empty object".to_owned()
+    } else {
+        format!("an object with {}", listed(&given))
+    };
+    Some(format!("must have exactly one of the properties {} (got {got})", or_list(&capped(&names))))
 }
 
 /// What an alternative would take instead of the value at `at`.
@@ -472,6 +556,52 @@ mod tests {
         Square { side: u32 },
     }
 
+    /// An internally tagged enum: a `oneOf` of objects with a `const` tag.
+    #[derive(JsonSchema)]
+    #[serde(tag = "kind", rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Tagged {
+        Circle { radius: u32 },
+        Square { side: u32 },
+    }
+
+    fn check_one<T: JsonSchema>(args: Value) -> Vec<(String, String)> {
+        let mut s = ObjectSchema::new();
+        s.property::<T>("shape", None, true);
+        let schema = s.finish();
+        let validator = jsonschema::validator_for(&schema).expect("compiles");
+        argument_errors(&validator, &schema, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+    }
+
+    #[test]
+    fn a_tag_that_names_no_variant_is_the_one_problem() {
+        assert_eq!(
+            check_one::<Tagged>(json!({"shape": {"kind": "triangle", "sides": 3}})),
+            pairs(&[("/shape/kind", r#"must be one of "circle" or "square" (got "triangle")"#)])
+        );
+        // A tag that names one: that variant's problems.
+        assert_eq!(
+            check_one::<Tagged>(json!({"shape": {"kind": "square", "side": "x"}})),
+            pairs(&[("/shape/side", r#"must be an integer (got a string: "x")"#)])
+        );
+        assert_eq!(
+            check_one::<Tagged>(json!({"shape": {"kind": "circle"}})),
+            pairs(&[("/shape/radius", "missing required property `radius`")])
+        );
+        // serde's default form names the variant by its only property.
+        assert_eq!(
+            check_one::<Shape>(json!({"shape": {"triangle": {}}})),
+            pairs(&[(
+                "/shape",
+                "must have exactly one of the properties `circle` or `square` (got an object with `triangle`)"
+            )])
+        );
+        assert_eq!(
+            check_one::<Shape>(json!({"shape": {"square": {"side": -1}}})),
+            pairs(&[("/shape/square/side", "must be at least 0 (got -1)")])
+        );
+    }
+
     fn check(args: Value) -> Vec<(String, String)> {
         let mut s = ObjectSchema::new();
         s.property::<String>("title", None, true);
@@ -509,7 +639,7 @@ mod tests {
                 ),
                 ("/due/at", r#"must be one of "morning", "evening" or null (got "noon")"#),
                 ("/due/days", r#"must be an integer (got a string: "soon")"#),
-                ("/priority", r#"must be one of "low", "medium" or "high" (got "urgent")"#),
+                ("/priority", r#"must be one of "low", "medium", "high" or null (got "urgent")"#),
                 ("/repeat", "must be at most 10 (got 11)"),
                 ("/slot", r#"must be one of "morning", "evening" or null (got 5)"#),
                 ("/tags/1", "must be a string (got an integer: 2)"),
