@@ -8,6 +8,7 @@
 //!   `teaagent`'s built-in tools (a schema failure, and a tool's own refusal of an argument);
 //! - the message text itself lists every problem at its innermost pointer, with the allowed
 //!   values of enums, and never the validator's "not valid under any of the schemas";
+//! - a refusal met while decoding (after the schema) takes the same form;
 //! - a refused `#[path]` stays `-32602` in every version (SPEC §8);
 //! - refused arguments use no rate-limit budget, in either form;
 //! - the official SDK's client sees the `2025-11-25` form as a tool result;
@@ -154,6 +155,25 @@ fn one_problem_is_one_line() {
         let (text, data) = refusal(&answer, version);
         assert_eq!(text, "Invalid arguments for tool 'plan': `arguments` must be an object (got an array)");
         assert_eq!(data["errors"][0]["pointer"], "");
+        server.finish();
+    }
+}
+
+/// A parameter whose decoding refuses what its schema accepts: the same error, the same form.
+#[test]
+fn decoding_refusals_take_the_same_form() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        let home = Tree::new();
+        let mut server = author(version, &home);
+        let answer = call(&mut server, "halve", json!({"n": 3}));
+        let (text, data) = refusal(&answer, version);
+        assert_eq!(
+            text, "Invalid arguments for tool 'halve': /n: 3 is odd; pass an even number",
+            "{version}"
+        );
+        assert_eq!(data["errors"], json!([{"pointer": "/n", "message": "3 is odd; pass an even number"}]));
+        let ok = call(&mut server, "halve", json!({"n": 4}));
+        assert_eq!(ok["result"]["content"][0]["text"], "2", "{ok}");
         server.finish();
     }
 }

@@ -10,8 +10,8 @@
 //! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
 //!
 //! The `plan` tool takes nested arguments (an `Option<Enum>`, a nested object with an optional
-//! enum inside, a `Bounded`): what the argument-error reports of `tests/argument_errors.rs` are
-//! about.
+//! enum inside, a `Bounded`) and `halve` a parameter whose decoding checks more than its schema
+//! says: what the argument-error reports of `tests/argument_errors.rs` are about.
 
 mod blocking;
 
@@ -128,6 +128,29 @@ fn plan(
     };
     let times = repeat.map_or(1, Bounded::get);
     format!("{title}: {:?}, {when}, {times}×", priority.unwrap_or(Priority::Medium))
+}
+
+/// An even number: the schema says "an integer", decoding says more (a check the schema cannot
+/// state, so it is met after schema validation).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(try_from = "u32")]
+struct Even(u32);
+
+impl TryFrom<u32> for Even {
+    type Error = String;
+
+    fn try_from(n: u32) -> Result<Self, String> {
+        if n.is_multiple_of(2) { Ok(Even(n)) } else { Err(format!("{n} is odd; pass an even number")) }
+    }
+}
+
+/// Halve an even number.
+#[tool(read_only)]
+fn halve(
+    /// The number to halve.
+    n: Even,
+) -> String {
+    (n.0 / 2).to_string()
 }
 
 fn registry() -> Registry {
