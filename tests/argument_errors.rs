@@ -278,6 +278,21 @@ fn run_prints_the_report_and_fails() {
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Invalid arguments for tool 'read_file' (3 problems):"), "{stderr}");
+    // With `--json`, the JSON-RPC error object on stdout (there is no session to take a form
+    // from), exit code 1 as well.
+    let as_json = Command::new(Bin::Teaagent.path())
+        .args(["run", "read_file", "--args", r#"{"offset": 0}"#, "--json"])
+        .current_dir(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent");
+    assert_eq!(as_json.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&as_json.stdout).expect("json on stdout");
+    assert_eq!(error["code"], -32602, "{error}");
+    assert_eq!(error["data"]["reason"], "invalid_arguments", "{error}");
+    assert_eq!(error["data"]["errors"].as_array().map(Vec::len), Some(2), "{error}");
     for line in [
         "- /bogus: unknown property `bogus`",
         "- /offset: must be at least 1 (got 0)",

@@ -57,7 +57,7 @@ pub(crate) fn argument_errors(
 
 /// Sorts problems by pointer, drops duplicates, and drops a `type` problem where an `enum` or
 /// `const` one at the same pointer already says what is allowed. The result is deterministic.
-fn tidy(mut errors: Vec<Tagged>) -> Vec<ArgumentError> {
+fn tidy(mut errors: Vec<Problem>) -> Vec<ArgumentError> {
     errors.sort_by(|a, b| compare_pointers(&a.error.pointer, &b.error.pointer));
     errors.dedup_by(|a, b| a.error == b.error);
     let valued: Vec<String> =
@@ -71,7 +71,7 @@ fn tidy(mut errors: Vec<Tagged>) -> Vec<ArgumentError> {
 
 /// A problem with what kind of check found it (for [`tidy`]).
 #[derive(Debug)]
-struct Tagged {
+struct Problem {
     error: ArgumentError,
     what: What,
 }
@@ -86,11 +86,11 @@ enum What {
     Other,
 }
 
-fn push(out: &mut Vec<Tagged>, pointer: String, message: String, what: What) {
-    out.push(Tagged { error: ArgumentError { pointer, message }, what });
+fn push(out: &mut Vec<Problem>, pointer: String, message: String, what: What) {
+    out.push(Problem { error: ArgumentError { pointer, message }, what });
 }
 
-fn report(e: &ValidationError<'_>, schema: &Value, out: &mut Vec<Tagged>) {
+fn report(e: &ValidationError<'_>, schema: &Value, out: &mut Vec<Problem>) {
     let at = e.instance_path().as_str();
     match e.kind() {
         Kind::Required { property } => {
@@ -147,7 +147,7 @@ fn alternatives(
     e: &ValidationError<'_>,
     context: &[Vec<ValidationError<'static>>],
     schema: &Value,
-    out: &mut Vec<Tagged>,
+    out: &mut Vec<Problem>,
 ) {
     let at = e.instance_path().as_str();
     let here = |b: &ValidationError<'_>| b.instance_path().as_str() == at;
@@ -560,7 +560,7 @@ mod tests {
     #[derive(JsonSchema)]
     #[serde(tag = "kind", rename_all = "lowercase")]
     #[allow(dead_code)]
-    enum Tagged {
+    enum ByKind {
         Circle { radius: u32 },
         Square { side: u32 },
     }
@@ -576,16 +576,16 @@ mod tests {
     #[test]
     fn a_tag_that_names_no_variant_is_the_one_problem() {
         assert_eq!(
-            check_one::<Tagged>(json!({"shape": {"kind": "triangle", "sides": 3}})),
+            check_one::<ByKind>(json!({"shape": {"kind": "triangle", "sides": 3}})),
             pairs(&[("/shape/kind", r#"must be one of "circle" or "square" (got "triangle")"#)])
         );
         // A tag that names one: that variant's problems.
         assert_eq!(
-            check_one::<Tagged>(json!({"shape": {"kind": "square", "side": "x"}})),
+            check_one::<ByKind>(json!({"shape": {"kind": "square", "side": "x"}})),
             pairs(&[("/shape/side", r#"must be an integer (got a string: "x")"#)])
         );
         assert_eq!(
-            check_one::<Tagged>(json!({"shape": {"kind": "circle"}})),
+            check_one::<ByKind>(json!({"shape": {"kind": "circle"}})),
             pairs(&[("/shape/radius", "missing required property `radius`")])
         );
         // serde's default form names the variant by its only property.
