@@ -23,7 +23,7 @@ use std::process::{Command, Stdio};
 
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
-use teaagent_tests::{Bin, RawServer, Tree};
+use teaagent_tests::{Bin, RawServer, Tree, snap};
 
 /// Versions answered with `-32602`.
 const ERROR_FORM: [&str; 3] = ["2024-11-05", "2025-03-26", "2025-06-18"];
@@ -136,6 +136,24 @@ fn nested_arguments_are_reported_whole_in_each_versions_form() {
     }
     // The same report in every version: only its form differs.
     assert!(reports.windows(2).all(|w| w[0] == w[1]), "{reports:#?}");
+}
+
+/// Both forms exactly as a client sees them (a change here is a change of the wire contract).
+#[test]
+fn both_forms_on_the_wire() {
+    let (arguments, _) = bad_plan();
+    let mut answers = serde_json::Map::new();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let home = Tree::new();
+        let mut server = author(version, &home);
+        let mut answer = call(&mut server, "plan", arguments.clone());
+        if let Some(o) = answer.as_object_mut() {
+            o.remove("id");
+        }
+        answers.insert(version.to_owned(), answer);
+        server.finish();
+    }
+    snap::with_settings(|| insta::assert_json_snapshot!("argument_errors", answers));
 }
 
 #[test]
