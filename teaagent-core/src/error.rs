@@ -8,7 +8,7 @@
 //! | [`Error::MethodNotFound`] | -32601 | `unknown_method` |
 //! | [`Error::UnknownTool`] | -32601 | `unknown_tool` |
 //! | [`Error::InvalidParams`] | -32602 | see [`ParamsProblem`] |
-//! | [`Error::InvalidArguments`] | -32602 | `invalid_arguments` |
+//! | [`Error::InvalidArguments`] | -32602 (from `2025-11-25` on a result, see below) | `invalid_arguments` |
 //! | [`Error::PathRefused`] | -32602 | see [`PathRefusal`] |
 //! | [`Error::Resource`] | -32602 | see [`ResourceRefusal`] |
 //! | [`Error::ApprovalDenied`] | -32001 | `approval_denied` |
