@@ -19,10 +19,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{CommandFactory, Parser};
+use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
-use teaagent_core::{Policy, Registry, Server, ServerConfig, Workspace, visible};
+use teaagent_core::{Registry, Server, ServerConfig, Workspace, visible};
 
 use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
@@ -86,21 +87,11 @@ fn server(flags: &CallFlags) -> anyhow::Result<(Server, Workspace)> {
     for warning in &settings.warnings {
         eprintln!("teaagent: warning: {}", visible::escape(warning));
     }
-    let mut policy =
-        Policy::new(settings.mode).audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?);
-    for grant in &settings.grants {
-        policy = policy.grant(grant)?;
-    }
-    for deny in &settings.denies {
-        policy = policy.deny(deny)?;
-    }
-    for digest in &settings.preapproved {
-        policy = policy.preapprove(digest).map_err(anyhow::Error::msg)?;
-    }
-    let mut config = ServerConfig::default();
-    for (tool, o) in settings.overrides {
-        config = config.tool_override(tool, o);
-    }
+    let policy = settings
+        .policy()?
+        .advice(Advice::Flags)
+        .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?);
+    let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
     let root = workspace.root().to_path_buf();
     let server = Server::new(registry)

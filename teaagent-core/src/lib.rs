@@ -7,6 +7,7 @@
 //! - [`error`]: every error the server answers with, mapped to JSON-RPC in one place.
 //! - [`tool`] and [`registry`]: what a tool is, and the checked set a server offers.
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
+//! - [`policy`] and [`config`]: which calls run, and where a server takes that from.
 //! - [`logging`]: logs to stderr and, on request, to the client.
 
 // `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too.
@@ -15,6 +16,7 @@ extern crate self as teaagent_core;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+pub mod config;
 pub mod error;
 pub mod home;
 pub mod jsonrpc;

@@ -22,8 +22,39 @@
 //! see [`GrantUses`]); in `prompt` mode, an earlier "for this session" answer for the same tool
 //! and role arguments, or a new answer ([`ask`]), to a question that shows every value escaped
 //! and uncut. Path arguments are judged where they lead; the pipeline makes sure the call acts on
-//! exactly that (`server/call.rs`). A denial names the rule that blocked the call and the exact
-//! flag that would allow it. Every decision is appended to the audit log ([`audit`]).
+//! exactly that (`server/call.rs`). Every decision is appended to the audit log ([`audit`]).
+//!
+//! # Where a policy comes from, and what a denial advises
+//!
+//! A denial (`-32001`) names the rule that blocked the call and, in its `details`, the exact
+//! setting that would allow it — spelled for the place this server takes its policy from
+//! ([`Advice`], set with [`Policy::advice`]):
+//!
+//! - the `teaagent` command ([`Advice::Flags`]): `--grant 'delete_note'`,
+//!   `--preapprove sha256:…`, `--permission-mode allow`;
+//! - a server built on this crate that takes its policy from the environment and the user's
+//!   configuration file ([`Advice::Environment`], what
+//!   [`Server::serve_stdio`](crate::Server::serve_stdio) does unless the author fixed the
+//!   policy in code; see [`crate::config`]): `TEAAGENT_GRANTS='delete_note'` in the server's
+//!   environment (the `env` of its entry in the MCP client's configuration), or
+//!   `grants = ["delete_note"]` in `$TEAAGENT_HOME/config.toml`;
+//! - a policy fixed in code ([`Advice::Code`], the default of [`Policy::new`]): the
+//!   [`Policy::grant`] call to add.
+//!
+//! Every value is quoted for where it goes (a POSIX shell, TOML, a Rust string), so the advice
+//! can be pasted as it is. At startup the server also lists, on stderr, the tools that will need
+//! an approval under its mode ([`Policy::approvals_needed`]), with the same kind of advice.
+//!
+//! ```
+//! use teaagent_core::{PermissionMode, Policy};
+//!
+//! # fn main() -> Result<(), teaagent_core::policy::grant::GrantError> {
+//! // Fixed in code: destructive tools need an approval in `workspace-write`; this grants one.
+//! let policy = Policy::new(PermissionMode::WorkspaceWrite).grant("delete_note")?;
+//! # let _ = policy;
+//! # Ok(())
+//! # }
+//! ```
 
 mod ask;
 pub mod audit;
@@ -32,7 +63,7 @@ pub mod grant;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -41,7 +72,7 @@ use serde::{Deserialize, Serialize};
 
 use self::ask::Answer;
 use self::audit::{AuditLog, AuditRecord};
-use self::grant::{Grant, GrantError, suggest};
+use self::grant::{Grant, GrantError, shell_quote, suggest_rule};
 use crate::registry::Registry;
 use crate::server::Peer;
 use crate::tool::{ParamRole, Tier, ToolDef};
@@ -220,6 +251,25 @@ impl GrantUses {
     }
 }
 
+/// Where the policy of a server is configured, so that a denial's advice names what works for
+/// that server (module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Advice {
+    /// The `teaagent` command: `--grant`, `--preapprove`, `--permission-mode`.
+    Flags,
+    /// The `TEAAGENT_*` environment variables and the user's configuration file
+    /// ([`crate::config`]).
+    Environment {
+        /// The user's configuration file, named in the advice (`None`: only the variables).
+        file: Option<PathBuf>,
+    },
+    /// The code that built the [`Policy`]: [`Policy::grant`], [`Policy::preapprove`],
+    /// [`Policy::new`].
+    #[default]
+    Code,
+}
+
 /// A call only the user can still approve (from [`Policy::decide_now`]), with the rule that asks.
 #[derive(Debug)]
 pub struct Question(String);
@@ -237,6 +287,7 @@ pub struct Policy {
     ask_lock: tokio::sync::Mutex<()>,
     ask_timeout: Duration,
     audit: Option<AuditLog>,
+    advice: Advice,
 }
 
 impl Default for Policy {
@@ -258,7 +309,74 @@ impl Policy {
             ask_lock: tokio::sync::Mutex::new(()),
             ask_timeout: Duration::from_secs(120),
             audit: None,
+            advice: Advice::Code,
         }
+    }
+
+    /// Says where this policy is configured, so that denials name what would allow the call
+    /// there (default [`Advice::Code`]).
+    pub fn advice(mut self, advice: Advice) -> Self {
+        self.advice = advice;
+        self
+    }
+
+    /// Where this policy is configured.
+    pub fn advised(&self) -> &Advice {
+        &self.advice
+    }
+
+    /// One line for stderr at startup: the tools of `registry` that need an approval under this
+    /// policy's mode (each with why: `destructive`, its tier, or `not read-only`) and how to allow
+    /// them, or `None` when every tool runs without one. Tools that a deny rule refuses as a
+    /// whole, or that a grant allows as a whole, are left out.
+    ///
+    /// ```text
+    /// tools that need an approval in workspace-write mode: delete_note (destructive); allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS='delete_note') or `grants` in /home/me/.teaagent/config.toml, or choose another TEAAGENT_PERMISSION_MODE
+    /// ```
+    pub fn approvals_needed(&self, registry: &Registry) -> Option<String> {
+        let now = SystemTime::now();
+        let needing: Vec<(&str, String)> = registry
+            .iter()
+            .filter(|tool| self.mode.requirement(tool).is_some())
+            .filter(|tool| {
+                !self.denies.iter().any(|d| d.is_live(now) && d.covers_tool(tool.name()))
+                    && !self.grants.iter().any(|g| g.is_live(now) && g.covers_tool(tool.name()))
+            })
+            .map(|tool| {
+                let b = tool.behavior();
+                let mut why = Vec::new();
+                if b.destructive {
+                    why.push("destructive".to_owned());
+                }
+                if tool.tier() >= Tier::High {
+                    why.push(format!("tier {}", tool.tier()));
+                }
+                if why.is_empty() {
+                    why.push("not read-only".to_owned());
+                }
+                (tool.name(), why.join(", "))
+            })
+            .collect();
+        let (first, _) = needing.first()?;
+        let list: Vec<String> =
+            needing.iter().map(|(name, why)| format!("{} ({why})", shown(name))).collect();
+        let mode = self.mode;
+        let verb = if mode == PermissionMode::Prompt { "ask the user" } else { "need an approval" };
+        let how = match &self.advice {
+            Advice::Flags => format!(
+                "allow them with --grant (e.g. --grant {}), --preapprove, or another --permission-mode",
+                shell_quote(first)
+            ),
+            Advice::Environment { file } => format!(
+                "allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS={}){}, or choose another TEAAGENT_PERMISSION_MODE",
+                shell_quote(first),
+                file.as_ref().map(|f| format!(" or `grants` in {}", f.display())).unwrap_or_default()
+            ),
+            Advice::Code => format!(
+                "allow them in the server's code with `Policy::grant` (e.g. `.grant({first:?})`) or another `Policy::new(mode)`, or let the server take its policy from the environment (`Server::policy_from_environment`)"
+            ),
+        };
+        Some(format!("tools that {verb} in {mode} mode: {}; {how}", list.join(", ")))
     }
 
     /// The mode.
@@ -415,7 +533,7 @@ impl Policy {
                         shown(spelled),
                         shown(leads)
                     ),
-                    details: how_to_allow(call),
+                    details: how_to_allow(call, &self.advice),
                 });
             }
             return Ok(allow(format!("preapproved payload {}", call.digest)));
@@ -429,7 +547,7 @@ impl Policy {
             }
             return Err(requirement);
         }
-        Ok(Decision::Deny { rule: requirement, details: how_to_allow(call) })
+        Ok(Decision::Deny { rule: requirement, details: how_to_allow(call, &self.advice) })
     }
 
     async fn ask_user(&self, call: &CallFacts<'_>, peer: Option<&Peer>, requirement: String) -> Decision {
@@ -445,9 +563,10 @@ impl Policy {
                 self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
                 allow("approved by the user for this session")
             }
-            Answer::Deny(why) => {
-                Decision::Deny { rule: format!("{requirement}; {why}"), details: how_to_allow(call) }
-            }
+            Answer::Deny(why) => Decision::Deny {
+                rule: format!("{requirement}; {why}"),
+                details: how_to_allow(call, &self.advice),
+            },
         }
     }
 
@@ -556,33 +675,98 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-/// The exact flags that would allow this call.
-fn how_to_allow(call: &CallFacts<'_>) -> String {
+/// The exact settings that would allow this call, spelled for where the policy is configured
+/// (module docs): this exact call (its digest), calls with these role arguments (or every call
+/// of a tool without any), every such call (the least permissive mode that runs the tool).
+fn how_to_allow(call: &CallFacts<'_>, advice: &Advice) -> String {
     let name = call.tool.name();
-    let mut ways = vec![format!("--preapprove {} (this exact call)", call.digest)];
-    if call.roles.is_empty() {
-        ways.push(format!("{} (every call of the tool)", suggest(name, None)));
+    let rules: Vec<String> = if call.roles.is_empty() {
+        vec![suggest_rule(name, None)]
     } else {
-        let grants: Vec<String> =
-            call.roles.iter().map(|(arg, role, value)| suggest(name, Some((arg, *role, value)))).collect();
-        ways.push(format!("{} (calls with these arguments)", grants.join(" ")));
+        call.roles.iter().map(|(arg, role, value)| suggest_rule(name, Some((arg, *role, value)))).collect()
+    };
+    let which = if call.roles.is_empty() { "every call of the tool" } else { "calls with these arguments" };
+    let mode = PermissionMode::needed_for(call.tool);
+    let digest = call.digest;
+    match advice {
+        Advice::Flags => {
+            let grants: Vec<String> = rules.iter().map(|r| format!("--grant {}", shell_quote(r))).collect();
+            format!(
+                "allow it with --preapprove {digest} (this exact call), or {} ({which}), or --permission-mode {mode} if you trust every such call",
+                grants.join(" ")
+            )
+        }
+        Advice::Environment { file } => {
+            let in_file = file
+                .as_ref()
+                .map(|f| {
+                    let grants: Vec<String> = rules.iter().map(|r| toml_string(r)).collect();
+                    format!(
+                        "; or in {} with grants = [{}] or permission_mode = \"{mode}\"",
+                        f.display(),
+                        grants.join(", ")
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "allow it in the server's environment (the `env` of its entry in the MCP client's configuration) with TEAAGENT_PREAPPROVE={digest} (this exact call), or {} ({which}), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call{in_file}",
+                env_lines("TEAAGENT_GRANTS", &rules)
+            )
+        }
+        Advice::Code => {
+            let grants: String = rules.iter().map(|r| format!(".grant({r:?})?")).collect();
+            format!(
+                "allow it in the server's code, on the `Policy` given to `Server::policy`: `.preapprove(\"{digest}\")?` (this exact call), or `{grants}` ({which}), or `Policy::new(PermissionMode::{})` if you trust every such call; or let the server take its policy from the environment (`Server::policy_from_environment`)",
+                mode.rust_name()
+            )
+        }
     }
-    ways.push(format!(
-        "--permission-mode {} if you trust every such call",
-        PermissionMode::needed_for(call.tool)
-    ));
-    format!("allow it with {}", ways.join(", or "))
+}
+
+/// `NAME='value'` for a POSIX shell; several lines as `NAME=$'a\nb'` (bash, zsh, ksh).
+fn env_lines(name: &str, lines: &[String]) -> String {
+    if let [one] = lines {
+        return format!("{name}={}", shell_quote(one));
+    }
+    let escaped: Vec<String> = lines.iter().map(|l| l.replace('\\', "\\\\").replace('\'', "\\'")).collect();
+    format!("{name}=$'{}'", escaped.join("\\n"))
+}
+
+/// A TOML basic string: `"…"` with `\`, `"` and control characters escaped.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 impl PermissionMode {
     /// The least permissive mode that runs `tool` without an approval.
-    fn needed_for(tool: &ToolDef) -> &'static str {
+    fn needed_for(tool: &ToolDef) -> PermissionMode {
         Self::ALL
             .into_iter()
             .filter(|m| *m != PermissionMode::Prompt)
             .find(|m| m.requirement(tool).is_none())
             .unwrap_or(PermissionMode::DangerFullAccess)
-            .as_str()
+    }
+
+    /// The variant's name in Rust (`WorkspaceWrite`), for advice about code.
+    fn rust_name(self) -> &'static str {
+        match self {
+            PermissionMode::ReadOnly => "ReadOnly",
+            PermissionMode::WorkspaceWrite => "WorkspaceWrite",
+            PermissionMode::Prompt => "Prompt",
+            PermissionMode::Allow => "Allow",
+            PermissionMode::DangerFullAccess => "DangerFullAccess",
+        }
     }
 }
 

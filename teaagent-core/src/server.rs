@@ -23,6 +23,33 @@
 //!     Server::new(registry).run_stdio()
 //! }
 //! ```
+//!
+//! # Its policy
+//!
+//! Unless the author fixes it in code with [`Server::policy`], a server served over stdio
+//! ([`Server::serve_stdio`], [`Server::run_stdio`]) takes its permission policy from the same
+//! places as the `teaagent` command ([`crate::config`]): `$TEAAGENT_HOME/config.toml`, the
+//! workspace's `.teaagent/config.toml` when it has a [`Server::workspace`] (tighten-only), and
+//! the `TEAAGENT_PERMISSION_MODE`, `TEAAGENT_GRANTS`, `TEAAGENT_DENY` and `TEAAGENT_PREAPPROVE`
+//! variables, which an MCP client sets in the `env` of the server's entry:
+//!
+//! ```json
+//! { "command": "/path/to/notes-server", "env": { "TEAAGENT_GRANTS": "delete_note" } }
+//! ```
+//!
+//! Without any of them the mode is `workspace-write`: read-only and non-destructive tools run,
+//! destructive and `high`/`critical` ones are refused with `-32001`, whose `details` name the
+//! variable (or the file's key) that would allow the call. At startup one line on stderr lists
+//! the tools that will need an approval. Why this default: an MCP server is started by a
+//! client, not from a shell, and the person who decides what it may do is the one who writes the
+//! client's configuration; a library binary owns its command line, so the environment (and the
+//! user's file) is the one channel that reaches every server the same way. The policy is still
+//! the author's to fix: `.policy(Policy::new(PermissionMode::WorkspaceWrite))` (or any
+//! [`Policy`]) makes the server ignore the environment and the files.
+//!
+//! [`Server::serve`] and [`Server::call_once`] (in-process tests, other transports) do not read
+//! the environment unless asked with [`Server::policy_from_environment`]: a test that passes
+//! because of the developer's own `~/.teaagent/config.toml` would be a surprise.
 
 use std::io;
 use std::process::ExitCode;
@@ -32,10 +59,11 @@ use futures_util::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{ConfigError, Settings, Sources};
 use crate::error::Error;
 use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
-use crate::policy::Policy;
+use crate::policy::{Advice, Policy};
 use crate::registry::Registry;
 use crate::workspace::Workspace;
 use crate::workspace::lock::{LockRegistry, WorkspaceLock};
@@ -72,7 +100,19 @@ pub struct Server {
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
+    policy_from: PolicyFrom,
     info: Implementation,
+}
+
+/// Where a server's policy comes from (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PolicyFrom {
+    /// Nothing said: the environment over stdio, [`Policy::default`] elsewhere.
+    Unset,
+    /// [`Server::policy`].
+    Code,
+    /// [`Server::policy_from_environment`].
+    Environment,
 }
 
 impl Server {
@@ -86,6 +126,7 @@ impl Server {
             workspace: None,
             lock: None,
             policy: Policy::default(),
+            policy_from: PolicyFrom::Unset,
             info: Implementation {
                 name: "teaagent".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -130,9 +171,31 @@ impl Server {
         self
     }
 
-    /// Sets the permission policy (default: `workspace-write`, no approvals, no audit log).
+    /// Fixes the permission policy in code: the server then ignores the `TEAAGENT_*` variables
+    /// and the configuration files (module docs), and denials advise the [`Policy`] call that
+    /// would allow the call ([`Advice::Code`], unless the policy says otherwise).
+    ///
+    /// ```no_run
+    /// use teaagent_core::{PermissionMode, Policy, Registry, Server};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::builder().registered().build()?;
+    /// let policy = Policy::new(PermissionMode::WorkspaceWrite).grant("delete_note")?;
+    /// Server::new(registry).policy(policy).run_stdio();
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self.policy_from = PolicyFrom::Code;
+        self
+    }
+
+    /// Takes the policy from the environment and the configuration files ([`crate::config`])
+    /// however the server is served: what [`Server::serve_stdio`] does by default, here also for
+    /// [`Server::serve`] and [`Server::call_once`]. Replaces an earlier [`Server::policy`].
+    pub fn policy_from_environment(mut self) -> Self {
+        self.policy_from = PolicyFrom::Environment;
         self
     }
 
@@ -180,11 +243,53 @@ impl Server {
         }
     }
 
+    /// Resolves where the policy comes from (module docs): with `stdio`, an unset policy is
+    /// taken from the environment. A configuration that cannot be used is an
+    /// [`io::ErrorKind::InvalidInput`] error whose inner error is the [`ConfigError`].
+    fn resolve_policy(&mut self, stdio: bool) -> io::Result<()> {
+        let from_environment = match self.policy_from {
+            PolicyFrom::Environment => true,
+            PolicyFrom::Unset => stdio,
+            PolicyFrom::Code => false,
+        };
+        if !from_environment {
+            return Ok(());
+        }
+        let sources = Sources { workspace: self.workspace.as_ref(), ..Sources::environment() };
+        let settings = Settings::load(&sources, &self.registry).map_err(config_error)?;
+        for warning in &settings.warnings {
+            tracing::warn!("{}", crate::visible::escape(warning));
+        }
+        let rules = settings.policy().map_err(|e| {
+            config_error(ConfigError::Environment { var: crate::config::ENV_GRANTS, why: e.to_string() })
+        })?;
+        self.policy = rules.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
+        self.config = settings.server_config(std::mem::take(&mut self.config));
+        self.policy_from = PolicyFrom::Code;
+        Ok(())
+    }
+
+    /// Everything done before the first message is read: the policy's source, the startup lines
+    /// (no tools; which tools will need an approval, see [`Policy::approvals_needed`]), the deny
+    /// rules' hidden paths.
+    fn prepare(&mut self, stdio: bool) -> io::Result<()> {
+        self.warn_if_no_tools();
+        self.resolve_policy(stdio)?;
+        if let Some(line) = self.policy.approvals_needed(&self.registry) {
+            tracing::info!("{line}");
+        }
+        self.hide_denied_paths();
+        Ok(())
+    }
+
     /// Serves stdin/stdout until stdin ends or SIGINT/SIGTERM arrives, then drains in-flight
     /// calls for [`ServerConfig::shutdown_grace`] and returns.
-    pub async fn serve_stdio(self) -> io::Result<()> {
-        self.warn_if_no_tools();
-        self.hide_denied_paths();
+    ///
+    /// Unless [`Server::policy`] fixed it, the policy comes from the environment and the
+    /// configuration files (module docs); one that cannot be used is an error of kind
+    /// [`io::ErrorKind::InvalidInput`] wrapping the [`ConfigError`], before anything is read.
+    pub async fn serve_stdio(mut self) -> io::Result<()> {
+        self.prepare(true)?;
         let (input, output, _restore) = transport::stdio()?;
         let shutdown = CancellationToken::new();
         let signals = tokio::spawn(on_signal(shutdown.clone()));
@@ -195,13 +300,12 @@ impl Server {
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
     /// `shutdown` is cancelled.
-    pub async fn serve<R, W>(self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
+    pub async fn serve<R, W>(mut self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        self.warn_if_no_tools();
-        self.hide_denied_paths();
+        self.prepare(false)?;
         let input = transport::Input::Async(Box::new(reader));
         let output = transport::Output::Async(Box::new(writer));
         main_loop::run(self, input, output, shutdown).await
@@ -210,11 +314,16 @@ impl Server {
     /// Makes one call through the whole pipeline — validation, confinement, policy, rate limit,
     /// workspace lock, audit — without a client (what `teaagent run` does). In `prompt` mode the
     /// question goes to the terminal. The workspace lock, if taken, is released afterwards.
+    ///
+    /// The policy is the one given to [`Server::policy`] (default: `workspace-write`), or the
+    /// environment's after [`Server::policy_from_environment`]; a configuration that cannot be
+    /// used is an [`Error::Internal`].
     pub async fn call_once(
-        self,
+        mut self,
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<crate::CallToolResult, Error> {
+        self.resolve_policy(false).map_err(|e| Error::Internal { details: e.to_string() })?;
         self.hide_denied_paths();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // Notifications (progress, logs) have no client to go to.
@@ -235,7 +344,9 @@ impl Server {
     }
 
     /// Everything a `main` needs: logs to stderr ([`crate::logging::init`] at `info`), a runtime,
-    /// [`Server::serve_stdio`]. Exit code 0 after a clean shutdown.
+    /// [`Server::serve_stdio`]. Exit code 0 after a clean shutdown; 2 when the configuration
+    /// (a file or a `TEAAGENT_*` variable, see [`crate::config`]) cannot be used, with the
+    /// variable or the file and key on stderr; 1 on any other error.
     ///
     /// The runtime is single-threaded on purpose: a request is read, run and answered on one
     /// thread with no cross-thread wake-ups, which is what keeps a call's latency near that of a
@@ -303,12 +414,25 @@ impl Server {
         runtime.shutdown_timeout(std::time::Duration::from_millis(100));
         match result {
             Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.get_ref().is_some_and(|inner| inner.is::<ConfigError>()) => {
+                tracing::error!("cannot start: {}", crate::visible::escape(&e.to_string()));
+                let usage = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<ConfigError>())
+                    .is_some_and(ConfigError::is_usage);
+                if usage { ExitCode::from(2) } else { ExitCode::FAILURE }
+            }
             Err(e) => {
                 tracing::error!(error = %e, "the server stopped with an error");
                 ExitCode::FAILURE
             }
         }
     }
+}
+
+/// A configuration error as the `io::Error` the serve methods return.
+fn config_error(e: ConfigError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
 }
 
 /// Cancels `shutdown` on SIGINT or SIGTERM.

@@ -352,14 +352,19 @@ fn is_plain(command: &str) -> bool {
     })
 }
 
-/// A grant that would allow exactly this value, quoted for a shell: `'tool:arg=value'`.
-pub fn suggest(tool: &str, arg: Option<(&str, ParamRole, &str)>) -> String {
-    let rule = match arg {
+/// The grant that would allow exactly this value, as a rule: `tool:arg=value` (a path's glob
+/// characters escaped), or `tool` for every call of the tool.
+pub fn suggest_rule(tool: &str, arg: Option<(&str, ParamRole, &str)>) -> String {
+    match arg {
         None => tool.to_owned(),
         Some((name, ParamRole::Path, value)) => format!("{tool}:{name}={}", escape_glob(value)),
         Some((name, ParamRole::Command, value)) => format!("{tool}:{name}={}", value.trim()),
-    };
-    format!("--grant {}", shell_quote(&rule))
+    }
+}
+
+/// [`suggest_rule`] as the `teaagent` command's flag, quoted for a shell: `--grant 'tool:arg=value'`.
+pub fn suggest(tool: &str, arg: Option<(&str, ParamRole, &str)>) -> String {
+    format!("--grant {}", shell_quote(&suggest_rule(tool, arg)))
 }
 
 /// Escapes glob metacharacters so a path grant matches this path only.

@@ -7,7 +7,12 @@
 //! - `tokio-current-thread-run-stdio`: the same in `#[tokio::main(flavor = "current_thread")]`;
 //! - `tokio-serve-stdio`: `serve_stdio().await` inside `#[tokio::main]` (the form that works);
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
-//! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
+//! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`;
+//! - `code-policy`: the policy fixed in code (`.policy(Policy::new(WorkspaceWrite))`), which
+//!   ignores the `TEAAGENT_*` variables and the configuration files (`tests/library_policy.rs`).
+//!
+//! `delete_note` is the destructive tool of `tests/library_policy.rs`: refused in the default
+//! mode unless the environment or the user's configuration allows it.
 //!
 //! The `plan` tool takes nested arguments (an `Option<Enum>`, a nested object with an optional
 //! enum inside, a `Bounded`) and `halve` a parameter whose decoding checks more than its schema
@@ -20,7 +25,9 @@ use std::process::ExitCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use teaagent_core::{Bounded, CallToolResult, Handler, Json, Registry, Server, ToolDef, tool};
+use teaagent_core::{
+    Bounded, CallToolResult, Handler, Json, PermissionMode, Policy, Registry, Server, ToolDef, tool,
+};
 
 /// Echo the text back unchanged.
 #[tool(read_only, idempotent, rate_limit(max_calls = 3, window_secs = 60))]
@@ -153,6 +160,15 @@ fn halve(
     (n.0 / 2).to_string()
 }
 
+/// Delete a note for good (destructive: needs an approval in the default mode).
+#[tool(destructive)]
+async fn delete_note(
+    /// The note's title.
+    title: String,
+) -> String {
+    format!("deleted {title}")
+}
+
 fn registry() -> Registry {
     Registry::builder().registered().build().expect("valid tools")
 }
@@ -192,6 +208,9 @@ fn main() -> ExitCode {
                 .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
                 .build();
             Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
+        }
+        "code-policy" => {
+            Server::new(registry()).policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio()
         }
         _ => Server::new(registry()).run_stdio(),
     }

@@ -1,0 +1,841 @@
+//! Where a server's policy comes from: the same places for the `teaagent` command and for every
+//! server built on this crate.
+//!
+//! In the order they are applied (a later source wins over an earlier one):
+//!
+//! 1. `$TEAAGENT_HOME/config.toml`, the user's file (default `~/.teaagent/config.toml`; the
+//!    `teaagent` command's `--config FILE` names another one);
+//! 2. `<root>/.teaagent/config.toml`, the workspace's file, when the server has a workspace: it
+//!    comes with whatever repository was cloned, so it may only **tighten** what the user set (a
+//!    stricter mode, fewer grants, more deny rules, lower rate limits, shorter timeouts); anything
+//!    that would loosen is ignored with a warning that says so;
+//! 3. the environment variables below, which an MCP client sets in the `env` of the server's
+//!    entry in its configuration;
+//! 4. the `teaagent` command's flags (`--permission-mode`, `--grant`, `--preapprove`).
+//!
+//! The environment and the flags are the user's own choice, like the user's file: they win over
+//! the files, and the workspace's file cannot take back what they allow.
+//!
+//! # Environment variables
+//!
+//! | variable | what | like |
+//! |---|---|---|
+//! | `TEAAGENT_PERMISSION_MODE` | one of the five modes | `--permission-mode`, `permission_mode` |
+//! | `TEAAGENT_GRANTS` | grants, **one per line** | `--grant`, `grants` |
+//! | `TEAAGENT_DENY` | deny rules, one per line | `deny` |
+//! | `TEAAGENT_PREAPPROVE` | `sha256:` digests, separated by lines, spaces or commas | `--preapprove` |
+//!
+//! Grants and deny rules are separated by line breaks because a rule may itself contain `;`
+//! (`delete_note;uses=3`), `,` (a glob's `{a,b}`) and spaces (`shell_exec:command=cargo test`),
+//! but never a line break (a command with one is compound, which no grant covers). Blank lines
+//! and the spaces around each line are ignored. In a client's JSON configuration:
+//!
+//! ```json
+//! "env": { "TEAAGENT_GRANTS": "delete_note\nedit_file:path=src/**", "TEAAGENT_PERMISSION_MODE": "workspace-write" }
+//! ```
+//!
+//! and in a shell: `TEAAGENT_GRANTS=$'delete_note\nedit_file:path=src/**' my-server`. A value
+//! that is not valid (an unknown mode, a rule that does not parse, text that is not UTF-8) is a
+//! [`ConfigError`] naming the variable, like a bad value in a file.
+//!
+//! # Reading the files
+//!
+//! Every file is read with [`crate::home`]'s rules: opened without blocking, a regular file, at
+//! most [`MAX_CONFIG_BYTES`]. The user's file is reached through the home directory's handle (a
+//! link there is refused); a `--config FILE` the user named may be a link. The workspace's file
+//! is read **through the workspace** ([`Workspace::resolve`] and
+//! [`crate::workspace::Resolved::open_read`]): a `.teaagent/config.toml` that is a link out of
+//! the root, a FIFO or a device is refused before a byte is read, so nothing outside the root is
+//! ever read on the workspace's behalf.
+//!
+//! # Errors
+//!
+//! Every problem with a file — unreadable, not TOML, an unknown key, a value of the wrong type or
+//! out of its range — is a [`ConfigError`]: it names the file and the key, says what is allowed,
+//! and stops the server before anything is served (the `teaagent` command and
+//! [`Server::run_stdio`](crate::Server::run_stdio) exit with 2, a usage error). That includes the
+//! workspace's file: a broken one is fatal rather than ignored, because ignoring it would silently
+//! drop the deny rules and limits its owner relies on (fail closed). A parse error says line and
+//! column, never quotes the source line (it could be a megabyte of a repository's bytes). Errors
+//! and warnings carry raw text; whoever prints them shows them escaped ([`crate::visible`]), so
+//! bytes from a file never reach the terminal raw. (A home directory that cannot be used is the
+//! environment's problem, not a usage error: exit 1.)
+//!
+//! # Ranges
+//!
+//! | key | allowed |
+//! |---|---|
+//! | `tools.NAME.rate_limit.max_calls` | a whole number from 1 to 1,000,000 |
+//! | `tools.NAME.rate_limit.window_secs` | a number of seconds from 0.001 (1 ms) to 2,592,000 (30 days) |
+//! | `tools.NAME.timeout_secs` | a whole number of seconds from 1 to 86,400 (1 day) |
+//! | `permission_mode` | one of the five modes |
+//! | `grants`, `deny` | rules as `--grant` takes them ([`crate::policy::grant`]) |
+//! | `mcp_servers.NAME.command`, `args`, `env` | strings (used by the `teaagent` command only) |
+//!
+//! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
+//! be no limit at all, and 30 days, 1 day and a million calls are far beyond any real use while
+//! far inside what `Duration` and the rate limiter can hold (`1e300` seconds made startup panic).
+//!
+//! # One file, many servers
+//!
+//! The user's file is shared by the `teaagent` command and every server built on this crate
+//! that takes its policy from the environment, so a grant or a mode there applies to all of
+//! them (a grant names its tool, so `grants = ["delete_note"]` only matters where there is a
+//! `delete_note`). A `[tools.NAME]` section for a tool a server does not have is therefore
+//! ignored with a warning by such servers ([`Sources::strict_tool_names`] off); the `teaagent`
+//! command, which knows its tools, refuses it (a typo there would otherwise go unnoticed).
+//!
+//! # Example
+//!
+//! What [`Server::serve_stdio`](crate::Server::serve_stdio) does when the author did not fix the
+//! policy in code, by hand:
+//!
+//! ```no_run
+//! use teaagent_core::config::{Settings, Sources};
+//! use teaagent_core::policy::Advice;
+//! use teaagent_core::Registry;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Registry::builder().registered().build()?;
+//! let settings = Settings::load(&Sources::environment(), &registry)?;
+//! for warning in &settings.warnings {
+//!     eprintln!("warning: {warning}");
+//! }
+//! let policy = settings.policy()?.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
+//! # let _ = policy;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
+use crate::policy::grant::{Grant, GrantError};
+use crate::policy::{PermissionMode, Policy};
+use crate::server::{ServerConfig, ToolOverride};
+use crate::tool::RateLimit;
+use crate::visible;
+use crate::workspace::PathError;
+use crate::{Registry, Workspace};
+
+/// The user's configuration file's name in the home.
+pub const USER_FILE: &str = "config.toml";
+/// The workspace's configuration file, relative to the root.
+pub const WORKSPACE_FILE: &str = ".teaagent/config.toml";
+
+/// The permission mode (module docs).
+pub const ENV_PERMISSION_MODE: &str = "TEAAGENT_PERMISSION_MODE";
+/// Grants, one per line (module docs).
+pub const ENV_GRANTS: &str = "TEAAGENT_GRANTS";
+/// Deny rules, one per line (module docs).
+pub const ENV_DENY: &str = "TEAAGENT_DENY";
+/// Preapproved payload digests (module docs).
+pub const ENV_PREAPPROVE: &str = "TEAAGENT_PREAPPROVE";
+
+/// One configuration file as written. Numbers are kept as TOML values and range-checked by
+/// [`Bounds::check`], so that a wrong one is reported with its key and its range.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    permission_mode: Option<PermissionMode>,
+    grants: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+    #[serde(default)]
+    tools: BTreeMap<String, ToolConfig>,
+    /// External MCP servers (`[mcp_servers.NAME]`), for the `teaagent` command.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServer>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolConfig {
+    rate_limit: Option<RateLimitConfig>,
+    timeout_secs: Option<toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateLimitConfig {
+    max_calls: toml::Value,
+    window_secs: toml::Value,
+}
+
+/// An external MCP server (`[mcp_servers.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServer {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// The allowed range of a numeric configuration value.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    min: f64,
+    max: f64,
+    /// Only whole numbers.
+    whole: bool,
+    /// What the range says in a message.
+    text: &'static str,
+}
+
+const MAX_CALLS: Bounds =
+    Bounds { min: 1.0, max: 1_000_000.0, whole: true, text: "a whole number from 1 to 1000000" };
+const WINDOW_SECS: Bounds = Bounds {
+    min: 0.001,
+    max: 2_592_000.0,
+    whole: false,
+    text: "a number of seconds from 0.001 to 2592000 (30 days)",
+};
+const TIMEOUT_SECS: Bounds = Bounds {
+    min: 1.0,
+    max: 86_400.0,
+    whole: true,
+    text: "a whole number of seconds from 1 to 86400 (1 day)",
+};
+
+impl Bounds {
+    /// `value` as a number within the bounds, or an error naming `key` in `file`.
+    fn check(self, value: &toml::Value, key: &str, file: &Path) -> Result<f64, ConfigError> {
+        let number = match value {
+            toml::Value::Integer(i) => Some(*i as f64),
+            toml::Value::Float(f) if !self.whole => Some(*f),
+            _ => None,
+        };
+        match number {
+            Some(n) if n.is_finite() && n >= self.min && n <= self.max => Ok(n),
+            _ => Err(ConfigError::OutOfRange {
+                file: file.to_path_buf(),
+                key: key.to_owned(),
+                value: shown_value(value),
+                allowed: self.text,
+            }),
+        }
+    }
+}
+
+/// A TOML value as a message shows it.
+fn shown_value(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => format!("{f:?}"),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => format!("\"{s}\""),
+        toml::Value::Datetime(d) => format!("{d:?}"),
+        toml::Value::Array(_) => "an array".to_owned(),
+        toml::Value::Table(_) => "a table".to_owned(),
+    }
+}
+
+/// A configuration that cannot be used: the server does not start.
+///
+/// Its text is raw (it may quote a file's bytes): print it through [`visible::escape`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The home directory cannot be used.
+    #[error("{0}")]
+    Home(#[from] HomeError),
+    /// The file cannot be read (safely).
+    #[error("{}: cannot use this configuration file: {why}", file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// Not TOML, an unknown key, or a value of the wrong type.
+    #[error("{}: {why}", file.display())]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong, with line and column.
+        why: String,
+    },
+    /// A value out of its range.
+    #[error("{}: `{key}` = {value} is out of range: allowed is {allowed}", file.display())]
+    OutOfRange {
+        /// The file.
+        file: PathBuf,
+        /// The key (`tools.NAME.timeout_secs`).
+        key: String,
+        /// The value as written.
+        value: String,
+        /// The range.
+        allowed: &'static str,
+    },
+    /// A grant or deny rule that does not parse.
+    #[error("{}: `{key}`: {why}", file.display())]
+    BadRule {
+        /// The file.
+        file: PathBuf,
+        /// The key and index (`grants[2]`).
+        key: String,
+        /// Why.
+        why: String,
+    },
+    /// `tools.NAME` for a tool that does not exist.
+    #[error("{}: `tools.{name}`: no such tool (known: {known})", file.display())]
+    UnknownTool {
+        /// The file.
+        file: PathBuf,
+        /// The name.
+        name: String,
+        /// The tools there are.
+        known: String,
+    },
+    /// An environment variable with a value that cannot be used.
+    #[error("environment variable {var}: {why}")]
+    Environment {
+        /// The variable.
+        var: &'static str,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
+}
+
+impl ConfigError {
+    /// Whether it is a usage error (exit 2): everything but an unusable home directory (which
+    /// is the environment's problem, not the command line's: exit 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, ConfigError::Home(_))
+    }
+}
+
+/// Where the user's configuration is: a file the user named, or `config.toml` in the home.
+#[derive(Debug)]
+pub enum UserFile {
+    /// A file the user named (it must exist; links are followed).
+    Named(PathBuf),
+    /// The home's `config.toml` (may be missing; never a link).
+    InHome(Home),
+    /// The home directory does not exist, so neither does its file (nothing is created).
+    NoHome(PathBuf),
+}
+
+impl UserFile {
+    /// `named`, else the home's file (the home is created if missing, as for the `teaagent`
+    /// command, which keeps its state there).
+    pub fn locate(named: Option<&Path>) -> Result<Self, ConfigError> {
+        match named {
+            Some(path) => Ok(UserFile::Named(path.to_path_buf())),
+            None => Ok(UserFile::InHome(Home::open()?)),
+        }
+    }
+
+    /// The home's file, without creating the home when it does not exist (for servers that
+    /// keep nothing there).
+    pub fn locate_existing() -> Result<Self, ConfigError> {
+        let dir = crate::home::dir()?;
+        if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            return Ok(UserFile::NoHome(dir.join(USER_FILE)));
+        }
+        Ok(UserFile::InHome(Home::open()?))
+    }
+
+    /// Its path, for messages.
+    pub fn path(&self) -> PathBuf {
+        match self {
+            UserFile::Named(path) | UserFile::NoHome(path) => path.clone(),
+            UserFile::InHome(home) => home.file(USER_FILE),
+        }
+    }
+
+    /// Reads and parses it; a missing home file is `Ok(None)`, a missing named file an error.
+    pub fn read(&self) -> Result<Option<ConfigFile>, ConfigError> {
+        let path = self.path();
+        let unreadable = |e: OwnFileError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
+        let bytes = match self {
+            UserFile::NoHome(_) => return Ok(None),
+            UserFile::Named(named) => match crate::home::read_path(named, MAX_CONFIG_BYTES) {
+                Ok(Some(bytes)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    if std::fs::metadata(named).is_ok_and(|m| m.mode() & 0o022 != 0) {
+                        tracing::warn!(
+                            "{} is writable by others: they could change your configuration; run `chmod 600` on it",
+                            visible::escape(&path.display().to_string())
+                        );
+                    }
+                    bytes
+                }
+                Ok(None) => {
+                    return Err(ConfigError::Unreadable { file: path, why: "no such file".to_owned() });
+                }
+                Err(e) => return Err(unreadable(e)),
+            },
+            UserFile::InHome(home) => {
+                if let Some(loose) = home.loose_permissions(USER_FILE) {
+                    tracing::warn!(
+                        "{} is {loose}: others could change your configuration; run `chmod 600` on it",
+                        visible::escape(&path.display().to_string())
+                    );
+                }
+                match home.read(USER_FILE, MAX_CONFIG_BYTES).map_err(unreadable)? {
+                    Some(bytes) => bytes,
+                    None => return Ok(None),
+                }
+            }
+        };
+        parse(&bytes, &path).map(Some)
+    }
+}
+
+/// The workspace's configuration file, read through the workspace (see the module docs);
+/// `Ok(None)` when there is none.
+fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>, ConfigError> {
+    let path = workspace.root().join(WORKSPACE_FILE);
+    let refused = |e: PathError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
+    let resolved = match workspace.resolve(WORKSPACE_FILE) {
+        Ok(resolved) => resolved,
+        Err(PathError::NotFound) => return Ok(None),
+        Err(e) => return Err(refused(e)),
+    };
+    let file = match resolved.open_read() {
+        Ok(file) => file,
+        Err(PathError::NotFound) => return Ok(None),
+        Err(e) => return Err(refused(e)),
+    };
+    let bytes = crate::home::read_regular(file, &path, MAX_CONFIG_BYTES)
+        .map_err(|e| ConfigError::Unreadable { file: path.clone(), why: e.to_string() })?;
+    parse(&bytes, &path).map(Some)
+}
+
+fn parse(bytes: &[u8], path: &Path) -> Result<ConfigFile, ConfigError> {
+    let invalid = |why: String| ConfigError::Invalid { file: path.to_path_buf(), why };
+    let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
+    toml::from_str(text).map_err(|e| invalid(located(text, &e)))
+}
+
+/// A TOML error as `line L, column C: message` — without the quoted source line the parser's
+/// own report carries, which could be a megabyte of the workspace's bytes.
+fn located(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// What the user chose outside the files: the environment variables or the command's flags.
+/// Every rule and digest in it has been checked.
+#[derive(Debug, Clone, Default)]
+pub struct Choices {
+    /// The mode, if chosen.
+    pub permission_mode: Option<PermissionMode>,
+    /// Grants.
+    pub grants: Vec<String>,
+    /// Deny rules.
+    pub deny: Vec<String>,
+    /// Preapproved digests (`sha256:<hex>`, lower case).
+    pub preapprove: Vec<String>,
+}
+
+impl Choices {
+    /// The `TEAAGENT_*` variables of this process (module docs); unset or empty ones choose
+    /// nothing.
+    pub fn from_environment() -> Result<Self, ConfigError> {
+        Self::from_variables(|name| std::env::var_os(name))
+    }
+
+    /// The variables as `get` gives them (for tests and for servers that read them elsewhere).
+    pub fn from_variables<S: AsRef<OsStr>>(get: impl Fn(&str) -> Option<S>) -> Result<Self, ConfigError> {
+        let text = |var: &'static str| -> Result<String, ConfigError> {
+            match get(var) {
+                None => Ok(String::new()),
+                Some(value) => value.as_ref().to_str().map(str::to_owned).ok_or_else(|| {
+                    ConfigError::Environment { var, why: "the value is not UTF-8 text".into() }
+                }),
+            }
+        };
+        let mut choices = Choices::default();
+        let mode = text(ENV_PERMISSION_MODE)?;
+        if !mode.trim().is_empty() {
+            choices.permission_mode = Some(
+                mode.trim()
+                    .parse()
+                    .map_err(|why: String| ConfigError::Environment { var: ENV_PERMISSION_MODE, why })?,
+            );
+        }
+        let rules = |var: &'static str| -> Result<Vec<String>, ConfigError> {
+            let value = text(var)?;
+            let lines: Vec<String> =
+                value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+            for line in &lines {
+                Grant::parse(line).map_err(|e: GrantError| ConfigError::Environment {
+                    var,
+                    why: format!("{e} (one rule per line)"),
+                })?;
+            }
+            Ok(lines)
+        };
+        choices.grants = rules(ENV_GRANTS)?;
+        choices.deny = rules(ENV_DENY)?;
+        for digest in text(ENV_PREAPPROVE)?.split(|c: char| c.is_whitespace() || c == ',') {
+            if digest.is_empty() {
+                continue;
+            }
+            let digest = digest.to_ascii_lowercase();
+            if !crate::policy::digest::is_digest(&digest) {
+                return Err(ConfigError::Environment {
+                    var: ENV_PREAPPROVE,
+                    why: format!(
+                        "`{digest}` is not a digest: expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)"
+                    ),
+                });
+            }
+            choices.preapprove.push(digest);
+        }
+        Ok(choices)
+    }
+
+    /// Adds `later` (which wins): its mode replaces this one's, its rules and digests are added.
+    pub fn then(mut self, later: Choices) -> Self {
+        if later.permission_mode.is_some() {
+            self.permission_mode = later.permission_mode;
+        }
+        self.grants.extend(later.grants);
+        self.deny.extend(later.deny);
+        self.preapprove.extend(later.preapprove);
+        self
+    }
+}
+
+/// Which sources [`Settings::load`] reads.
+#[derive(Debug, Default)]
+pub struct Sources<'a> {
+    /// The user's file, if not the home's `config.toml` (`--config FILE`).
+    pub user_file: Option<&'a Path>,
+    /// Whether to create the home directory when it is missing (the `teaagent` command keeps
+    /// its state there); otherwise a missing home means no user file.
+    pub create_home: bool,
+    /// The workspace whose `.teaagent/config.toml` may tighten the settings.
+    pub workspace: Option<&'a Workspace>,
+    /// Whether to read the `TEAAGENT_*` variables.
+    pub environment: bool,
+    /// Choices applied last (the command's flags).
+    pub flags: Choices,
+    /// Whether `[tools.NAME]` for a tool the registry does not have is an error (else a
+    /// warning; see "One file, many servers" in the module docs).
+    pub strict_tool_names: bool,
+}
+
+impl Sources<'_> {
+    /// What a server built on this crate reads by default: the user's file (the home is not
+    /// created) and the environment; add [`Sources::workspace`] for a server with one.
+    pub fn environment() -> Self {
+        Sources { environment: true, ..Sources::default() }
+    }
+}
+
+/// What the calls will run under.
+#[derive(Debug, Default)]
+pub struct Settings {
+    /// The mode.
+    pub mode: PermissionMode,
+    /// Grants, checked.
+    pub grants: Vec<String>,
+    /// Deny rules, checked.
+    pub denies: Vec<String>,
+    /// Preapproved digests, checked.
+    pub preapproved: Vec<String>,
+    /// Per-tool rate limits and timeouts.
+    pub overrides: HashMap<String, ToolOverride>,
+    /// External servers declared in the user's file.
+    pub servers: BTreeMap<String, McpServer>,
+    /// The user configuration file (whether or not it exists).
+    pub user_file: PathBuf,
+    /// What was ignored, for stderr (raw text: escape it).
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Reads the sources in order (module docs) for a server of `registry`.
+    pub fn load(sources: &Sources<'_>, registry: &Registry) -> Result<Settings, ConfigError> {
+        let user = match (sources.user_file, sources.create_home) {
+            (Some(path), _) => UserFile::Named(path.to_path_buf()),
+            (None, true) => UserFile::locate(None)?,
+            (None, false) => UserFile::locate_existing()?,
+        };
+        let user_path = user.path();
+        let mut settings = Settings { user_file: user_path.clone(), ..Settings::default() };
+        let strict = sources.strict_tool_names;
+        if let Some(file) = user.read()? {
+            settings.apply_user(file, &user_path, registry, strict)?;
+        }
+        if let Some(ws) = sources.workspace
+            && let Some(file) = read_workspace(ws)?
+        {
+            settings.apply_workspace(file, &ws.root().join(WORKSPACE_FILE), registry, strict)?;
+        }
+        let mut chosen = Choices::default();
+        if sources.environment {
+            chosen = Choices::from_environment()?;
+        }
+        let chosen = chosen.then(sources.flags.clone());
+        if let Some(mode) = chosen.permission_mode {
+            settings.mode = mode;
+        }
+        settings.grants.extend(chosen.grants);
+        settings.denies.extend(chosen.deny);
+        settings.preapproved.extend(chosen.preapprove);
+        Ok(settings)
+    }
+
+    /// The policy these settings describe (no audit log, [`crate::policy::Advice::Code`]: set
+    /// the advice that fits the server with [`Policy::advice`]).
+    pub fn policy(&self) -> Result<Policy, GrantError> {
+        let mut policy = Policy::new(self.mode);
+        for grant in &self.grants {
+            policy = policy.grant(grant)?;
+        }
+        for deny in &self.denies {
+            policy = policy.deny(deny)?;
+        }
+        for digest in &self.preapproved {
+            policy = policy.preapprove(digest).map_err(|why| GrantError { text: digest.clone(), why })?;
+        }
+        Ok(policy)
+    }
+
+    /// `config` with the per-tool overrides added (they replace the author's for the same tool).
+    pub fn server_config(&self, mut config: ServerConfig) -> ServerConfig {
+        for (tool, o) in &self.overrides {
+            config = config.tool_override(tool.clone(), *o);
+        }
+        config
+    }
+
+    /// The override of `tools.NAME`, or `None` (with a warning) for an unknown tool when not
+    /// `strict`.
+    fn tool_override(
+        &mut self,
+        name: &str,
+        tool: &ToolConfig,
+        file: &Path,
+        registry: &Registry,
+        strict: bool,
+    ) -> Result<Option<ToolOverride>, ConfigError> {
+        if registry.get(name).is_none() {
+            let known: Vec<&str> = registry.iter().map(|t| t.name()).collect();
+            if strict {
+                return Err(ConfigError::UnknownTool {
+                    file: file.to_path_buf(),
+                    name: name.to_owned(),
+                    known: known.join(", "),
+                });
+            }
+            self.warnings.push(format!(
+                "{}: ignored `tools.{name}`: this server has no such tool (it has: {})",
+                file.display(),
+                known.join(", ")
+            ));
+            return Ok(None);
+        }
+        let key = |k: &str| format!("tools.{name}.{k}");
+        let rate_limit = match &tool.rate_limit {
+            None => None,
+            Some(r) => {
+                let max_calls = MAX_CALLS.check(&r.max_calls, &key("rate_limit.max_calls"), file)?;
+                let window = WINDOW_SECS.check(&r.window_secs, &key("rate_limit.window_secs"), file)?;
+                // Both are within their bounds, so neither conversion can fail or panic.
+                Some(RateLimit { max_calls: max_calls as u32, window: Duration::from_secs_f64(window) })
+            }
+        };
+        let timeout = match &tool.timeout_secs {
+            None => None,
+            Some(t) => Some(Duration::from_secs(TIMEOUT_SECS.check(t, &key("timeout_secs"), file)? as u64)),
+        };
+        Ok(Some(ToolOverride { rate_limit, timeout }))
+    }
+
+    fn apply_user(
+        &mut self,
+        file: ConfigFile,
+        path: &Path,
+        registry: &Registry,
+        strict: bool,
+    ) -> Result<(), ConfigError> {
+        if let Some(mode) = file.permission_mode {
+            self.mode = mode;
+        }
+        if let Some(grants) = file.grants {
+            check_rules(&grants, "grants", path)?;
+            self.grants = grants;
+        }
+        if let Some(deny) = file.deny {
+            check_rules(&deny, "deny", path)?;
+            self.denies = deny;
+        }
+        for (name, tool) in &file.tools {
+            if let Some(o) = self.tool_override(name, tool, path, registry, strict)? {
+                self.overrides.insert(name.clone(), o);
+            }
+        }
+        self.servers = file.mcp_servers;
+        Ok(())
+    }
+
+    fn apply_workspace(
+        &mut self,
+        file: ConfigFile,
+        path: &Path,
+        registry: &Registry,
+        strict: bool,
+    ) -> Result<(), ConfigError> {
+        // Warnings are raw text too: whoever prints them escapes them.
+        let shown = path.display();
+        if let Some(mode) = file.permission_mode {
+            if mode.permissiveness() <= self.mode.permissiveness() {
+                self.mode = mode;
+            } else {
+                self.warnings.push(format!(
+                    "{shown}: ignored `permission_mode = \"{mode}\"`: a workspace file may only tighten the mode (yours is `{}`)",
+                    self.mode
+                ));
+            }
+        }
+        if let Some(grants) = file.grants {
+            check_rules(&grants, "grants", path)?;
+            for grant in grants.iter().filter(|g| !self.grants.contains(g)) {
+                self.warnings.push(format!(
+                    "{shown}: ignored grant `{grant}`: a workspace file may only remove grants, not add them"
+                ));
+            }
+            self.grants.retain(|g| grants.contains(g));
+        }
+        if let Some(deny) = file.deny {
+            check_rules(&deny, "deny", path)?;
+            self.denies.extend(deny);
+        }
+        for (name, tool) in &file.tools {
+            let Some(wanted) = self.tool_override(name, tool, path, registry, strict)? else { continue };
+            let def = registry.get(name).map(|t| (t.rate_limit(), t.timeout()));
+            let entry = self.overrides.entry(name.clone()).or_default();
+            let mut ignored = Vec::new();
+            if let Some(limit) = wanted.rate_limit {
+                let current = entry.rate_limit.or(def.and_then(|d| d.0));
+                let tighter =
+                    current.is_none_or(|c| limit.max_calls <= c.max_calls && limit.window >= c.window);
+                if tighter {
+                    entry.rate_limit = Some(limit);
+                } else {
+                    ignored.push(format!(
+                        "{shown}: ignored `tools.{name}.rate_limit`: a workspace file may only lower limits"
+                    ));
+                }
+            }
+            if let Some(timeout) = wanted.timeout {
+                let current = entry.timeout.or(def.and_then(|d| d.1));
+                if current.is_none_or(|c| timeout <= c) {
+                    entry.timeout = Some(timeout);
+                } else {
+                    ignored.push(format!(
+                        "{shown}: ignored `tools.{name}.timeout_secs`: a workspace file may only shorten timeouts"
+                    ));
+                }
+            }
+            self.warnings.extend(ignored);
+        }
+        for name in file.mcp_servers.keys() {
+            self.warnings.push(format!(
+                "{shown}: ignored `mcp_servers.{name}`: only your own configuration ({}) may declare servers",
+                self.user_file.display()
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_rules(rules: &[String], key: &str, file: &Path) -> Result<(), ConfigError> {
+    for (i, rule) in rules.iter().enumerate() {
+        Grant::parse(rule).map_err(|e| ConfigError::BadRule {
+            file: file.to_path_buf(),
+            key: format!("{key}[{i}]"),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Result<Choices, ConfigError> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        Choices::from_variables(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn rules_are_one_per_line_and_may_hold_semicolons_and_spaces() {
+        let choices = vars(&[
+            (
+                ENV_GRANTS,
+                "delete_note;uses=3\n\n  shell_exec:command=cargo test*  \r\nedit_file:path={a,b}/**\n",
+            ),
+            (ENV_DENY, "*:path=secrets/**"),
+            (ENV_PERMISSION_MODE, " read-only "),
+            (ENV_PREAPPROVE, &format!("sha256:{0}, SHA256:{0}\nsha256:{0}", "a".repeat(64))),
+        ])
+        .expect("valid");
+        assert_eq!(
+            choices.grants,
+            ["delete_note;uses=3", "shell_exec:command=cargo test*", "edit_file:path={a,b}/**"]
+        );
+        assert_eq!(choices.deny, ["*:path=secrets/**"]);
+        assert_eq!(choices.permission_mode, Some(PermissionMode::ReadOnly));
+        assert_eq!(choices.preapprove.len(), 3);
+        assert!(choices.preapprove.iter().all(|d| d.starts_with("sha256:")));
+        let none = vars(&[(ENV_GRANTS, ""), (ENV_PERMISSION_MODE, "")]).expect("empty is unset");
+        assert!(none.grants.is_empty() && none.permission_mode.is_none());
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        for (var, value, says) in [
+            (ENV_PERMISSION_MODE, "yolo", "unknown permission mode `yolo`"),
+            (ENV_GRANTS, "ok\nx;uses=many", "`uses` must be a number"),
+            (ENV_DENY, "x:path", "write `TOOL:ARG=PATTERN`"),
+            (ENV_PREAPPROVE, "sha256:abc", "expected `sha256:` and 64 hex digits"),
+        ] {
+            let e = vars(&[(var, value)]).expect_err(value).to_string();
+            assert!(e.starts_with(&format!("environment variable {var}: ")), "{e}");
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn later_choices_win() {
+        let env = Choices {
+            permission_mode: Some(PermissionMode::ReadOnly),
+            grants: vec!["a".into()],
+            ..Choices::default()
+        };
+        let flags = Choices {
+            permission_mode: Some(PermissionMode::Allow),
+            grants: vec!["b".into()],
+            ..Choices::default()
+        };
+        let both = env.clone().then(flags);
+        assert_eq!(both.permission_mode, Some(PermissionMode::Allow));
+        assert_eq!(both.grants, ["a", "b"]);
+        assert_eq!(env.then(Choices::default()).permission_mode, Some(PermissionMode::ReadOnly));
+    }
+}

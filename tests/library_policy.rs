@@ -1,0 +1,267 @@
+//! The library's policy story (issue 11, item 1), against real binaries: the `author` test
+//! binary (a server built on teaagent-core the way the README shows, with a destructive
+//! `delete_note`) and the shipped `teaagent`.
+//!
+//! - by default a library server takes its policy from the `TEAAGENT_*` variables and
+//!   `$TEAAGENT_HOME/config.toml`; its refusals name those, never the command's `--grant`;
+//! - `TEAAGENT_GRANTS`, `TEAAGENT_PERMISSION_MODE` and the user's file's `grants` take effect;
+//!   a bad value stops it with exit 2 naming the variable or the file and key;
+//! - a policy fixed in code ignores them, and its refusals name the `Policy` call;
+//! - startup lists the tools that will need an approval (stderr), for the command too;
+//! - the command still names `--grant`, honours the variables, and its flags win over them.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use teaagent_tests::wire::WAIT;
+use teaagent_tests::{Bin, RawServer, Tree};
+
+/// The `author` binary in `mode` with `home` as `TEAAGENT_HOME`, no `TEAAGENT_*` policy
+/// variables and no `RUST_LOG` (the test sets what it needs).
+fn author(mode: &str, home: &Tree) -> Command {
+    let mut cmd = Command::new(Bin::Author.path());
+    cmd.env("AUTHOR_MODE", mode).env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+    for var in ["TEAAGENT_PERMISSION_MODE", "TEAAGENT_GRANTS", "TEAAGENT_DENY", "TEAAGENT_PREAPPROVE"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// `teaagent mcp serve` on `root`, like [`author`].
+fn teaagent_serve(home: &Tree, root: &std::path::Path) -> Command {
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"]).arg(root).env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+    for var in ["TEAAGENT_PERMISSION_MODE", "TEAAGENT_GRANTS", "TEAAGENT_DENY", "TEAAGENT_PREAPPROVE"] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// Calls `delete_note` on a started server: `Ok(text)` when it ran, `Err(error)` when refused.
+fn delete_note(server: &mut RawServer) -> Result<String, Value> {
+    let answer =
+        server.request("tools/call", json!({"name": "delete_note", "arguments": {"title": "groceries"}}));
+    match answer.get("error") {
+        Some(error) => Err(error.clone()),
+        None => Ok(answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()),
+    }
+}
+
+/// The server's stderr once `seen` holds for it, or as it is after [`WAIT`].
+fn stderr_once(server: &RawServer, seen: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let stderr = server.stderr();
+        if seen(&stderr) || Instant::now() > deadline {
+            return stderr;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The server's whole stderr after it exited cleanly.
+fn stderr_at_exit(mut server: RawServer) -> String {
+    server.close_stdin();
+    assert!(server.wait(WAIT).success(), "{}", server.stderr());
+    // The exit and a moment let the stderr reader catch up.
+    std::thread::sleep(Duration::from_millis(50));
+    server.stderr()
+}
+
+fn details(error: &Value) -> &str {
+    error["data"]["details"].as_str().unwrap_or_else(|| panic!("no details in {error}"))
+}
+
+#[test]
+fn by_default_a_destructive_tool_is_refused_with_advice_for_this_server() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let listed = |s: &str| s.contains("tools that need an approval in workspace-write mode");
+    let stderr = stderr_once(&server, listed);
+    let line = stderr.lines().find(|l| listed(l)).unwrap_or_else(|| panic!("no listing:\n{stderr}"));
+    assert!(line.contains("INFO") && line.contains("delete_note (destructive, tier high)"), "{line}");
+    assert!(line.contains("TEAAGENT_GRANTS='delete_note'") && line.contains("config.toml"), "{line}");
+    assert!(!line.contains("echo"), "read-only tools need no approval: {line}");
+    assert!(!line.contains("--grant"), "{line}");
+
+    let error = delete_note(&mut server).expect_err("refused by default");
+    assert_eq!(error["code"], -32001, "{error}");
+    let details = details(&error);
+    let file = home.base().join("config.toml");
+    for wanted in [
+        "TEAAGENT_GRANTS='delete_note' (every call of the tool)".to_owned(),
+        "TEAAGENT_PERMISSION_MODE=allow".to_owned(),
+        "TEAAGENT_PREAPPROVE=sha256:".to_owned(),
+        format!("in {} with grants = [\"delete_note\"]", file.display()),
+        "`env` of its entry in the MCP client's configuration".to_owned(),
+    ] {
+        assert!(details.contains(&wanted), "no {wanted:?} in {details}");
+    }
+    for flag in ["--grant", "--preapprove", "--permission-mode"] {
+        assert!(!details.contains(flag), "a flag this binary does not have: {details}");
+    }
+    // Read-only tools still run.
+    let echo = server.request("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}));
+    assert_eq!(echo["result"]["content"][0]["text"], "hi", "{echo}");
+    server.finish();
+}
+
+#[test]
+fn the_environment_grants_and_sets_the_mode() {
+    let home = Tree::new();
+    let mut granted = author("", &home);
+    // One rule per line; blank lines and spaces are ignored; a rule may hold `;`.
+    granted.env("TEAAGENT_GRANTS", "echo\n\n  delete_note;uses=5  \n");
+    let mut server = RawServer::start(granted);
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()));
+    let stderr = stderr_at_exit(server);
+    assert!(!stderr.contains("tools that need an approval"), "granted as a whole:\n{stderr}");
+
+    let mut read_only = author("", &home);
+    read_only.env("TEAAGENT_PERMISSION_MODE", "read-only");
+    let mut server = RawServer::start(read_only);
+    server.initialize("2025-06-18");
+    let error = delete_note(&mut server).expect_err("read-only refuses it");
+    assert_eq!(error["code"], -32001, "{error}");
+    assert!(error["data"]["rule"].as_str().is_some_and(|r| r.contains("read-only")), "{error}");
+    let stderr = stderr_once(&server, |s| s.contains("in read-only mode"));
+    assert!(stderr.contains("tools that need an approval in read-only mode: delete_note"), "{stderr}");
+    server.finish();
+
+    let mut allow = author("", &home);
+    allow.env("TEAAGENT_PERMISSION_MODE", "allow");
+    let mut server = RawServer::start(allow);
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()));
+    server.finish();
+}
+
+#[test]
+fn the_users_configuration_file_applies_and_the_environment_wins_over_it() {
+    let home = Tree::new();
+    home.write("config.toml", "grants = [\"delete_note\"]\n");
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()));
+    server.finish();
+
+    home.write("config.toml", "permission_mode = \"read-only\"\n");
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server).expect_err("read-only")["code"], -32001);
+    server.finish();
+
+    let mut chosen = author("", &home);
+    chosen.env("TEAAGENT_PERMISSION_MODE", "allow");
+    let mut server = RawServer::start(chosen);
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()), "the variable wins");
+    server.finish();
+
+    // The file is shared with `teaagent`: a section for one of its tools is not this server's
+    // business (a warning, not a refusal to start).
+    home.write("config.toml", "[tools.shell_exec]\ntimeout_secs = 5\n");
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let stderr = stderr_once(&server, |s| s.contains("ignored `tools.shell_exec`"));
+    assert!(stderr.contains("WARN") && stderr.contains("this server has no such tool"), "{stderr}");
+    server.finish();
+}
+
+#[test]
+fn an_unusable_variable_or_file_stops_the_server_with_exit_2() {
+    let home = Tree::new();
+    for (var, value, says) in [
+        ("TEAAGENT_PERMISSION_MODE", "yolo", "unknown permission mode `yolo`"),
+        ("TEAAGENT_GRANTS", "delete_note;uses=many", "`uses` must be a number"),
+        ("TEAAGENT_PREAPPROVE", "sha256:nope", "64 hex digits"),
+    ] {
+        let mut cmd = author("", &home);
+        cmd.env(var, value);
+        let out = cmd.stdin(Stdio::null()).output().expect("run the author binary");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {stderr}");
+        assert!(
+            stderr.contains(&format!("environment variable {var}: ")) && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "nothing is served");
+    }
+    home.write("config.toml", "[tools.delete_note]\ntimeout_secs = 0\n");
+    let out = author("", &home).stdin(Stdio::null()).output().expect("run the author binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml") && stderr.contains("`tools.delete_note.timeout_secs` = 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_policy_fixed_in_code_ignores_the_environment_and_advises_code() {
+    let home = Tree::new();
+    home.write("config.toml", "grants = [\"delete_note\"]\n");
+    let mut cmd = author("code-policy", &home);
+    cmd.env("TEAAGENT_GRANTS", "delete_note").env("TEAAGENT_PERMISSION_MODE", "allow");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let error = delete_note(&mut server).expect_err("the code's policy has no grant");
+    let details = details(&error);
+    assert!(details.contains(r#"`.grant("delete_note")?` (every call of the tool)"#), "{details}");
+    assert!(details.contains("Policy::new(PermissionMode::Allow)"), "{details}");
+    assert!(!details.contains("TEAAGENT_GRANTS") && !details.contains("--grant"), "{details}");
+    let stderr = stderr_once(&server, |s| s.contains("tools that need an approval"));
+    assert!(stderr.contains(r#"`.grant("delete_note")`"#), "{stderr}");
+    server.finish();
+}
+
+#[test]
+fn the_command_names_its_flags_and_honours_the_variables() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let root = tree.root();
+    std::fs::create_dir_all(&root).expect("root");
+    std::fs::write(root.join("old.log"), "x").expect("file");
+    let delete = json!({"name": "delete_path", "arguments": {"path": "old.log"}});
+
+    let mut server = RawServer::start(teaagent_serve(&home, &root));
+    server.initialize("2025-06-18");
+    let refused = server.request("tools/call", delete.clone());
+    let details = details(&refused["error"]);
+    assert!(details.contains("--grant 'delete_path:path=old.log'"), "{details}");
+    assert!(!details.contains("TEAAGENT_"), "{details}");
+    let listed = |s: &str| s.contains("tools that need an approval in workspace-write mode");
+    let stderr = stderr_once(&server, listed);
+    let line = stderr.lines().find(|l| listed(l)).unwrap_or_else(|| panic!("no listing:\n{stderr}"));
+    assert!(line.contains("delete_path (destructive, tier high)") && line.contains("--grant"), "{line}");
+    assert!(!line.contains("read_file"), "{line}");
+    server.finish();
+    assert!(root.join("old.log").exists());
+
+    let mut granted = teaagent_serve(&home, &root);
+    granted.env("TEAAGENT_GRANTS", "delete_path:path=*.log");
+    let mut server = RawServer::start(granted);
+    server.initialize("2025-06-18");
+    let ran = server.request("tools/call", delete.clone());
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    server.finish();
+    assert!(!root.join("old.log").exists());
+
+    // Flags win over the variables.
+    std::fs::write(root.join("old.log"), "x").expect("file");
+    let mut flagged = teaagent_serve(&home, &root);
+    flagged.env("TEAAGENT_PERMISSION_MODE", "read-only").args(["--permission-mode", "allow"]);
+    let mut server = RawServer::start(flagged);
+    server.initialize("2025-06-18");
+    let ran = server.request("tools/call", delete);
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    server.finish();
+
+    let mut bad = teaagent_serve(&home, &root);
+    bad.env("TEAAGENT_PERMISSION_MODE", "yolo");
+    let out = bad.stdin(Stdio::null()).output().expect("run teaagent");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("environment variable TEAAGENT_PERMISSION_MODE"));
+}
