@@ -172,6 +172,35 @@ fn the_users_configuration_file_applies_and_the_environment_wins_over_it() {
 }
 
 #[test]
+fn a_workspace_file_may_only_tighten_a_library_servers_policy() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let root = tree.root();
+    home.write("config.toml", "grants = [\"delete_note\"]\n");
+    tree.write("ws/.teaagent/config.toml", "permission_mode = \"allow\"\ngrants = [\"echo\"]\n");
+    let in_workspace = |home: &Tree| {
+        let mut cmd = author("workspace", home);
+        cmd.env("AUTHOR_ROOT", &root);
+        cmd
+    };
+    let mut server = RawServer::start(in_workspace(&home));
+    server.initialize("2025-06-18");
+    // The file's grant list has no `delete_note`: it takes the user's grant away, and adds none.
+    assert_eq!(delete_note(&mut server).expect_err("grant removed")["code"], -32001);
+    let stderr = stderr_once(&server, |s| s.contains("ignored grant `echo`"));
+    assert!(stderr.contains("may only tighten the mode"), "{stderr}");
+    assert!(stderr.contains("ignored grant `echo`: a workspace file may only remove grants"), "{stderr}");
+    server.finish();
+
+    // What the user sets in the server's environment, the workspace cannot take back.
+    let mut chosen = in_workspace(&home);
+    chosen.env("TEAAGENT_GRANTS", "delete_note");
+    let mut server = RawServer::start(chosen);
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()));
+    server.finish();
+}
+
+#[test]
 fn an_unusable_variable_or_file_stops_the_server_with_exit_2() {
     let home = Tree::new();
     for (var, value, says) in [

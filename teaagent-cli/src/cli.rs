@@ -16,7 +16,8 @@ Examples:
   teaagent approvals digest delete_path --args '{\"path\": \"build.log\"}'
 
 Configuration: $TEAAGENT_HOME/config.toml (default ~/.teaagent/config.toml), then
-<root>/.teaagent/config.toml (may only tighten it), then flags.";
+<root>/.teaagent/config.toml (may only tighten it), then the variables TEAAGENT_PERMISSION_MODE,
+TEAAGENT_GRANTS and TEAAGENT_DENY (one rule per line), TEAAGENT_PREAPPROVE, then flags.";
 
 /// teaagent: a fast, safe Model Context Protocol server for your workspace.
 ///

@@ -780,6 +780,87 @@ mod tests {
         Registry::builder().tools(crate::tools::builtin()).build().expect("the built-in tools")
     }
 
+    /// A `move_path` call with awkward values, decided by a policy advising `advice`.
+    fn refusal(advice: Advice) -> String {
+        let registry = registry();
+        let tool = registry.get("move_path").expect("move_path");
+        let call = CallFacts {
+            tool,
+            roles: vec![("from", ParamRole::Path, "it's \"a\"*.txt"), ("to", ParamRole::Path, "b\\c")],
+            entries: Vec::new(),
+            digest: "sha256:00",
+            detours: Vec::new(),
+        };
+        match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
+            Ok(Decision::Deny { details, .. }) => details,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn denials_advise_what_works_for_the_server_quoted_for_where_it_goes() {
+        let flags = refusal(Advice::Flags);
+        assert!(
+            flags.contains(r#"--grant 'move_path:from=it'\''s "a"[*].txt' --grant 'move_path:to=b[\]c'"#),
+            "{flags}"
+        );
+        assert!(
+            flags.contains("--preapprove sha256:00") && flags.contains("--permission-mode allow"),
+            "{flags}"
+        );
+
+        let env = refusal(Advice::Environment { file: Some(PathBuf::from("/h/config.toml")) });
+        // Two rules: one per line, in bash's $'…' (backslash and quote escaped).
+        assert!(
+            env.contains(r#"TEAAGENT_GRANTS=$'move_path:from=it\'s "a"[*].txt\nmove_path:to=b[\\]c'"#),
+            "{env}"
+        );
+        assert!(env.contains(r#"in /h/config.toml with grants = ["move_path:from=it's \"a\"[*].txt", "move_path:to=b[\\]c"]"#), "{env}");
+        assert!(
+            env.contains("TEAAGENT_PERMISSION_MODE=allow") && env.contains("TEAAGENT_PREAPPROVE=sha256:00"),
+            "{env}"
+        );
+        assert!(!env.contains("--"), "{env}");
+
+        let code = refusal(Advice::Code);
+        assert!(
+            code.contains(r#"`.grant("move_path:from=it's \"a\"[*].txt")?.grant("move_path:to=b[\\]c")?`"#),
+            "{code}"
+        );
+        assert!(code.contains("Policy::new(PermissionMode::Allow)"), "{code}");
+
+        // Each form allows exactly the call: the rules parse back and cover the values.
+        for rule in ["move_path:from=it's \"a\"[*].txt", "move_path:to=b[\\]c"] {
+            let grant = Grant::parse(rule).expect("the advised rule parses");
+            let (arg, value) =
+                if rule.contains("from") { ("from", "it's \"a\"*.txt") } else { ("to", "b\\c") };
+            assert!(grant.covers_arg("move_path", arg, ParamRole::Path, value), "{rule}");
+        }
+    }
+
+    #[test]
+    fn startup_lists_the_tools_that_need_an_approval() {
+        let registry = registry();
+        let line =
+            Policy::new(PermissionMode::WorkspaceWrite).advice(Advice::Flags).approvals_needed(&registry);
+        let line = line.expect("destructive tools need one");
+        assert!(line.starts_with("tools that need an approval in workspace-write mode: "), "{line}");
+        assert!(
+            line.contains("delete_path (destructive, tier high)") && !line.contains("read_file"),
+            "{line}"
+        );
+        let granted = Policy::new(PermissionMode::WorkspaceWrite)
+            .grant("delete_path")
+            .and_then(|p| p.deny("shell_exec"))
+            .expect("rules")
+            .approvals_needed(&registry)
+            .expect("others still need one");
+        assert!(!granted.contains("delete_path") && !granted.contains("shell_exec"), "{granted}");
+        let prompt = Policy::new(PermissionMode::Prompt).approvals_needed(&registry).expect("asks");
+        assert!(prompt.starts_with("tools that ask the user in prompt mode: "), "{prompt}");
+        assert!(Policy::new(PermissionMode::DangerFullAccess).approvals_needed(&registry).is_none());
+    }
+
     #[test]
     fn path_deny_rules_hide_from_the_tools_they_name_and_resources() {
         let policy = Policy::default()

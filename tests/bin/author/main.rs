@@ -9,7 +9,9 @@
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
 //! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`;
 //! - `code-policy`: the policy fixed in code (`.policy(Policy::new(WorkspaceWrite))`), which
-//!   ignores the `TEAAGENT_*` variables and the configuration files (`tests/library_policy.rs`).
+//!   ignores the `TEAAGENT_*` variables and the configuration files (`tests/library_policy.rs`);
+//! - `workspace`: a server with a workspace (`AUTHOR_ROOT`), whose `.teaagent/config.toml` may
+//!   tighten the policy.
 //!
 //! `delete_note` is the destructive tool of `tests/library_policy.rs`: refused in the default
 //! mode unless the environment or the user's configuration allows it.
@@ -211,6 +213,11 @@ fn main() -> ExitCode {
         }
         "code-policy" => {
             Server::new(registry()).policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio()
+        }
+        "workspace" => {
+            let root = std::env::var_os("AUTHOR_ROOT").unwrap_or_else(|| ".".into());
+            let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
+            Server::new(registry()).workspace(workspace).run_stdio()
         }
         _ => Server::new(registry()).run_stdio(),
     }
