@@ -107,6 +107,32 @@
 //! # }
 //! ```
 
+//!
+//! # Flags
+//!
+//! A library server does not parse the `teaagent` command's flags: its command line is its
+//! author's, and an MCP client configures a server through its `env` as easily as through its
+//! arguments. An author who wants flags anyway parses them with whatever the program already
+//! uses and hands them over as [`Sources::flags`] (applied last, as the command does), with
+//! [`Advice::Flags`](crate::policy::Advice::Flags) if the flags are spelled like the command's:
+//!
+//! ```no_run
+//! use teaagent_core::config::{Choices, Settings, Sources};
+//! use teaagent_core::policy::Advice;
+//! use teaagent_core::{Registry, Server, ServerConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Registry::builder().registered().build()?;
+//! // e.g. from clap: `--grant RULE` (repeatable), `--permission-mode MODE`
+//! let flags = Choices { grants: vec!["delete_note".into()], ..Choices::default() };
+//! let settings = Settings::load(&Sources { flags, ..Sources::environment() }, &registry)?;
+//! let policy = settings.policy()?.advice(Advice::Flags);
+//! let config = settings.server_config(ServerConfig::default());
+//! Server::new(registry).config(config).policy(policy).run_stdio();
+//! # Ok(())
+//! # }
+//! ```
+
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -138,7 +164,7 @@ pub const ENV_DENY: &str = "TEAAGENT_DENY";
 pub const ENV_PREAPPROVE: &str = "TEAAGENT_PREAPPROVE";
 
 /// One configuration file as written. Numbers are kept as TOML values and range-checked by
-/// [`Bounds::check`], so that a wrong one is reported with its key and its range.
+/// `Bounds::check`, so that a wrong one is reported with its key and its range.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
@@ -296,6 +322,10 @@ pub enum ConfigError {
         /// The tools there are.
         known: String,
     },
+    /// A rule or digest given to [`Settings`] by hand that does not parse (those read by
+    /// [`Settings::load`] were checked where they were read, and say where).
+    #[error(transparent)]
+    Rule(#[from] GrantError),
     /// An environment variable with a value that cannot be used.
     #[error("environment variable {var}: {why}")]
     Environment {
@@ -600,7 +630,7 @@ impl Settings {
 
     /// The policy these settings describe (no audit log, [`crate::policy::Advice::Code`]: set
     /// the advice that fits the server with [`Policy::advice`]).
-    pub fn policy(&self) -> Result<Policy, GrantError> {
+    pub fn policy(&self) -> Result<Policy, ConfigError> {
         let mut policy = Policy::new(self.mode);
         for grant in &self.grants {
             policy = policy.grant(grant)?;

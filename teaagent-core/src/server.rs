@@ -260,9 +260,7 @@ impl Server {
         for warning in &settings.warnings {
             tracing::warn!("{}", crate::visible::escape(warning));
         }
-        let rules = settings.policy().map_err(|e| {
-            config_error(ConfigError::Environment { var: crate::config::ENV_GRANTS, why: e.to_string() })
-        })?;
+        let rules = settings.policy().map_err(config_error)?;
         self.policy = rules.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
         self.config = settings.server_config(std::mem::take(&mut self.config));
         self.policy_from = PolicyFrom::Code;
