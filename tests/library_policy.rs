@@ -201,6 +201,17 @@ fn a_workspace_file_may_only_tighten_a_library_servers_policy() {
 }
 
 #[test]
+fn without_a_home_there_is_no_user_file_and_the_variables_still_apply() {
+    let home = Tree::new();
+    let mut homeless = author("", &home);
+    homeless.env_remove("TEAAGENT_HOME").env_remove("HOME").env("TEAAGENT_GRANTS", "delete_note");
+    let mut server = RawServer::start(homeless);
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server), Ok("deleted groceries".to_owned()));
+    server.finish();
+}
+
+#[test]
 fn an_unusable_variable_or_file_stops_the_server_with_exit_2() {
     let home = Tree::new();
     for (var, value, says) in [

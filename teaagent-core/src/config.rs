@@ -366,9 +366,16 @@ impl UserFile {
     }
 
     /// The home's file, without creating the home when it does not exist (for servers that
-    /// keep nothing there).
+    /// keep nothing there). With neither `TEAAGENT_HOME` nor `HOME` set (a client that starts
+    /// servers with an empty environment) there is no user file either: nothing names one.
     pub fn locate_existing() -> Result<Self, ConfigError> {
-        let dir = crate::home::dir()?;
+        let dir = match crate::home::dir() {
+            Ok(dir) => dir,
+            Err(HomeError::Unset) => {
+                return Ok(UserFile::NoHome(PathBuf::from("$TEAAGENT_HOME/config.toml")));
+            }
+            Err(e) => return Err(e.into()),
+        };
         if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
             return Ok(UserFile::NoHome(dir.join(USER_FILE)));
         }
