@@ -163,14 +163,16 @@ pub(crate) struct CallFlags {
     /// The workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
-    /// read-only, workspace-write (default), prompt, allow or danger-full-access.
+    /// read-only, workspace-write (default), prompt, allow or danger-full-access. Wins over
+    /// $TEAAGENT_PERMISSION_MODE.
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub(crate) permission_mode: Option<PermissionMode>,
     /// Allow calls without asking: TOOL, TOOL:ARG=GLOB (paths), TOOL:ARG=PREFIX* (commands);
-    /// add ;uses=N or ;expires=WHEN. Repeatable.
+    /// add ;uses=N or ;expires=WHEN. Repeatable; added to $TEAAGENT_GRANTS (one rule per line).
     #[arg(long, value_name = "RULE", value_parser = parse_grant)]
     pub(crate) grant: Vec<String>,
-    /// Allow one exact call: sha256:HEX from `teaagent approvals digest`. Repeatable.
+    /// Allow one exact call: sha256:HEX from `teaagent approvals digest`. Repeatable; added to
+    /// $TEAAGENT_PREAPPROVE.
     #[arg(long, value_name = "DIGEST", value_parser = parse_digest)]
     pub(crate) preapprove: Vec<String>,
     /// The user configuration file (default: $TEAAGENT_HOME/config.toml).
