@@ -259,6 +259,25 @@ fn a_policy_fixed_in_code_ignores_the_environment_and_advises_code() {
 }
 
 #[test]
+fn serve_on_other_streams_reads_the_environment_only_when_asked() {
+    let home = Tree::new();
+    for (mode, runs) in [("serve-streams", false), ("serve-streams-environment", true)] {
+        let mut cmd = author(mode, &home);
+        cmd.env("TEAAGENT_GRANTS", "delete_note");
+        let mut server = RawServer::start(cmd);
+        server.initialize("2025-06-18");
+        match delete_note(&mut server) {
+            Ok(text) => assert!(runs, "{mode}: ran ({text})"),
+            Err(error) => {
+                assert!(!runs, "{mode}: {error}");
+                assert!(details(&error).contains(r#".grant("delete_note")"#), "{mode}: {error}");
+            }
+        }
+        server.finish();
+    }
+}
+
+#[test]
 fn the_command_names_its_flags_and_honours_the_variables() {
     let (tree, home) = (Tree::new(), Tree::new());
     let root = tree.root();

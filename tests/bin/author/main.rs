@@ -11,7 +11,10 @@
 //! - `code-policy`: the policy fixed in code (`.policy(Policy::new(WorkspaceWrite))`), which
 //!   ignores the `TEAAGENT_*` variables and the configuration files (`tests/library_policy.rs`);
 //! - `workspace`: a server with a workspace (`AUTHOR_ROOT`), whose `.teaagent/config.toml` may
-//!   tighten the policy.
+//!   tighten the policy;
+//! - `serve-streams`, `serve-streams-environment`: `Server::serve` on stdin/stdout (the form for
+//!   other transports and tests), which reads the environment only after
+//!   `.policy_from_environment()`.
 //!
 //! `delete_note` is the destructive tool of `tests/library_policy.rs`: refused in the default
 //! mode unless the environment or the user's configuration allows it.
@@ -197,6 +200,20 @@ async fn tokio_serve_stdio() -> ExitCode {
     }
 }
 
+/// `Server::serve` over this process's stdin and stdout.
+#[tokio::main(flavor = "current_thread")]
+async fn serve_streams(server: Server) -> ExitCode {
+    teaagent_core::logging::init("info");
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    match server.serve(tokio::io::stdin(), tokio::io::stdout(), shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     match std::env::var("AUTHOR_MODE").unwrap_or_default().as_str() {
         "tokio-run-stdio" => tokio_run_stdio(),
@@ -219,6 +236,8 @@ fn main() -> ExitCode {
             let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
             Server::new(registry()).workspace(workspace).run_stdio()
         }
+        "serve-streams" => serve_streams(Server::new(registry())),
+        "serve-streams-environment" => serve_streams(Server::new(registry()).policy_from_environment()),
         _ => Server::new(registry()).run_stdio(),
     }
 }
