@@ -36,8 +36,8 @@ pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
 pub use tool::{
-    Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext,
-    ToolDef, ToolError,
+    Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,
+    Tier, ToolContext, ToolDef, ToolError,
 };
 pub use workspace::Workspace;
 

@@ -26,6 +26,7 @@ use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
 use crate::policy::Policy;
 use crate::registry::Registry;
+use crate::tool::state::{MissingState, States};
 use crate::workspace::Workspace;
 use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 
@@ -61,6 +62,7 @@ pub struct Server {
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
     info: Implementation,
+    states: States,
 }
 
 impl Server {
@@ -79,6 +81,7 @@ impl Server {
                 version: env!("CARGO_PKG_VERSION").into(),
                 title: None,
             },
+            states: States::default(),
         }
     }
 
@@ -122,6 +125,38 @@ impl Server {
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
         self
+    }
+
+    /// Gives the tools shared state of type `T`: every [`State<T>`](crate::State) parameter (and
+    /// [`ToolContext::state`](crate::ToolContext::state)) gets a clone of `value`, for each call.
+    /// Call it once per type; several types are fine (a second value of the same type replaces
+    /// the first). See [`crate::tool::state`] for the design.
+    ///
+    /// Before serving, the server checks that it has every type its tools take: a missing one
+    /// refuses to start ([`MissingState`]: [`Server::serve_stdio`] and [`Server::serve`] return
+    /// it inside an [`io::Error`] of kind [`io::ErrorKind::InvalidInput`],
+    /// [`Server::call_once`] as [`Error::Internal`], [`Server::run_stdio`] logs it and exits
+    /// with code 1), so no call can fail for want of state.
+    ///
+    /// ```no_run
+    /// use std::collections::BTreeMap;
+    /// use std::sync::{Arc, Mutex};
+    /// use teaagent_core::{Registry, Server};
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Notes(Arc<Mutex<BTreeMap<String, String>>>);
+    ///
+    /// let registry = Registry::builder().registered().build().expect("valid tools");
+    /// let server = Server::new(registry).state(Notes::default());
+    /// ```
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// Every state type the tools take, checked against what [`Server::state`] was given.
+    pub fn check_state(&self) -> Result<(), MissingState> {
+        self.states.check(&self.registry)
     }
 
     /// Announces another name and version in `serverInfo` (for servers built on teaagent).
@@ -170,7 +205,11 @@ impl Server {
 
     /// Serves stdin/stdout until stdin ends or SIGINT/SIGTERM arrives, then drains in-flight
     /// calls for [`ServerConfig::shutdown_grace`] and returns.
+    ///
+    /// Refuses to start (before reading anything) when a tool takes state the server was not
+    /// given: an [`io::ErrorKind::InvalidInput`] error wrapping [`MissingState`].
     pub async fn serve_stdio(self) -> io::Result<()> {
+        self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.warn_if_no_tools();
         self.hide_denied_paths();
         let (input, output, _restore) = transport::stdio()?;
@@ -182,12 +221,13 @@ impl Server {
     }
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
-    /// `shutdown` is cancelled.
+    /// `shutdown` is cancelled. Refuses to start like [`Server::serve_stdio`].
     pub async fn serve<R, W>(self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.warn_if_no_tools();
         self.hide_denied_paths();
         let input = transport::Input::Async(Box::new(reader));
@@ -198,11 +238,14 @@ impl Server {
     /// Makes one call through the whole pipeline — validation, confinement, policy, rate limit,
     /// workspace lock, audit — without a client (what `teaagent run` does). In `prompt` mode the
     /// question goes to the terminal. The workspace lock, if taken, is released afterwards.
+    /// A tool that takes state the server was not given (any tool of the registry, as when
+    /// serving) is an [`Error::Internal`] carrying the [`MissingState`] message, and nothing runs.
     pub async fn call_once(
         self,
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<crate::CallToolResult, Error> {
+        self.check_state().map_err(|e| Error::Internal { details: e.to_string() })?;
         self.hide_denied_paths();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // Notifications (progress, logs) have no client to go to.
@@ -239,8 +282,15 @@ impl Server {
     /// anything the tools' state needs from them) stand still while the caller waits. Serving on
     /// the caller's runtime from here is not possible in general: `block_in_place` panics on a
     /// current-thread runtime.
+    ///
+    /// A server missing state its tools take ([`Server::state`]) logs [`MissingState`] and
+    /// returns exit code 1 without serving.
     pub fn run_stdio(self) -> ExitCode {
         crate::logging::init("info");
+        if let Err(missing) = self.check_state() {
+            tracing::error!("{missing}");
+            return ExitCode::FAILURE;
+        }
         let Ok(caller) = tokio::runtime::Handle::try_current() else {
             return self.run_on_own_runtime();
         };

@@ -203,7 +203,8 @@ pub(crate) async fn call_tool(
         cancel.clone(),
         shared.workspace.clone(),
     )
-    .with_paths(resolved);
+    .with_paths(resolved)
+    .with_states(shared.states.clone());
     let timeout = shared.config.timeout_for(&tool);
     let run = AssertUnwindSafe(handler.call(ctx, args)).catch_unwind();
     match tokio::time::timeout(timeout, run).await {

@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
     pub(crate) policy: crate::policy::Policy,
     pub(crate) limiter: crate::rate_limit::RateLimiter,
+    /// The tools' shared state ([`Server::state`]), handed to every call's context.
+    pub(crate) states: crate::tool::state::States,
     info: Implementation,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
@@ -130,6 +132,7 @@ impl Shared {
             workspace: server.workspace,
             lock: server.lock,
             info: server.info,
+            states: server.states,
             in_flight: Mutex::new(HashMap::new()),
             waiting: AtomicUsize::new(0),
             tracker: TaskTracker::new(),

@@ -7,14 +7,19 @@
 //! - `tokio-current-thread-run-stdio`: the same in `#[tokio::main(flavor = "current_thread")]`;
 //! - `tokio-serve-stdio`: `serve_stdio().await` inside `#[tokio::main]` (the form that works);
 //! - `no-tools`: the `.registered()` call forgotten (a server with no tools);
-//! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`.
+//! - `bad-registry`: an invalid hand-built tool, the registry error met by `.expect(...)`;
+//! - `no-state`: the `.state(...)` call forgotten (tools take `State<Notes>`, the server has none);
+//! - `no-state-serve-stdio`: the same with `serve_stdio().await`, its error printed by the author.
+//!
+//! Every other mode serves with `.state(Notes::default())`: `add_note` and `list_notes` share it.
 
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
-use teaagent_core::{CallToolResult, Handler, Json, Registry, Server, ToolDef, tool};
+use teaagent_core::{CallToolResult, Handler, Json, Registry, Server, State, ToolContext, ToolDef, tool};
 
 /// Echo the text back unchanged.
 #[tool(read_only, idempotent, rate_limit(max_calls = 3, window_secs = 60))]
@@ -76,24 +81,71 @@ fn stats(
     Json(Stats { chars: text.chars().count() })
 }
 
+/// The notes every call shares (the server's state).
+#[derive(Clone, Default)]
+struct Notes(Arc<Mutex<Vec<String>>>);
+
+impl Notes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Adds a note; answers how many there are.
+#[tool]
+fn add_note(
+    State(notes): State<Notes>,
+    /// The note's text.
+    text: String,
+) -> String {
+    let mut notes = notes.lock();
+    notes.push(text);
+    format!("{} notes", notes.len())
+}
+
+/// Lists the notes, one a line (state next to the context, used through `Deref`).
+#[tool(read_only)]
+async fn list_notes(ctx: &ToolContext, notes: State<Notes>) -> String {
+    let _ = ctx.tool();
+    notes.lock().join("\n")
+}
+
+/// Picks the `n`th letter of the alphabet (a parameter bounded with `#[schemars(range)]`).
+#[tool(read_only)]
+fn letter(
+    /// Which letter, 1-based.
+    #[schemars(range(min = 1, max = 26))]
+    n: u8,
+    /// Upper case?
+    #[schemars(extend("default" = false))]
+    upper: Option<bool>,
+) -> String {
+    let c = char::from(b'a' + n.saturating_sub(1));
+    if upper.unwrap_or(false) { c.to_ascii_uppercase().to_string() } else { c.to_string() }
+}
+
 fn registry() -> Registry {
     Registry::builder().registered().build().expect("valid tools")
 }
 
+fn server() -> Server {
+    Server::new(registry()).state(Notes::default())
+}
+
 #[tokio::main]
 async fn tokio_run_stdio() -> ExitCode {
-    Server::new(registry()).run_stdio()
+    server().run_stdio()
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn tokio_current_thread_run_stdio() -> ExitCode {
-    Server::new(registry()).run_stdio()
+    server().run_stdio()
 }
 
 #[tokio::main]
-async fn tokio_serve_stdio() -> ExitCode {
+async fn tokio_serve_stdio(server: Server) -> ExitCode {
     teaagent_core::logging::init("info");
-    match Server::new(registry()).serve_stdio().await {
+    match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -106,7 +158,9 @@ fn main() -> ExitCode {
     match std::env::var("AUTHOR_MODE").unwrap_or_default().as_str() {
         "tokio-run-stdio" => tokio_run_stdio(),
         "tokio-current-thread-run-stdio" => tokio_current_thread_run_stdio(),
-        "tokio-serve-stdio" => tokio_serve_stdio(),
+        "tokio-serve-stdio" => tokio_serve_stdio(server()),
+        "no-state" => Server::new(registry()).run_stdio(),
+        "no-state-serve-stdio" => tokio_serve_stdio(Server::new(registry())),
         "no-tools" => Server::new(Registry::builder().build().expect("valid tools")).run_stdio(),
         "bad-registry" => {
             let bad = ToolDef::builder("bad name")
@@ -116,6 +170,6 @@ fn main() -> ExitCode {
                 .build();
             Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
         }
-        _ => Server::new(registry()).run_stdio(),
+        _ => server().run_stdio(),
     }
 }
