@@ -20,7 +20,7 @@
 //! not carry the approval elsewhere); scoped grants covering the tool or every one of its role
 //! arguments ([`grant`]; uses of counted grants are spent only when the call is admitted to run,
 //! see [`GrantUses`]); in `prompt` mode, an earlier "for this session" answer for the same tool
-//! and role arguments, or a new answer ([`ask`]), to a question that shows every value escaped
+//! and role arguments, or a new answer (module `ask`), to a question that shows every value escaped
 //! and uncut. Path arguments are judged where they lead; the pipeline makes sure the call acts on
 //! exactly that (`server/call.rs`). A denial names the rule that blocked the call and the exact
 //! flag that would allow it. Every decision is appended to the audit log ([`audit`]).
@@ -365,7 +365,7 @@ impl Policy {
         self.decide_without_asking(call).map(Ok).unwrap_or_else(|requirement| Err(Question(requirement)))
     }
 
-    /// Asks the user (see [`ask`]) about a call [`Policy::decide_now`] could not decide.
+    /// Asks the user (see the module `ask`) about a call [`Policy::decide_now`] could not decide.
     pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
         // Asking is rare and its future is large: keep it out of every call's state.
         Box::pin(self.ask_user(call, peer, question.0)).await

@@ -1,8 +1,9 @@
 //! The stdio server: a registry served as MCP over newline-delimited JSON-RPC.
 //!
-//! The shape follows async-lsp's main loop: [`main_loop`] reads frames and hands each message to
-//! small dispatch functions; [`router`] is the table of methods; [`call`] is the `tools/call`
-//! pipeline with its order of checks; [`transport`] and [`framing`] turn bytes into lines and back.
+//! The shape follows async-lsp's main loop: `main_loop` reads frames and hands each message to
+//! small dispatch functions; `router` is the table of methods; `call` is the `tools/call`
+//! pipeline with its order of checks; `transport` and [`framing`] turn bytes into lines and back
+//! (private modules but `framing`: their docs are read in the source).
 //!
 //! ```no_run
 //! use teaagent_core::{Registry, Server};
