@@ -270,7 +270,7 @@ fn is_context(ty: &Type) -> bool {
 
 /// Whether `ty` looks like `State<T>`: last path segment `State` with exactly one type argument.
 /// A parameter type named `State` without arguments (an enum of states, say) stays an argument.
-fn is_state(ty: &Type) -> bool {
+pub(crate) fn is_state(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|s| {
         s.ident == "State"
             && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)

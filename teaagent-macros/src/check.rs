@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::{FnArg, Path, Safety, Type};
 
-use crate::ast::{Kind, Role, ToolFn, is_string, option_inner};
+use crate::ast::{Kind, Role, ToolFn, is_state, is_string, option_inner};
 use crate::attr::ToolAttr;
 use crate::ctxt::Ctxt;
 
@@ -212,6 +212,14 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
                     "a tool parameter cannot borrow: arguments are deserialized into owned values; use {}",
                     owned_for(&borrowed.elem)
                 ),
+            );
+        }
+        if let Kind::Optional(inner) = &p.kind
+            && is_state(inner)
+        {
+            cx.error_spanned_by(
+                &p.ty,
+                "state is always there (a server not given it does not start): take `State<T>`, not `Option<State<T>>`",
             );
         }
         if let Some(attr) = &p.args_attr {
