@@ -89,17 +89,21 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         } else {
             // `#[schemars(...)]` goes on the field of a transparent newtype, whose schema is the
             // field's with those attributes applied; the tool gets the field.
-            let wrapper = format_ident!("__TeaParam{}", i);
+            // Named after the parameter and spanned on its attributes: when schemars refuses
+            // them (a misspelled key), the one follow-on error names the parameter, there.
+            let wrapper = format_ident!("schemars_attributes_of_{}", property);
             let attrs = &p.schema_attrs;
+            let attrs_span = attrs.first().map_or_else(|| ty.span(), Spanned::span);
             let serde_crate = format!("{}::__private::serde", path_text(krate));
             let schemars_crate = format!("{}::__private::schemars", path_text(krate));
             setup.push(quote! {
                 #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
                 #[serde(crate = #serde_crate, transparent)]
                 #[schemars(crate = #schemars_crate, transparent)]
+                #[allow(non_camel_case_types)]
                 struct #wrapper(#(#attrs)* #ty);
             });
-            setup.push(quote_spanned! {ty.span()=>
+            setup.push(quote_spanned! {attrs_span=>
                 let #param = __tea::Param::<#wrapper>::new();
             });
             call_args.push(if required { quote!(#value.0) } else { quote!(#value.map(|__tea_w| __tea_w.0)) });

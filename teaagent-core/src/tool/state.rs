@@ -27,6 +27,14 @@
 //! }
 //! ```
 //!
+//! Compared with axum: the parameter is the same (`State<T>(pub T)`, `Deref`, cloned per call).
+//! axum's router has *one* state type, checked by the compiler through `Router<S>`, and
+//! substates come out of it with `FromRef`; its `Extension<T>` is keyed by type instead, and a
+//! missing one fails each request with a 500. A teaagent registry is collected at link time, so
+//! the compiler cannot see which server a tool ends up in: here the values are keyed by type
+//! (any number, no `FromRef` needed to take a part) and the check that axum's compiler makes is
+//! made once, when the server starts, so a missing one never reaches a call.
+//!
 //! Design, and why:
 //! - **Keyed by type.** A server holds any number of state values, one per type (a second
 //!   `.state(...)` of the same type replaces the first). Give each piece its own type (a newtype
