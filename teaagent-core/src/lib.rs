@@ -6,6 +6,8 @@
 //! - [`jsonrpc`] and [`mcp`]: the wire (ids echoed byte for byte, every method's types).
 //! - [`error`]: every error the server answers with, mapped to JSON-RPC in one place.
 //! - [`tool`](mod@tool) and [`registry`]: what a tool is, and the checked set a server offers.
+//! - [`State`]: shared application state, given once with [`Server::state`] and taken by tools
+//!   as a parameter (see [`tool::state`]).
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`logging`]: logs to stderr and, on request, to the client.
 
