@@ -25,11 +25,8 @@ fn the_error_table() {
         Error::InvalidArguments {
             tool: "read_file".into(),
             errors: vec![
-                ArgumentError { pointer: "/path".into(), message: "\"path\" is a required property".into() },
-                ArgumentError {
-                    pointer: "/offset".into(),
-                    message: "-1 is less than the minimum of 1".into(),
-                },
+                ArgumentError::new("/offset", "must be at least 1 (got -1)"),
+                ArgumentError::new("/path", "missing required property `path`"),
             ],
         },
         Error::PathRefused {

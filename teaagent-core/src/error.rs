@@ -8,7 +8,7 @@
 //! | [`Error::MethodNotFound`] | -32601 | `unknown_method` |
 //! | [`Error::UnknownTool`] | -32601 | `unknown_tool` |
 //! | [`Error::InvalidParams`] | -32602 | see [`ParamsProblem`] |
-//! | [`Error::InvalidArguments`] | -32602 | `invalid_arguments` |
+//! | [`Error::InvalidArguments`] | -32602 (from `2025-11-25` on a result, see below) | `invalid_arguments` |
 //! | [`Error::PathRefused`] | -32602 | see [`PathRefusal`] |
 //! | [`Error::Resource`] | -32602 | see [`ResourceRefusal`] |
 //! | [`Error::ApprovalDenied`] | -32001 | `approval_denied` |
@@ -18,6 +18,39 @@
 //! | [`Error::Internal`] | -32603 | `internal_error` |
 //!
 //! A tool that returns `Err` is *not* an [`Error`]: it is a normal result with `isError: true`.
+//!
+//! # Arguments a model can fix
+//!
+//! [`Error::InvalidArguments`] is the one error whose *form* depends on the protocol version the
+//! session negotiated (SPEC §4, SEP-1303):
+//!
+//! | negotiated | answer |
+//! |---|---|
+//! | `2024-11-05`, `2025-03-26`, `2025-06-18` | a `-32602` error, `data: {tool, reason: "invalid_arguments", errors: [{pointer, message}, ...]}` |
+//! | `2025-11-25` and later | a result with `isError: true` whose text is the error's message and whose `_meta` is that same `data` ([`Error::to_tool_result`]) |
+//!
+//! Why: from `2025-11-25` on, clients hand tool results to the model but may keep protocol
+//! errors from it, and a model can only fix arguments it is told about. In both forms the
+//! message itself lists every problem with its innermost pointer and, for enums, the allowed
+//! values (see [`crate::schema`], "Argument reports"), so a client that shows only the text
+//! loses nothing:
+//!
+//! ```text
+//! Invalid arguments for tool 'plan' (3 problems):
+//! - /due/days: must be an integer (got a string: "soon")
+//! - /priority: must be one of "low", "medium" or "high" (got "urgent")
+//! - /title: missing required property `title`
+//! ```
+//!
+//! The same error comes from every place that refuses arguments: the input schema (checked
+//! before policy and rate limit, so a refused call uses no budget), the decoding after it
+//! (`#[tool]` parameters, a [`Bounded`](crate::Bounded) out of range), and a built-in tool that
+//! cannot take an argument at all (a pattern past its limits). A refused `#[path]` argument
+//! ([`Error::PathRefused`]) is *not* one of them: SPEC §8 answers it with `-32602` in every
+//! version — it is a confinement decision, not a schema mistake, and keeps the form clients and
+//! audits already rely on. [`Server::call_once`](crate::Server::call_once) (`teaagent run`) has
+//! no session, so it returns the error itself: `teaagent run` prints the message on stderr (the
+//! `-32602` object with `--json`) and exits with 1, as for any refused call.
 
 use std::time::Duration;
 
@@ -84,8 +117,10 @@ pub enum Error {
         /// What exactly.
         details: String,
     },
-    /// A tool's arguments fail its input schema (every violation is listed).
-    #[error("Invalid arguments for tool '{tool}': {}", summarize(errors))]
+    /// A tool's arguments fail its input schema (every violation is listed, in `errors` and in
+    /// the message). `-32602` up to protocol `2025-06-18`, an `isError` result from `2025-11-25`
+    /// on (see the module docs).
+    #[error("Invalid arguments for tool '{tool}'{}", report(errors))]
     InvalidArguments {
         /// The tool.
         tool: String,
@@ -280,10 +315,35 @@ reasons! {
 /// One schema violation of a tool's arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ArgumentError {
-    /// A JSON pointer into the arguments (`""` is the whole object).
+    /// A JSON pointer into the arguments (`""` is the whole object), as deep as the problem:
+    /// `/due/days`, not `/due`.
     pub pointer: String,
-    /// What is wrong there.
+    /// What is wrong there and what would be accepted, e.g. `must be one of "low", "high"
+    /// (got "urgent")`.
     pub message: String,
+}
+
+impl ArgumentError {
+    /// Longest message kept, in characters (a message quoting a value it was given, such as
+    /// serde's `invalid type: string "…"`, is cut there).
+    pub const MAX_MESSAGE_CHARS: usize = 400;
+
+    /// A problem at `pointer`, with a message from elsewhere (a deserializer, a tool): escaped
+    /// ([`crate::visible::escape`]) and cut to [`Self::MAX_MESSAGE_CHARS`], since it may quote
+    /// what the client sent.
+    ///
+    /// ```
+    /// use teaagent_core::error::ArgumentError;
+    /// let e = ArgumentError::new("/n", format!("invalid value: {}\u{1b}", "9".repeat(1000)));
+    /// assert!(e.message.ends_with("more characters⟫"));
+    /// assert!(!e.message.contains('\u{1b}'));
+    /// ```
+    pub fn new(pointer: impl Into<String>, message: impl AsRef<str>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: crate::schema::bounded(message.as_ref(), Self::MAX_MESSAGE_CHARS),
+        }
+    }
 }
 
 impl Error {
@@ -341,6 +401,38 @@ impl Error {
         }
     }
 
+    /// The tool result that stands for this error where the protocol wants a result
+    /// (SEP-1303): `isError: true`, the message as text, `data` as `_meta`. `Some` only for
+    /// [`Error::InvalidArguments`], and used only from protocol `2025-11-25` on (see the module
+    /// docs); every other error stays a JSON-RPC error in every version.
+    ///
+    /// ```
+    /// use teaagent_core::error::{ArgumentError, Error};
+    /// let e = Error::InvalidArguments {
+    ///     tool: "plan".into(),
+    ///     errors: vec![ArgumentError::new("/due/days", "must be an integer (got a string: \"soon\")")],
+    /// };
+    /// let result = e.to_tool_result().expect("argument errors have a result form");
+    /// assert!(result.is_error);
+    /// let meta = serde_json::Value::Object(result.meta.clone().expect("_meta"));
+    /// assert_eq!(meta, e.data());
+    /// let json = serde_json::to_value(&result).expect("json");
+    /// assert_eq!(
+    ///     json["content"][0]["text"],
+    ///     "Invalid arguments for tool 'plan': /due/days: must be an integer (got a string: \"soon\")"
+    /// );
+    /// assert_eq!(json["_meta"]["reason"], "invalid_arguments");
+    /// ```
+    pub fn to_tool_result(&self) -> Option<crate::CallToolResult> {
+        match self {
+            Error::InvalidArguments { .. } => {
+                let Value::Object(data) = self.data() else { return None };
+                Some(crate::CallToolResult::error(self.to_string()).with_meta(data))
+            }
+            _ => None,
+        }
+    }
+
     /// The whole JSON-RPC error object.
     pub fn to_error_object(&self) -> ErrorObject {
         ErrorObject { code: self.code(), message: self.to_string(), data: Some(self.data()) }
@@ -352,10 +444,39 @@ fn seconds(d: Duration) -> String {
     if d.subsec_nanos() == 0 { format!("{}s", d.as_secs()) } else { format!("{}s", d.as_secs_f64()) }
 }
 
-fn summarize(errors: &[ArgumentError]) -> String {
+/// Longest pointer shown in a message, in characters (`data.errors` has it whole).
+const MAX_POINTER_CHARS: usize = 200;
+
+/// Most problems listed in a message (`data.errors` has them all).
+const MAX_LISTED_PROBLEMS: usize = 50;
+
+/// The rest of an invalid-arguments message: `: /p: what` for one problem, else
+/// ` (N problems):` and one `- /p: what` line each.
+fn report(errors: &[ArgumentError]) -> String {
+    let line = |e: &ArgumentError| {
+        if e.pointer.is_empty() {
+            e.message.clone()
+        } else {
+            format!("{}: {}", crate::schema::bounded(&e.pointer, MAX_POINTER_CHARS), e.message)
+        }
+    };
     match errors {
-        [one] => format!("{} at '{}'", one.message, one.pointer),
-        many => format!("{} problems (see data.errors)", many.len()),
+        [] => String::new(),
+        [one] => format!(": {}", line(one)),
+        many => {
+            let mut text = format!(" ({} problems):", many.len());
+            for e in many.iter().take(MAX_LISTED_PROBLEMS) {
+                text.push_str("\n- ");
+                text.push_str(&line(e));
+            }
+            if many.len() > MAX_LISTED_PROBLEMS {
+                text.push_str(&format!(
+                    "\n- and {} more (data.errors lists them all)",
+                    many.len() - MAX_LISTED_PROBLEMS
+                ));
+            }
+            text
+        }
     }
 }
 
@@ -378,6 +499,46 @@ mod tests {
             o.data,
             Some(json!({"tool": "shell_exec", "reason": "rate_limited", "retryAfterSeconds": 2}))
         );
+    }
+
+    #[test]
+    fn invalid_arguments_list_every_problem_in_the_message() {
+        let at = |pointer: &str, message: &str| ArgumentError::new(pointer, message);
+        let one = Error::InvalidArguments {
+            tool: "plan".into(),
+            errors: vec![at("/due/days", "must be an integer")],
+        };
+        assert_eq!(one.to_string(), "Invalid arguments for tool 'plan': /due/days: must be an integer");
+        let two = Error::InvalidArguments {
+            tool: "plan".into(),
+            errors: vec![at("", "`arguments` must be an object"), at("/a\u{202e}", "bad")],
+        };
+        assert_eq!(
+            two.to_string(),
+            "Invalid arguments for tool 'plan' (2 problems):\n- `arguments` must be an object\n- /a\\u{202e}: bad"
+        );
+        let many = Error::InvalidArguments {
+            tool: "plan".into(),
+            errors: (0..60).map(|i| at(&format!("/p{i}"), "unknown property")).collect(),
+        };
+        let text = many.to_string();
+        assert!(
+            text.starts_with("Invalid arguments for tool 'plan' (60 problems):\n- /p0: unknown property\n")
+        );
+        assert!(
+            text.contains("\n- /p49: unknown property\n- and 10 more (data.errors lists them all)"),
+            "{text}"
+        );
+        assert_eq!(many.data()["errors"].as_array().map(Vec::len), Some(60));
+        // Only argument errors have a result form.
+        assert!(many.to_tool_result().is_some_and(|r| r.is_error));
+        let path = Error::PathRefused {
+            tool: "read_file".into(),
+            argument: "path".into(),
+            path: "/etc".into(),
+            reason: PathRefusal::OutsideWorkspace,
+        };
+        assert_eq!(path.to_tool_result(), None);
     }
 
     #[test]

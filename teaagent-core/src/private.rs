@@ -100,7 +100,8 @@ impl Args {
             Ok(v) => Some(v),
             Err(e) => {
                 let pointer = format!("/{}{}", escape(name), pointer_of(&e));
-                self.errors.push(ArgumentError { pointer, message: e.into_inner().to_string() });
+                // serde's words may quote the value: bounded and escaped.
+                self.errors.push(ArgumentError::new(pointer, e.into_inner().to_string()));
                 None
             }
         }
@@ -109,14 +110,14 @@ impl Args {
     /// Fails with every problem found, including properties no parameter takes.
     pub fn finish(mut self) -> Result<(), Error> {
         for key in self.object.keys() {
-            self.errors.push(ArgumentError {
-                pointer: format!("/{}", escape(key)),
-                message: format!("unknown property `{key}`"),
-            });
+            self.errors
+                .push(ArgumentError::new(format!("/{}", escape(key)), format!("unknown property `{key}`")));
         }
         if self.errors.is_empty() {
             Ok(())
         } else {
+            // In pointer order, like the schema step's report.
+            self.errors.sort_by(|a, b| crate::schema::compare_pointers(&a.pointer, &b.pointer));
             Err(Error::InvalidArguments { tool: self.tool.to_owned(), errors: self.errors })
         }
     }
@@ -164,7 +165,7 @@ impl<T> ArgsType<T> {
             let pointer = pointer_of(&e);
             Error::InvalidArguments {
                 tool: tool.to_owned(),
-                errors: vec![ArgumentError { pointer, message: e.into_inner().to_string() }],
+                errors: vec![ArgumentError::new(pointer, e.into_inner().to_string())],
             }
         })
     }

@@ -95,25 +95,7 @@ impl Registry {
         let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
         let instance = Value::Object(std::mem::take(args));
-        let mut errors = Vec::new();
-        for e in validator.iter_errors(&instance) {
-            let at = e.instance_path().as_str();
-            // Point at the property itself for missing and unexpected ones (JSON Schema puts
-            // those errors on the enclosing object).
-            match e.kind() {
-                jsonschema::error::ValidationErrorKind::Required { property } => errors.push(ArgumentError {
-                    pointer: format!("{at}/{}", pointer_segment(property.as_str().unwrap_or_default())),
-                    message: format!("missing required property {property}"),
-                }),
-                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
-                    errors.extend(unexpected.iter().map(|key| ArgumentError {
-                        pointer: format!("{at}/{}", pointer_segment(key)),
-                        message: format!("unknown property `{key}`"),
-                    }));
-                }
-                _ => errors.push(ArgumentError { pointer: at.to_owned(), message: e.to_string() }),
-            }
-        }
+        let errors = crate::schema::argument_errors(validator, self.inner.tools[i].input_schema(), &instance);
         if let Value::Object(object) = instance {
             *args = object;
         }
@@ -306,11 +288,6 @@ fn spawn_warm_up(
     if let Err(e) = spawned {
         tracing::debug!(error = %e, "no schema warm-up thread; validators compile on first use");
     }
-}
-
-/// Escapes one JSON-pointer segment (RFC 6901).
-fn pointer_segment(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Whether `name` is a valid tool name: `^[A-Za-z0-9_-]{1,64}$`.

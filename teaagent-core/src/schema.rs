@@ -10,6 +10,36 @@
 //! stitch-mcp #184).
 //!
 //! Schemas are built once, when a tool's definition is built, never per request.
+//!
+//! Arguments that fail a schema are reported for the model that sent them: every problem at its
+//! innermost pointer, enums with their allowed values, `anyOf`/`oneOf` (an `Option<Enum>`, a
+//! data-carrying enum) resolved to the alternative the value was meant for: see "Argument
+//! reports" below, and [`Error::InvalidArguments`](crate::error::Error::InvalidArguments) for how
+//! the report reaches the client.
+//!
+//! # Argument reports
+//!
+//! For `priority: Option<Priority>` (`"low" | "medium" | "high"`) and `due: {days: u32}`, the
+//! arguments `{"priority": "urgent", "due": {"days": "soon"}}` are reported as
+//!
+//! ```text
+//! /due/days: must be an integer (got a string: "soon")
+//! /priority: must be one of "low", "medium" or "high" (got "urgent")
+//! /title: missing required property `title`
+//! ```
+//!
+//! never as the validator's "is not valid under any of the schemas listed in the 'anyOf'
+//! keyword". How: an `anyOf`/`oneOf` failure descends into the alternative the value fits
+//! (those whose `type`, `enum` or `const` reject the value itself are set aside; of the others,
+//! the one with the fewest problems at the value itself, then in all); when every alternative
+//! rejects it, one problem lists what any would take. Values are quoted back bounded
+//! ([`preview`]: strings cut to 48 characters and escaped, arrays and objects named only).
+//! Problems are sorted by pointer ([`compare_pointers`]).
+
+mod report;
+
+pub(crate) use report::argument_errors;
+pub use report::{PREVIEW_CHARS, bounded, compare_pointers, preview, preview_text};
 
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};

@@ -5,6 +5,17 @@
 //! pipeline with its order of checks; `transport` and [`framing`] turn bytes into lines and back
 //! (private modules but `framing`: their docs are read in the source).
 //!
+//! # Tools that block
+//!
+//! An async tool must not block its thread (`std::thread::sleep`, a synchronous HTTP client, a
+//! long computation without an `.await`): on the single-threaded runtime of
+//! [`Server::run_stdio`] that thread also reads requests, so `ping` and every other call would
+//! wait. Write such a tool as a plain `fn` (it runs on the blocking pool) or move the blocking
+//! part into `tokio::task::spawn_blocking`. When one blocks anyway, the server notices: a poll of
+//! its future that takes longer than [`ServerConfig::slow_poll`] (100 ms) logs a warning naming
+//! the tool and the fix, and its later calls run on a thread of their own, so it stalls the
+//! server once, not on every call (see `watch.rs` for why not every call is isolated).
+//!
 //! ```no_run
 //! use teaagent_core::{Registry, Server};
 //!
@@ -39,6 +50,7 @@ mod peer;
 mod reply;
 mod router;
 mod transport;
+mod watch;
 
 pub use config::{ServerConfig, ToolOverride};
 pub use peer::{Peer, PeerError, SessionInfo};
@@ -272,7 +284,9 @@ impl Server {
     /// The runtime is single-threaded on purpose: a request is read, run and answered on one
     /// thread with no cross-thread wake-ups, which is what keeps a call's latency near that of a
     /// bare read-parse-write loop. Blocking tools ([`crate::Handler::blocking`]) run on the
-    /// blocking pool, so they never stall it; an async tool must not block (as in any runtime).
+    /// blocking pool, so they never stall it; an async tool must not block (as in any runtime),
+    /// and one that does is named and isolated after its first stall (see "Tools that block"
+    /// in the module docs).
     ///
     /// Called from inside a runtime (an `async fn main` under `#[tokio::main]`, a
     /// `spawn_blocking` closure, a thread that entered one), it still works: tokio refuses to

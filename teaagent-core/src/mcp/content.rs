@@ -12,31 +12,47 @@ pub struct CallToolResult {
     /// Structured output (matches the tool's `outputSchema`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
-    /// `true` when the tool reports a failure of its own (the call itself worked).
+    /// `true` when the tool reports a failure of its own (the call itself worked), or, from
+    /// protocol `2025-11-25` on, when its arguments were refused (SEP-1303).
     pub is_error: bool,
+    /// `_meta`: metadata for the client, not for the model. Arguments refused as a result carry
+    /// the refusal's `data` here (`{tool, reason: "invalid_arguments", errors}`).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<super::JsonObject>,
 }
 
 impl CallToolResult {
     /// One text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { content: vec![Content::text(text)], structured_content: None, is_error: false }
+        Self { content: vec![Content::text(text)], structured_content: None, is_error: false, meta: None }
     }
 
     /// A tool-level failure: one text block with `isError: true`.
     pub fn error(message: impl Into<String>) -> Self {
-        Self { content: vec![Content::text(message)], structured_content: None, is_error: true }
+        Self { content: vec![Content::text(message)], structured_content: None, is_error: true, meta: None }
     }
 
     /// Structured output: `structuredContent` plus the same JSON as text, for clients that only
     /// read text.
     pub fn structured(value: Value) -> Self {
         let text = value.to_string();
-        Self { content: vec![Content::text(text)], structured_content: Some(value), is_error: false }
+        Self {
+            content: vec![Content::text(text)],
+            structured_content: Some(value),
+            is_error: false,
+            meta: None,
+        }
     }
 
     /// Several content blocks.
     pub fn contents(content: Vec<Content>) -> Self {
-        Self { content, structured_content: None, is_error: false }
+        Self { content, structured_content: None, is_error: false, meta: None }
+    }
+
+    /// The same result with `_meta` set.
+    pub fn with_meta(mut self, meta: super::JsonObject) -> Self {
+        self.meta = Some(meta);
+        self
     }
 }
 

@@ -49,6 +49,14 @@ impl ProtocolVersion {
         Self::parse(requested).unwrap_or(Self::LATEST)
     }
 
+    /// Whether arguments that fail the input schema are answered as a tool result with
+    /// `isError: true` (SEP-1303, from `2025-11-25` on, and in every later version) rather
+    /// than as a `-32602` error (up to `2025-06-18`). Either way the report is the same; see
+    /// [`Error::InvalidArguments`](crate::error::Error::InvalidArguments).
+    pub fn refuses_arguments_as_results(self) -> bool {
+        self >= ProtocolVersion::V2025_11_25
+    }
+
     /// Whether JSON-RPC batches are allowed (only `2025-03-26` has them).
     pub fn allows_batches(self) -> bool {
         self == ProtocolVersion::V2025_03_26
@@ -80,5 +88,16 @@ mod tests {
         assert_eq!(ProtocolVersion::negotiate(""), ProtocolVersion::LATEST);
         assert!(ProtocolVersion::V2025_03_26.allows_batches());
         assert!(!ProtocolVersion::V2025_06_18.allows_batches());
+    }
+
+    #[test]
+    fn argument_refusals_are_results_from_2025_11_25_on() {
+        let as_results: Vec<&str> = ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.refuses_arguments_as_results())
+            .map(ProtocolVersion::as_str)
+            .collect();
+        assert_eq!(as_results, ["2025-11-25"]);
+        assert!(ProtocolVersion::LATEST.refuses_arguments_as_results());
     }
 }

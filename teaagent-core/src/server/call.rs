@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! 1. unknown tool      -32601  unknown_tool
-//! 2. arguments         -32602  invalid_arguments (every schema violation) · a refused #[path]
+//! 2. arguments         -32602  invalid_arguments (every schema violation; from protocol
+//!                              2025-11-25 on an isError result instead, see `call_tool`)
+//!                              · a refused #[path], -32602 in every version (SPEC §8)
 //!                              (each #[path] resolved once, here, and its identity noted)
 //! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking;
 //!                              a call only a person can approve is first looked at by the rate
@@ -12,7 +14,8 @@
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
 //!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
 //!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
-//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught
+//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught,
+//!                      each poll timed (a tool that blocks the thread is named and isolated)
 //! ```
 //!
 //! Each step passes the call on or refuses it with its own error. **A call refused at any step
@@ -51,7 +54,26 @@ use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Resolved, Target, Workspace};
 
+/// Answers a `tools/call`: the steps above, then the answer's form for the session's protocol
+/// version. Refused arguments ([`Error::InvalidArguments`], from the schema step, the decoding
+/// or the tool) are a result with `isError: true` from `2025-11-25` on (SEP-1303) and `-32602`
+/// before; every other refusal keeps its code. Without a session ([`crate::Server::call_once`])
+/// the error itself is returned.
 pub(crate) async fn call_tool(
+    shared: &Arc<Shared>,
+    id: &RequestId,
+    params: CallToolParams,
+    cancel: CancellationToken,
+) -> Result<CallToolResult, Error> {
+    let answer = checked_call(shared, id, params, cancel).await;
+    let as_result = shared.peer.session().is_some_and(|s| s.version.refuses_arguments_as_results());
+    match answer {
+        Err(e) if as_result => e.to_tool_result().ok_or(e),
+        other => other,
+    }
+}
+
+async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
     params: CallToolParams,
@@ -76,7 +98,7 @@ pub(crate) async fn call_tool(
                 tool: name.to_owned(),
                 errors: vec![ArgumentError {
                     pointer: String::new(),
-                    message: format!("arguments must be an object, not {}", json_type(&other)),
+                    message: format!("`arguments` must be an object (got {})", json_type(&other)),
                 }],
             });
         }
@@ -206,7 +228,8 @@ pub(crate) async fn call_tool(
     .with_paths(resolved)
     .with_states(shared.states.clone());
     let timeout = shared.config.timeout_for(&tool);
-    let run = AssertUnwindSafe(handler.call(ctx, args)).catch_unwind();
+    // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
+    let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel)).catch_unwind();
     match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => Err(Error::ToolFailed {

@@ -12,6 +12,7 @@
 //! | [`ServerConfig::default_tool_timeout`] | 1 ms to 1 day |
 //! | [`ServerConfig::shutdown_grace`] | 0 to 10 minutes |
 //! | [`ServerConfig::tools_page_size`] | 1 to 10,000 |
+//! | [`ServerConfig::slow_poll`] | 1 ms to 1 hour |
 //!
 //! Per-tool overrides come from configuration files, whose values the `teaagent` command checks
 //! against its own ranges before they get here (exit 2 with the key, the file and the range).
@@ -44,6 +45,10 @@ pub struct ServerConfig {
     pub instructions: Option<String>,
     /// Per-tool overrides of the declared rate limit and timeout (from configuration).
     pub tool_overrides: HashMap<String, ToolOverride>,
+    /// A poll of an async tool's future that takes longer than this blocked the server's thread:
+    /// the tool is named in a warning and its later calls run on a thread of their own (see
+    /// the `server` module docs, "Tools that block"). Default 100 ms.
+    pub slow_poll: Duration,
 }
 
 /// What configuration may change about one tool.
@@ -66,6 +71,7 @@ impl Default for ServerConfig {
             tools_page_size: 100,
             instructions: None,
             tool_overrides: HashMap::new(),
+            slow_poll: Duration::from_millis(100),
         }
     }
 }
@@ -99,6 +105,11 @@ impl ServerConfig {
     /// Sets [`ServerConfig::tools_page_size`] (1 to 10,000).
     pub fn tools_page_size(mut self, n: usize) -> Self {
         self.tools_page_size = n.clamp(1, 10_000);
+        self
+    }
+    /// Sets [`ServerConfig::slow_poll`] (1 ms to 1 hour).
+    pub fn slow_poll(mut self, d: Duration) -> Self {
+        self.slow_poll = d.clamp(Duration::from_millis(1), Duration::from_secs(3600));
         self
     }
     /// Overrides a tool's rate limit and/or timeout (as given: the caller checks them).
@@ -136,7 +147,8 @@ mod tests {
             .max_queued(usize::MAX)
             .default_tool_timeout(Duration::MAX)
             .shutdown_grace(Duration::MAX)
-            .tools_page_size(usize::MAX);
+            .tools_page_size(usize::MAX)
+            .slow_poll(Duration::MAX);
         assert_eq!(
             (high.max_line_bytes, high.max_in_flight, high.max_queued, high.tools_page_size),
             (1 << 30, 1 << 16, 1 << 20, 10_000)
@@ -145,12 +157,17 @@ mod tests {
             (high.default_tool_timeout, high.shutdown_grace),
             (Duration::from_secs(86_400), Duration::from_secs(600))
         );
+        assert_eq!(high.slow_poll, Duration::from_secs(3600));
         let low = ServerConfig::default()
             .max_line_bytes(0)
             .max_in_flight(0)
             .default_tool_timeout(Duration::ZERO)
-            .tools_page_size(0);
+            .tools_page_size(0)
+            .slow_poll(Duration::ZERO);
         assert_eq!((low.max_line_bytes, low.max_in_flight, low.tools_page_size), (1, 1, 1));
-        assert_eq!(low.default_tool_timeout, Duration::from_millis(1));
+        assert_eq!(
+            (low.default_tool_timeout, low.slow_poll),
+            (Duration::from_millis(1), Duration::from_millis(1))
+        );
     }
 }

@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) limiter: crate::rate_limit::RateLimiter,
     /// The tools' shared state ([`Server::state`]), handed to every call's context.
     pub(crate) states: crate::tool::state::States,
+    /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
+    pub(crate) blockers: super::watch::Blockers,
     info: Implementation,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
@@ -125,6 +127,7 @@ impl Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
             policy: server.policy,
             limiter,
+            blockers: super::watch::Blockers::new(server.config.slow_poll),
             registry: server.registry,
             config: server.config,
             resources: server.resources,

@@ -3,8 +3,9 @@
 //! Why a type and not a clamp in the body: a tool that silently reduces `depth: 500` to 10 tells
 //! the model one thing in its schema (an integer up to 255 or 4294967295, the width of the Rust
 //! type) and does another. With `Bounded<MIN, MAX>` the schema carries `minimum: MIN` and
-//! `maximum: MAX`, the server's schema validation refuses anything outside with `-32602` naming the
-//! argument, and deserialization checks the range again, so a value outside it can never reach
+//! `maximum: MAX`, the server's schema validation refuses anything outside as invalid arguments
+//! naming the argument and the range (`-32602`, or an `isError` result from protocol `2025-11-25`
+//! on: see [`crate::error`]), and deserialization checks the range again, so a value outside it can never reach
 //! the body, however the arguments arrived.
 
 use std::borrow::Cow;

@@ -2,10 +2,12 @@
 //! and the limits on patterns.
 //!
 //! A tool's domain failure is a result with `isError: true` ([`ToolError`]); an argument the
-//! tool cannot take at all (a pattern past the limits below) is refused as invalid params
-//! (`-32602`, `invalid_arguments`, pointing at the argument), like a schema violation. The tools
-//! return an [`Outcome`] for that: `Result<T, ToolError>` turns every error into `isError`, so
-//! this small wrapper carries the second kind through to the pipeline. A pattern that is merely
+//! tool cannot take at all (a pattern past the limits below) is refused exactly like a schema
+//! violation ([`Error::InvalidArguments`], pointing at the argument): `-32602` up to protocol
+//! `2025-06-18`, an `isError` result carrying the same report and `_meta` from `2025-11-25` on
+//! (see [`crate::error`]). The tools return an [`Outcome`] for that: `Result<T, ToolError>`
+//! turns every error into a plain `isError` result, so this small wrapper carries the second
+//! kind through to the pipeline, which gives it the session's form. A pattern that is merely
 //! wrong (`[unclosed`) stays a tool error the agent can fix in its next call.
 
 use std::io;
@@ -22,15 +24,15 @@ pub(crate) const MAX_PATTERN: usize = 16 * 1024;
 /// Most memory a compiled pattern may take (regex NFA, and the lazy DFA's cache).
 pub(crate) const PATTERN_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 
-/// What a built-in tool returns: `Ok` or a tool error as usual, or an argument refused as invalid
-/// params (`-32602`).
+/// What a built-in tool returns: `Ok` or a tool error as usual, or an argument refused like a
+/// schema violation (`invalid_arguments`).
 pub struct Outcome<T>(pub(crate) Result<T, Refusal>);
 
 /// Why a built-in tool did not produce its output.
 pub(crate) enum Refusal {
     /// A domain failure: a result with `isError: true`.
     Tool(ToolError),
-    /// An argument the tool cannot take: `-32602`.
+    /// An argument the tool cannot take: `invalid_arguments`, in the session's form.
     Argument(Error),
 }
 
@@ -57,11 +59,12 @@ impl<T: IntoToolOutput> IntoToolOutput for Outcome<T> {
     }
 }
 
-/// `argument` refused as invalid params (`-32602`, `invalid_arguments`, pointer `/argument`).
+/// `argument` refused like a schema violation (`invalid_arguments`, pointer `/argument`); the
+/// message is bounded and escaped ([`ArgumentError::new`]).
 pub(crate) fn invalid_argument(ctx: &ToolContext, argument: &str, message: impl Into<String>) -> Refusal {
     Refusal::Argument(Error::InvalidArguments {
         tool: ctx.tool().to_owned(),
-        errors: vec![ArgumentError { pointer: format!("/{argument}"), message: message.into() }],
+        errors: vec![ArgumentError::new(format!("/{argument}"), message.into())],
     })
 }
 
@@ -89,7 +92,8 @@ pub(crate) fn is_size_limit(message: &str) -> bool {
 }
 
 /// A glob that parsed but could not be compiled: globset's regexes are built under a size limit,
-/// and a parsed glob fails only past it (its error does not say more), so this is `-32602`.
+/// and a parsed glob fails only past it (its error does not say more), so this is
+/// `invalid_arguments`.
 pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> Refusal {
     invalid_argument(ctx, argument, format!("`{argument}` compiles to more than the size limit; simplify it"))
 }
@@ -183,7 +187,7 @@ mod tests {
     use super::*;
 
     /// [`is_size_limit`] reads the compilers' error text: pin it, so an upgrade that rewords it
-    /// fails here rather than turning `-32602` into a tool error.
+    /// fails here rather than turning an argument refusal into a tool error.
     #[test]
     fn size_limit_errors_are_recognised() {
         let regex = grep_regex::RegexMatcherBuilder::new()

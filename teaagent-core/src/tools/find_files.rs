@@ -2,7 +2,8 @@
 //!
 //! The tree is walked beneath the root's handle ([`Walk`]): links are not followed, not even a
 //! directory swapped for one mid-walk. The glob is at most 4 KiB and is compiled
-//! under a size limit; past either it is refused with `-32602`.
+//! under a size limit; past either it is refused as invalid arguments (`-32602`, or an
+//! `isError` result from protocol `2025-11-25` on).
 
 use std::path::Path;
 

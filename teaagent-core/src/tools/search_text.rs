@@ -14,7 +14,8 @@
 //! - the lines kept (matches and context) add up to at most the output cap (256 KiB), so
 //!   `context` × `max_results` × long lines cannot make a large answer;
 //! - `pattern` is at most 16 KiB and `glob` 4 KiB, both compiled under
-//!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused with `-32602`.
+//!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused as invalid arguments
+//!   (`-32602`, or an `isError` result from protocol `2025-11-25` on).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};

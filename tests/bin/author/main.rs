@@ -12,14 +12,22 @@
 //! - `no-state-serve-stdio`: the same with `serve_stdio().await`, its error printed by the author.
 //!
 //! Every other mode serves with `.state(Notes::default())`: `add_note` and `list_notes` share it.
+//!
+//! The `plan` tool takes nested arguments (an `Option<Enum>`, a nested object with an optional
+//! enum inside, a `Bounded`) and `halve` a parameter whose decoding checks more than its schema
+//! says: what the argument-error reports of `tests/argument_errors.rs` are about.
+
+mod blocking;
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use teaagent_core::{CallToolResult, Handler, Json, Registry, Server, State, ToolContext, ToolDef, tool};
+use teaagent_core::{
+    Bounded, CallToolResult, Handler, Json, Registry, Server, State, ToolContext, ToolDef, tool,
+};
 
 /// Echo the text back unchanged.
 #[tool(read_only, idempotent, rate_limit(max_calls = 3, window_secs = 60))]
@@ -122,6 +130,77 @@ fn letter(
 ) -> String {
     let c = char::from(b'a' + n.saturating_sub(1));
     if upper.unwrap_or(false) { c.to_ascii_uppercase().to_string() } else { c.to_string() }
+}
+
+/// How urgent a task is.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Priority {
+    Low,
+    Medium,
+    High,
+}
+
+/// A part of the day.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Slot {
+    /// Before noon.
+    Morning,
+    /// After six in the evening.
+    Evening,
+}
+
+/// When a task is due.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Due {
+    /// Days from today.
+    days: u32,
+    /// The part of that day, if it matters.
+    at: Option<Slot>,
+}
+
+/// Plan a task (nested arguments: an optional enum, an object with an optional enum inside).
+#[tool(read_only)]
+fn plan(
+    /// What to do.
+    title: String,
+    /// How urgent (default `medium`).
+    priority: Option<Priority>,
+    /// When it is due.
+    due: Due,
+    /// How many times (1 to 10, default 1).
+    repeat: Option<Bounded<1, 10>>,
+) -> String {
+    let when = match due.at {
+        Some(slot) => format!("in {} days ({slot:?})", due.days),
+        None => format!("in {} days", due.days),
+    };
+    let times = repeat.map_or(1, Bounded::get);
+    format!("{title}: {:?}, {when}, {times}×", priority.unwrap_or(Priority::Medium))
+}
+
+/// An even number: the schema says "an integer", decoding says more (a check the schema cannot
+/// state, so it is met after schema validation).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(try_from = "u32")]
+struct Even(u32);
+
+impl TryFrom<u32> for Even {
+    type Error = String;
+
+    fn try_from(n: u32) -> Result<Self, String> {
+        if n.is_multiple_of(2) { Ok(Even(n)) } else { Err(format!("{n} is odd; pass an even number")) }
+    }
+}
+
+/// Halve an even number.
+#[tool(read_only)]
+fn halve(
+    /// The number to halve.
+    n: Even,
+) -> String {
+    (n.0 / 2).to_string()
 }
 
 fn registry() -> Registry {

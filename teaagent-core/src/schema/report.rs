@@ -1,0 +1,689 @@
+//! The report of arguments that fail a tool's input schema, written for the model that sent them
+//! (SPEC §4): every problem, each at its innermost JSON pointer, in words that say what to send
+//! instead.
+//!
+//! What the validator says is not what a model can act on: an `Option<Enum>` parameter is an
+//! `anyOf` of the enum and `null`, and a bad value there is "not valid under any of the schemas
+//! listed in the 'anyOf' keyword" — no allowed values, no hint which alternative was meant. So:
+//!
+//! - **`anyOf` / `oneOf`**: the alternatives whose type (or `enum`/`const`) already rejects the
+//!   value are set aside; of the others, the one the value fits best (fewest problems at the
+//!   value itself, then fewest in all) is reported, problem by problem, at their own pointers —
+//!   `/due/days`, not `/due`. When every alternative rejects the value outright, one problem
+//!   lists what would be accepted: `must be one of "low", "medium", "high" or null (got 5)`.
+//!   Data-carrying enums get the same care: an alternative whose `const` (a serde tag,
+//!   `#[serde(tag = "kind")]`) the value does not match fits worst; when no alternative's tag
+//!   matches, the tag is the one problem (`/shape/kind: must be one of "circle" or "square"`);
+//!   and when serde's default form names no variant (`{"triangle": {}}`), the one problem names
+//!   the properties to choose from.
+//! - **`enum` / `const`**: the allowed values, always.
+//! - **`required` / `additionalProperties`**: the pointer names the property itself; an unknown
+//!   property's message lists the known ones.
+//! - **`type`**: what was expected and what came (`must be an integer (got a string: "soon")`).
+//! - A value is never echoed whole: strings are cut to [`PREVIEW_CHARS`] characters and escaped
+//!   ([`crate::visible::escape`]); arrays and objects are named, not shown.
+//! - Problems are sorted by pointer (segment by segment, array indices as numbers), duplicates
+//!   dropped; where an `enum` or `const` problem already says what is allowed, a `type` problem at
+//!   the same pointer is dropped.
+
+use std::cmp::Ordering;
+
+use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
+use jsonschema::types::JsonType;
+use serde_json::Value;
+
+use crate::error::ArgumentError;
+use crate::visible;
+
+/// Longest piece of a string value quoted back in a message, in characters.
+pub const PREVIEW_CHARS: usize = 48;
+/// Most allowed values (or known properties) listed in one message.
+const MAX_LISTED: usize = 24;
+
+/// Every problem of `instance` against the compiled `validator` of `schema` (the same schema,
+/// for naming the known properties of an object), as the report described in the module docs.
+pub(crate) fn argument_errors(
+    validator: &jsonschema::Validator,
+    schema: &Value,
+    instance: &Value,
+) -> Vec<ArgumentError> {
+    let mut out = Vec::new();
+    for e in validator.iter_errors(instance) {
+        report(&e, schema, &mut out);
+    }
+    tidy(out)
+}
+
+/// Sorts problems by pointer, drops duplicates, and drops a `type` problem where an `enum` or
+/// `const` one at the same pointer already says what is allowed. The result is deterministic.
+fn tidy(mut errors: Vec<Problem>) -> Vec<ArgumentError> {
+    errors.sort_by(|a, b| compare_pointers(&a.error.pointer, &b.error.pointer));
+    errors.dedup_by(|a, b| a.error == b.error);
+    let valued: Vec<String> =
+        errors.iter().filter(|t| t.what == What::Values).map(|t| t.error.pointer.clone()).collect();
+    errors
+        .into_iter()
+        .filter(|t| !(t.what == What::Type && valued.contains(&t.error.pointer)))
+        .map(|t| t.error)
+        .collect()
+}
+
+/// A problem with what kind of check found it (for [`tidy`]).
+#[derive(Debug)]
+struct Problem {
+    error: ArgumentError,
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    /// A `type` mismatch.
+    Type,
+    /// An `enum` or `const` mismatch (the message lists the allowed values).
+    Values,
+    /// Anything else.
+    Other,
+}
+
+fn push(out: &mut Vec<Problem>, pointer: String, message: String, what: What) {
+    out.push(Problem { error: ArgumentError { pointer, message }, what });
+}
+
+fn report(e: &ValidationError<'_>, schema: &Value, out: &mut Vec<Problem>) {
+    let at = e.instance_path().as_str();
+    match e.kind() {
+        Kind::Required { property } => {
+            let name = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
+            push(
+                out,
+                format!("{at}/{}", segment(&name)),
+                format!("missing required property `{}`", visible::escape(&name)),
+                What::Other,
+            );
+        }
+        Kind::AdditionalProperties { unexpected } | Kind::UnevaluatedProperties { unexpected } => {
+            let known = known_properties(e, schema);
+            for key in unexpected {
+                let mut message = format!("unknown property `{}`", preview_text(key));
+                if !known.is_empty() {
+                    message.push_str(&format!("; the properties are {}", listed(&known)));
+                }
+                push(out, format!("{at}/{}", segment(key)), message, What::Other);
+            }
+        }
+        Kind::AnyOf { context } | Kind::OneOfNotValid { context } => {
+            alternatives(e, context, schema, out);
+        }
+        Kind::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => vec![article(*t)],
+                TypeKind::Multiple(set) => set.iter().map(article).collect(),
+            };
+            push(
+                out,
+                at.to_owned(),
+                format!("must be {} (got {})", or_list(&expected), typed(e.instance())),
+                What::Type,
+            );
+        }
+        Kind::Enum { options } => {
+            let values: Vec<String> = match options.as_ref() {
+                Value::Array(items) => items.iter().map(preview).collect(),
+                other => vec![preview(other)],
+            };
+            push(out, at.to_owned(), must_be_one_of(&values, e.instance()), What::Values);
+        }
+        Kind::Constant { expected_value } => {
+            let message = format!("must be {} (got {})", preview(expected_value), preview(e.instance()));
+            push(out, at.to_owned(), message, What::Values);
+        }
+        other => push(out, at.to_owned(), describe(other, e), What::Other),
+    }
+}
+
+/// An `anyOf`/`oneOf` that no alternative accepted (see the module docs).
+fn alternatives(
+    e: &ValidationError<'_>,
+    context: &[Vec<ValidationError<'static>>],
+    schema: &Value,
+    out: &mut Vec<Problem>,
+) {
+    let at = e.instance_path().as_str();
+    let here = |b: &ValidationError<'_>| b.instance_path().as_str() == at;
+    let candidates: Vec<&Vec<ValidationError<'static>>> =
+        context.iter().filter(|branch| !branch.is_empty() && rejection(branch, at).is_none()).collect();
+    // How badly an alternative fits: a `const` it does not match (a serde tag: `"kind":
+    // "circle"`) first, then problems at the value itself, then problems in all.
+    let misfit = |branch: &[ValidationError<'_>]| {
+        let tags = branch.iter().filter(|b| matches!(b.kind(), Kind::Constant { .. })).count();
+        (tags, branch.iter().filter(|b| here(b)).count(), branch.len())
+    };
+    if let Some(tag) = common_tag(&candidates) {
+        // No alternative's tag matches: the tag is the problem, and the rest is noise.
+        let (pointer, got) = tag;
+        let mut values = Vec::new();
+        for branch in &candidates {
+            for b in branch.iter().filter(|b| b.instance_path().as_str() == pointer) {
+                if let Kind::Constant { expected_value } = b.kind() {
+                    values.push(preview(expected_value));
+                }
+            }
+        }
+        dedup_keep_order(&mut values);
+        push(out, pointer.to_owned(), must_be_one_of(&values, &got), What::Values);
+        return;
+    }
+    let best = candidates.iter().min_by_key(|branch| misfit(branch));
+    if let Some(best) = best {
+        let tied: Vec<&&Vec<ValidationError<'static>>> =
+            candidates.iter().filter(|branch| misfit(branch) == misfit(best)).collect();
+        if let Some(message) = untagged_choice(&tied, e.instance(), at) {
+            push(out, at.to_owned(), message, What::Other);
+            return;
+        }
+        for b in best.iter() {
+            report(b, schema, out);
+        }
+        return;
+    }
+    // Every alternative rejects the value itself: say what any of them would take.
+    let mut accepts = Accepts::default();
+    for branch in context {
+        if let Some(a) = rejection(branch, at) {
+            accepts.values.extend(a.values);
+            accepts.types.extend(a.types);
+        }
+    }
+    dedup_keep_order(&mut accepts.values);
+    dedup_keep_order(&mut accepts.types);
+    let Accepts { values, mut types } = accepts;
+    let message = if types.is_empty() && !values.is_empty() {
+        must_be_one_of(&values, e.instance())
+    } else {
+        types.extend(values);
+        format!("must be {} (got {})", or_list(&types), typed(e.instance()))
+    };
+    push(out, at.to_owned(), message, What::Values);
+}
+
+/// The pointer (and value) of a `const` that every alternative fails at the same place — a serde
+/// tag (`#[serde(tag = "kind")]`) that names no variant — if there is one.
+fn common_tag(candidates: &[&Vec<ValidationError<'static>>]) -> Option<(String, Value)> {
+    let (first, rest) = candidates.split_first()?;
+    first.iter().find_map(|b| {
+        if !matches!(b.kind(), Kind::Constant { .. }) {
+            return None;
+        }
+        let pointer = b.instance_path().as_str();
+        let everywhere = rest.iter().all(|branch| {
+            branch
+                .iter()
+                .any(|c| matches!(c.kind(), Kind::Constant { .. }) && c.instance_path().as_str() == pointer)
+        });
+        everywhere.then(|| (pointer.to_owned(), b.instance().as_ref().clone()))
+    })
+}
+
+/// Alternatives that fit equally badly, each only for wanting its own single property (serde's
+/// default enum form, `{"circle": {...}}`): one problem naming the properties to choose from.
+fn untagged_choice(tied: &[&&Vec<ValidationError<'static>>], value: &Value, at: &str) -> Option<String> {
+    if tied.len() < 2 {
+        return None;
+    }
+    let mut names = Vec::new();
+    for branch in tied {
+        let mut required = branch.iter().filter_map(|b| match b.kind() {
+            Kind::Required { property } if b.instance_path().as_str() == at => property.as_str(),
+            _ => None,
+        });
+        let (Some(name), None) = (required.next(), required.next()) else { return None };
+        let only_here = branch.iter().all(|b| {
+            b.instance_path().as_str() == at
+                && matches!(b.kind(), Kind::Required { .. } | Kind::AdditionalProperties { .. })
+        });
+        if !only_here {
+            return None;
+        }
+        names.push(format!("`{}`", preview_text(name)));
+    }
+    dedup_keep_order(&mut names);
+    let given: Vec<String> = match value {
+        Value::Object(o) => o.keys().map(|k| format!("`{}`", preview_text(k))).collect(),
+        _ => Vec::new(),
+    };
+    let got = if given.is_empty() {
+        "an empty object".to_owned()
+    } else {
+        format!("an object with {}", listed(&given))
+    };
+    Some(format!("must have exactly one of the properties {} (got {got})", or_list(&capped(&names))))
+}
+
+/// What an alternative would take instead of the value at `at`.
+#[derive(Default)]
+struct Accepts {
+    /// Values (`enum`, `const`, and `null` as a type), as quoted back.
+    values: Vec<String>,
+    /// Types, with their article (`an integer`).
+    types: Vec<String>,
+}
+
+/// `Some` when an alternative rejects the value at `at` itself (its `type`, `enum` or `const`,
+/// or a nested `anyOf`/`oneOf` all of whose alternatives do), with what it would take; `None`
+/// when the value has the alternative's shape and the problems are inside it.
+fn rejection(branch: &[ValidationError<'_>], at: &str) -> Option<Accepts> {
+    let here = || branch.iter().filter(|b| b.instance_path().as_str() == at);
+    let listed = here().find_map(|b| match b.kind() {
+        Kind::Enum { options } => Some(match options.as_ref() {
+            Value::Array(items) => items.iter().map(preview).collect::<Vec<_>>(),
+            other => vec![preview(other)],
+        }),
+        Kind::Constant { expected_value } => Some(vec![preview(expected_value)]),
+        _ => None,
+    });
+    if let Some(values) = listed {
+        return Some(Accepts { values, types: Vec::new() });
+    }
+    let mut accepts = Accepts::default();
+    let mut rejected = false;
+    for b in here() {
+        match b.kind() {
+            Kind::Type { kind } => {
+                rejected = true;
+                let kinds: Vec<JsonType> = match kind {
+                    TypeKind::Single(t) => vec![*t],
+                    TypeKind::Multiple(set) => set.iter().collect(),
+                };
+                for t in kinds {
+                    // `null` is one value: listed with the values when there are any.
+                    if t == JsonType::Null {
+                        accepts.values.push("null".to_owned());
+                    } else {
+                        accepts.types.push(article(t));
+                    }
+                }
+            }
+            Kind::AnyOf { context } | Kind::OneOfNotValid { context } => {
+                let nested: Option<Vec<Accepts>> = context.iter().map(|c| rejection(c, at)).collect();
+                if let Some(nested) = nested {
+                    rejected = true;
+                    for a in nested {
+                        accepts.values.extend(a.values);
+                        accepts.types.extend(a.types);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    rejected.then_some(accepts)
+}
+
+fn must_be_one_of(values: &[String], got: &Value) -> String {
+    match values {
+        [one] => format!("must be {one} (got {})", preview(got)),
+        many => format!("must be one of {} (got {})", or_list(&capped(many)), preview(got)),
+    }
+}
+
+/// The words for every other kind of problem.
+fn describe(kind: &Kind, e: &ValidationError<'_>) -> String {
+    let value = e.instance();
+    match kind {
+        Kind::Minimum { limit } => format!("must be at least {limit} (got {})", preview(value)),
+        Kind::Maximum { limit } => format!("must be at most {limit} (got {})", preview(value)),
+        Kind::ExclusiveMinimum { limit } => format!("must be greater than {limit} (got {})", preview(value)),
+        Kind::ExclusiveMaximum { limit } => format!("must be less than {limit} (got {})", preview(value)),
+        Kind::MultipleOf { multiple_of } => {
+            format!("must be a multiple of {multiple_of} (got {})", preview(value))
+        }
+        Kind::MinLength { limit } => {
+            format!("must be at least {limit} characters long (got {})", length(value))
+        }
+        Kind::MaxLength { limit } => {
+            format!("must be at most {limit} characters long (got {})", length(value))
+        }
+        Kind::MinItems { limit } => format!("must have at least {limit} items (got {})", count(value)),
+        Kind::MaxItems { limit } => format!("must have at most {limit} items (got {})", count(value)),
+        Kind::MinProperties { limit } => {
+            format!("must have at least {limit} properties (got {})", count(value))
+        }
+        Kind::MaxProperties { limit } => {
+            format!("must have at most {limit} properties (got {})", count(value))
+        }
+        Kind::UniqueItems => "must not contain the same item twice".to_owned(),
+        Kind::Pattern { pattern } => {
+            format!("must match the pattern `{}` (got {})", preview_text(pattern), preview(value))
+        }
+        Kind::Format { format } => {
+            format!("must be a valid `{}` (got {})", preview_text(format), preview(value))
+        }
+        Kind::FalseSchema => "is not allowed here".to_owned(),
+        Kind::Custom { message, .. } => preview_text(message),
+        // The rest (`not`, `contains`, a `oneOf` matched twice, ...) in the validator's words,
+        // with the value itself masked so nothing large or unescaped is echoed.
+        _ => visible::escape(&e.masked_with("the value").to_string()),
+    }
+}
+
+/// The properties an object's schema declares, for an unknown-property message: read from
+/// the schema next to the failing `additionalProperties` keyword.
+fn known_properties(e: &ValidationError<'_>, schema: &Value) -> Vec<String> {
+    let path = e.schema_path().as_str();
+    let parent = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+    schema
+        .pointer(parent)
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(|k| format!("`{}`", preview_text(k))).collect())
+        .unwrap_or_default()
+}
+
+/// A JSON value quoted back, bounded: strings cut and escaped, arrays and objects named only.
+pub fn preview(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("\"{}\"", preview_text(s)),
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(_) => "an object".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// A value with its type: `a string: "soon"`, `a number: 5`, `an object`.
+fn typed(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("a boolean: {b}"),
+        Value::Number(n) if n.is_f64() => format!("a number: {n}"),
+        Value::Number(n) => format!("an integer: {n}"),
+        Value::String(_) => format!("a string: {}", preview(value)),
+        Value::Array(items) => format!("an array of {} items", items.len()),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// Text quoted back: escaped ([`visible::escape`]) and cut to [`PREVIEW_CHARS`] characters,
+/// saying how many more there were.
+pub fn preview_text(text: &str) -> String {
+    bounded(text, PREVIEW_CHARS)
+}
+
+/// `text` escaped ([`visible::escape`]) and cut to `max` characters, saying how many more there
+/// were.
+pub fn bounded(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return visible::escape(text);
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{}…⟪{} more characters⟫", visible::escape(&head), total - max)
+}
+
+fn length(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{} characters", s.chars().count()),
+        other => typed(other),
+    }
+}
+
+fn count(value: &Value) -> String {
+    match value {
+        Value::Array(items) => items.len().to_string(),
+        Value::Object(o) => o.len().to_string(),
+        other => typed(other),
+    }
+}
+
+fn article(t: JsonType) -> String {
+    match t {
+        JsonType::Array => "an array",
+        JsonType::Boolean => "a boolean",
+        JsonType::Integer => "an integer",
+        JsonType::Null => "null",
+        JsonType::Number => "a number",
+        JsonType::Object => "an object",
+        JsonType::String => "a string",
+    }
+    .to_owned()
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// `a, b, c`, at most [`MAX_LISTED`] of them.
+fn listed(items: &[String]) -> String {
+    capped(items).join(", ")
+}
+
+fn capped(items: &[String]) -> Vec<String> {
+    if items.len() <= MAX_LISTED {
+        return items.to_vec();
+    }
+    let mut shown = items[..MAX_LISTED].to_vec();
+    shown.push(format!("{} more", items.len() - MAX_LISTED));
+    shown
+}
+
+fn dedup_keep_order(items: &mut Vec<String>) {
+    let mut seen = Vec::new();
+    items.retain(|item| {
+        if seen.contains(item) {
+            false
+        } else {
+            seen.push(item.clone());
+            true
+        }
+    });
+}
+
+/// One JSON-pointer segment (RFC 6901).
+fn segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Pointers in document order: segment by segment, numbers (array indices) by value.
+pub fn compare_pointers(a: &str, b: &str) -> Ordering {
+    let mut left = a.split('/');
+    let mut right = b.split('/');
+    loop {
+        match (left.next(), right.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) => {
+                let order = match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    _ => x.cmp(y),
+                };
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::ObjectSchema;
+
+    /// How urgent.
+    #[derive(JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Priority {
+        Low,
+        Medium,
+        High,
+    }
+
+    /// A time of day (documented variants: a `oneOf` of `const`s, collapsed to an `enum`, and
+    /// an `anyOf` with `null` when optional).
+    #[derive(JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Slot {
+        /// Before noon.
+        Morning,
+        /// After six.
+        Evening,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Due {
+        days: u32,
+        at: Option<Slot>,
+    }
+
+    /// A data-carrying enum: a `oneOf` of objects.
+    #[derive(JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Shape {
+        Circle { radius: u32 },
+        Square { side: u32 },
+    }
+
+    /// An internally tagged enum: a `oneOf` of objects with a `const` tag.
+    #[derive(JsonSchema)]
+    #[serde(tag = "kind", rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum ByKind {
+        Circle { radius: u32 },
+        Square { side: u32 },
+    }
+
+    fn check_one<T: JsonSchema>(args: Value) -> Vec<(String, String)> {
+        let mut s = ObjectSchema::new();
+        s.property::<T>("shape", None, true);
+        let schema = s.finish();
+        let validator = jsonschema::validator_for(&schema).expect("compiles");
+        argument_errors(&validator, &schema, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+    }
+
+    #[test]
+    fn a_tag_that_names_no_variant_is_the_one_problem() {
+        assert_eq!(
+            check_one::<ByKind>(json!({"shape": {"kind": "triangle", "sides": 3}})),
+            pairs(&[("/shape/kind", r#"must be one of "circle" or "square" (got "triangle")"#)])
+        );
+        // A tag that names one: that variant's problems.
+        assert_eq!(
+            check_one::<ByKind>(json!({"shape": {"kind": "square", "side": "x"}})),
+            pairs(&[("/shape/side", r#"must be an integer (got a string: "x")"#)])
+        );
+        assert_eq!(
+            check_one::<ByKind>(json!({"shape": {"kind": "circle"}})),
+            pairs(&[("/shape/radius", "missing required property `radius`")])
+        );
+        // serde's default form names the variant by its only property.
+        assert_eq!(
+            check_one::<Shape>(json!({"shape": {"triangle": {}}})),
+            pairs(&[(
+                "/shape",
+                "must have exactly one of the properties `circle` or `square` (got an object with `triangle`)"
+            )])
+        );
+        assert_eq!(
+            check_one::<Shape>(json!({"shape": {"square": {"side": -1}}})),
+            pairs(&[("/shape/square/side", "must be at least 0 (got -1)")])
+        );
+    }
+
+    fn check(args: Value) -> Vec<(String, String)> {
+        let mut s = ObjectSchema::new();
+        s.property::<String>("title", None, true);
+        s.property::<Option<Priority>>("priority", None, false);
+        s.property::<Due>("due", None, true);
+        s.property::<Option<Slot>>("slot", None, false);
+        s.property::<Option<crate::Bounded<1, 10>>>("repeat", None, false);
+        s.property::<Option<Vec<String>>>("tags", None, false);
+        s.property::<Option<Shape>>("shape", None, false);
+        let schema = s.finish();
+        let validator = jsonschema::validator_for(&schema).expect("compiles");
+        argument_errors(&validator, &schema, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+    }
+
+    fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+        expected.iter().map(|(p, m)| ((*p).to_owned(), (*m).to_owned())).collect()
+    }
+
+    #[test]
+    fn every_problem_at_its_innermost_pointer_with_the_allowed_values() {
+        let got = check(json!({
+            "priority": "urgent",
+            "due": {"days": "soon", "at": "noon"},
+            "slot": 5,
+            "repeat": 11,
+            "tags": ["a", 2],
+            "bogus": true,
+        }));
+        assert_eq!(
+            got,
+            pairs(&[
+                (
+                    "/bogus",
+                    "unknown property `bogus`; the properties are `title`, `priority`, `due`, `slot`, `repeat`, `tags`, `shape`"
+                ),
+                ("/due/at", r#"must be one of "morning", "evening" or null (got "noon")"#),
+                ("/due/days", r#"must be an integer (got a string: "soon")"#),
+                ("/priority", r#"must be one of "low", "medium", "high" or null (got "urgent")"#),
+                ("/repeat", "must be at most 10 (got 11)"),
+                ("/slot", r#"must be one of "morning", "evening" or null (got 5)"#),
+                ("/tags/1", "must be a string (got an integer: 2)"),
+                ("/title", "missing required property `title`"),
+            ])
+        );
+        for (_, message) in &got {
+            assert!(!message.contains("anyOf") && !message.contains("any of the schemas"), "{message}");
+        }
+    }
+
+    #[test]
+    fn an_alternative_is_chosen_by_the_shape_of_the_value() {
+        // An object for an optional data-carrying enum: the variant it names, its own problem.
+        let got = check(json!({"title": "t", "due": {"days": 1}, "shape": {"circle": {"radius": "big"}}}));
+        assert_eq!(got, pairs(&[("/shape/circle/radius", r#"must be an integer (got a string: "big")"#)]));
+        // A value no alternative takes: what each would.
+        let got = check(json!({"title": "t", "due": {"days": 1}, "shape": "round"}));
+        assert_eq!(got, pairs(&[("/shape", r#"must be an object or null (got a string: "round")"#)]));
+        // A nested object missing its required property, and one of the wrong type.
+        assert_eq!(
+            check(json!({"title": "t", "due": {}})),
+            pairs(&[("/due/days", "missing required property `days`")])
+        );
+        assert_eq!(
+            check(json!({"title": "t", "due": [1, 2]})),
+            pairs(&[("/due", "must be an object (got an array of 2 items)")])
+        );
+    }
+
+    #[test]
+    fn values_are_never_echoed_whole_nor_unescaped() {
+        let long = format!("{}\u{1b}[2J", "x".repeat(10_000));
+        let got = check(json!({"title": "t", "due": {"days": long}, "priority": "\u{202e}evil"}));
+        assert_eq!(got[0].0, "/due/days");
+        assert!(got[0].1.len() < 200, "{}", got[0].1);
+        assert!(got[0].1.contains("more characters"), "{}", got[0].1);
+        assert!(got[1].1.contains(r"\u{202e}evil") && !got[1].1.contains('\u{202e}'), "{}", got[1].1);
+    }
+
+    #[test]
+    fn pointers_sort_segment_by_segment() {
+        let mut pointers = vec!["/b", "/a/10", "/a/2", "", "/a", "/a/x"];
+        pointers.sort_by(|a, b| compare_pointers(a, b));
+        assert_eq!(pointers, ["", "/a", "/a/2", "/a/10", "/a/x", "/b"]);
+    }
+}

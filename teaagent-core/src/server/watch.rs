@@ -1,0 +1,215 @@
+//! Async tools that block the thread they are polled on (issue: a `std::thread::sleep` inside an
+//! `async fn` tool delayed `ping` by seconds on the single-threaded runtime of
+//! [`Server::run_stdio`](super::Server::run_stdio)).
+//!
+//! Every poll of a tool's future is timed (two clock reads, a few tens of nanoseconds next to a
+//! call's microseconds). A poll that takes longer than [`ServerConfig::slow_poll`] (default
+//! 100 ms) held the protocol loop for that long: `ping`, cancellations and every other call
+//! waited. Then:
+//!
+//! - a warning on stderr names the tool, how long it held the thread, and the fix (a plain `fn`
+//!   tool runs on the blocking pool; or `tokio::task::spawn_blocking` / `tokio::time::sleep` in
+//!   the body), once per tool;
+//! - the tool is *isolated* from then on: its later calls run on a blocking-pool thread of their
+//!   own (the future is driven there with the runtime's handle), so they can block as long as
+//!   they like without stalling the protocol loop. Their timeout, cancellation and panic
+//!   reporting are unchanged; a tool that blocks ignores cancellation until it yields, as before.
+//!
+//! Why not isolate every call from the start: running each future on another thread costs a
+//! cross-thread hand-off per call, which is most of a fast call's latency (the stdio benchmark);
+//! a tool that behaves pays nothing, and one that blocks stalls the server once, not on every
+//! call. The first blocking poll itself cannot be interrupted: nothing can take a thread back
+//! from code that does not yield.
+//!
+//! [`ServerConfig::slow_poll`]: super::ServerConfig::slow_poll
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{Error, Failure};
+use crate::mcp::CallToolResult;
+use crate::tool::ToolFuture;
+
+/// The tools caught blocking, whose calls now run isolated.
+#[derive(Debug)]
+pub(crate) struct Blockers {
+    threshold: Duration,
+    /// Whether any tool is isolated (the common case, none, skips the lock).
+    any: AtomicBool,
+    tools: Mutex<HashSet<String>>,
+}
+
+impl Blockers {
+    pub(crate) fn new(threshold: Duration) -> Self {
+        Self { threshold, any: AtomicBool::new(false), tools: Mutex::new(HashSet::new()) }
+    }
+
+    /// Whether calls of `tool` run isolated (it was caught blocking).
+    pub(crate) fn isolated(&self, tool: &str) -> bool {
+        self.any.load(Ordering::Acquire)
+            && self.tools.lock().unwrap_or_else(|p| p.into_inner()).contains(tool)
+    }
+
+    /// Records that one poll of `tool` took `took`: warns the first time, and isolates it.
+    fn caught(&self, tool: &str, took: Duration) {
+        let first = self.tools.lock().unwrap_or_else(|p| p.into_inner()).insert(tool.to_owned());
+        self.any.store(true, Ordering::Release);
+        if first {
+            tracing::warn!(
+                tool,
+                blocked_ms = took.as_millis() as u64,
+                "tool `{tool}` blocked the server's thread for {:.1} s in one poll of its future: \
+                 ping and every other call waited meanwhile. Its later calls run on a thread of \
+                 their own. Fix the tool: make it a plain `fn` (a sync tool runs on the blocking \
+                 pool), or move the blocking part into `tokio::task::spawn_blocking` (and \
+                 `std::thread::sleep` to `tokio::time::sleep(...).await`)",
+                took.as_secs_f64()
+            );
+        }
+    }
+
+    /// Runs one call of `tool`: isolated if it was caught blocking before, else on this thread
+    /// with every poll timed.
+    pub(crate) async fn run(
+        &self,
+        tool: &str,
+        future: ToolFuture,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, Error> {
+        if self.isolated(tool) {
+            return isolated(tool, future, cancel.clone()).await;
+        }
+        Timed { future, tool, blockers: self }.await
+    }
+}
+
+/// A tool's future with each poll timed.
+struct Timed<'a> {
+    future: ToolFuture,
+    tool: &'a str,
+    blockers: &'a Blockers,
+}
+
+impl Future for Timed<'_> {
+    type Output = Result<CallToolResult, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let start = Instant::now();
+        let poll = self.future.as_mut().poll(cx);
+        let took = start.elapsed();
+        if took > self.blockers.threshold {
+            self.blockers.caught(self.tool, took);
+        }
+        poll
+    }
+}
+
+/// Drives `future` on a blocking-pool thread with the runtime's handle (its timers and I/O are
+/// still those of the server's runtime), until it ends or `cancel` fires. A panic comes back as
+/// a panic, for the caller's `catch_unwind`.
+async fn isolated(
+    tool: &str,
+    future: ToolFuture,
+    cancel: CancellationToken,
+) -> Result<CallToolResult, Error> {
+    let handle = tokio::runtime::Handle::current();
+    let task = tokio::task::spawn_blocking(move || {
+        handle.block_on(async move {
+            tokio::select! {
+                result = future => Some(result),
+                () = cancel.cancelled() => None,
+            }
+        })
+    });
+    match task.await {
+        Ok(Some(result)) => result,
+        // Cancelled, timed out or stopping: the caller answers (or not) for that.
+        Ok(None) => Err(Error::ToolFailed {
+            tool: tool.to_owned(),
+            reason: Failure::Internal,
+            details: "the call was cancelled".into(),
+        }),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Error::ToolFailed {
+            tool: tool.to_owned(),
+            reason: Failure::Internal,
+            details: format!("the isolated call could not run: {e}"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn blocking_tool(ms: u64) -> ToolFuture {
+        Box::pin(async move {
+            std::thread::sleep(Duration::from_millis(ms));
+            Ok(CallToolResult::text("done"))
+        })
+    }
+
+    /// A poll over the threshold isolates the tool; later calls run off the caller's thread, so
+    /// the caller's other tasks progress meanwhile (observed by order, not by time).
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_tool_caught_blocking_runs_isolated_afterwards() {
+        let blockers = Blockers::new(Duration::from_millis(20));
+        let cancel = CancellationToken::new();
+        assert!(!blockers.isolated("nap"));
+        blockers.run("nap", blocking_tool(60), &cancel).await.expect("first call");
+        assert!(blockers.isolated("nap"), "caught by its slow poll");
+        assert!(!blockers.isolated("other"));
+
+        // Isolated: while it sleeps 300 ms elsewhere, a task on this thread gets to run first.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let side = tokio::spawn(async move {
+            let _ = tx.send(());
+        });
+        let call = blockers.run("nap", blocking_tool(300), &cancel);
+        tokio::pin!(call);
+        let order = tokio::select! {
+            biased;
+            _ = &mut call => "call first",
+            _ = rx => "side task first",
+        };
+        assert_eq!(order, "side task first");
+        call.await.expect("isolated call");
+        side.await.expect("side task");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_tool_that_yields_is_never_isolated() {
+        // Longer in all than the threshold, but no single poll is.
+        let blockers = Blockers::new(Duration::from_millis(200));
+        let fut: ToolFuture = Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(CallToolResult::text("done"))
+        });
+        blockers.run("sleepy", fut, &CancellationToken::new()).await.expect("call");
+        assert!(!blockers.isolated("sleepy"));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_isolated_panic_is_still_a_panic() {
+        let blockers = Blockers::new(Duration::from_millis(1));
+        blockers.caught("boom", Duration::from_secs(1));
+        let fut: ToolFuture = Box::pin(async { panic!("boom inside") });
+        let caught = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(blockers.run(
+            "boom",
+            fut,
+            &CancellationToken::new(),
+        )))
+        .await;
+        let panic = caught.expect_err("the panic reaches the caller");
+        assert_eq!(crate::logging::panic_message(panic.as_ref()), "boom inside");
+    }
+}
