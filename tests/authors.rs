@@ -1,4 +1,4 @@
-//! What a tool author meets first (issue 11, items 5, 6 and 9), against real binaries: the
+//! What a tool author meets first (issue 11, items 3, 5, 6, 8 and 9), against real binaries: the
 //! `author` test binary (a server written as the README shows, with the usual mistakes) and the
 //! shipped `teaagent`.
 //!
@@ -7,9 +7,15 @@
 //! - a server with no tools says so on stderr; a registry error met by `.expect` prints readably;
 //! - `Json<T>` of a non-object `T` is wrapped as `{"result": …}`, recorded in the `outputSchema`;
 //! - declared rate limits appear as `annotations.rateLimit`, in `tools/list` and in
-//!   `teaagent mcp tools --json`; `prompts` is not advertised.
+//!   `teaagent mcp tools --json`; `prompts` is not advertised;
+//! - state given once with `.state(...)` is shared by every call of every tool that takes it, and
+//!   is not in any input schema; a server whose tools take state it was not given does not start
+//!   (exit 1, the tool, the type and `.state(...)` named on stderr, nothing on stdout);
+//! - `#[schemars(range(...))]` on a parameter bounds its schema, and the server refuses a value
+//!   out of range before the tool runs.
 //!
-//! The compile errors (`&str` parameters) are trybuild cases in `ui/fail/` (`macro_ui.rs`).
+//! The compile errors (`&str` parameters, state of the wrong type, unknown parameter attributes)
+//! and the missing-description warning are trybuild cases in `ui/fail/` (`macro_ui.rs`).
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -234,4 +240,79 @@ fn prompts_are_not_advertised_when_there_are_none() {
     for server in servers {
         server.finish();
     }
+}
+
+#[test]
+fn state_given_once_is_shared_by_every_call_and_not_in_the_schema() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let listed = tools(&mut server);
+    let add = &tool(&listed, "add_note")["inputSchema"];
+    assert_eq!(add["properties"], json!({"text": {"type": "string", "description": "The note's text."}}));
+    assert_eq!(add["required"], json!(["text"]), "{add}");
+    let list = &tool(&listed, "list_notes")["inputSchema"];
+    assert_eq!(list["properties"], json!({}), "{list}");
+    assert!(list.get("required").is_none(), "{list}");
+
+    let add = |server: &mut RawServer, text: &str| {
+        let called = server.request("tools/call", json!({"name": "add_note", "arguments": {"text": text}}));
+        called["result"]["content"][0]["text"].clone()
+    };
+    assert_eq!(add(&mut server, "milk"), "1 notes");
+    assert_eq!(add(&mut server, "eggs"), "2 notes");
+    let listed = server.request("tools/call", json!({"name": "list_notes", "arguments": {}}));
+    assert_eq!(listed["result"]["content"][0]["text"], "milk\neggs", "{listed}");
+    server.finish();
+}
+
+#[test]
+fn a_server_without_the_state_its_tools_take_does_not_start() {
+    // `run_stdio()` logs the refusal and exits 1; `serve_stdio().await` returns it as an error.
+    for mode in ["no-state", "no-state-serve-stdio"] {
+        let out = run(mode);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {stderr}");
+        assert!(out.stdout.is_empty(), "{mode}: stdout is protocol only: {}", text(&out.stdout));
+        for tool in ["add_note", "list_notes"] {
+            assert!(
+                stderr.contains(&format!(
+                    "tool `{tool}` takes `State<author::Notes>`, but the server has no `author::Notes`"
+                )),
+                "{mode}: {tool} not named:\n{stderr}"
+            );
+        }
+        assert!(stderr.contains("`Server::new(registry).state(value)`"), "{mode}: {stderr}");
+        assert!(!stderr.contains("serving MCP"), "{mode}: it started:\n{stderr}");
+    }
+}
+
+#[test]
+fn schemars_range_on_a_parameter_bounds_the_schema_and_the_server_enforces_it() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let listed = tools(&mut server);
+    let schema = &tool(&listed, "letter")["inputSchema"];
+    assert_eq!(
+        schema["properties"]["n"],
+        json!({"type": "integer", "description": "Which letter, 1-based.", "minimum": 1, "maximum": 26}),
+        "{schema}"
+    );
+    assert_eq!(schema["properties"]["upper"]["default"], false, "{schema}");
+    assert_eq!(schema["required"], json!(["n"]), "{schema}");
+
+    let refused = server.request("tools/call", json!({"name": "letter", "arguments": {"n": 27}}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"]["errors"][0]["pointer"], "/n", "{refused}");
+    let message = refused["error"]["data"]["errors"][0]["message"].as_str().unwrap_or_default();
+    // The wording is the argument report's (tests/argument_errors.rs); the bound is in it.
+    assert!(message.contains("26") && message.contains("27"), "{refused}");
+
+    let called =
+        server.request("tools/call", json!({"name": "letter", "arguments": {"n": 3, "upper": true}}));
+    assert_eq!(called["result"]["content"][0]["text"], "C", "{called}");
+    let called = server.request("tools/call", json!({"name": "letter", "arguments": {"n": 26}}));
+    assert_eq!(called["result"]["content"][0]["text"], "z", "{called}");
+    server.finish();
 }

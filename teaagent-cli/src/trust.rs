@@ -11,7 +11,7 @@
 //! decision replaces it (written with user-only permissions, keeping none of its records).
 //!
 //! Everything shown (`list`, `inspect`) comes from configuration files and the store, so every
-//! value is escaped visibly ([`visible::shown`]): a control sequence, a bidirectional override
+//! value is escaped visibly ([`shown`]): a control sequence, a bidirectional override
 //! or a zero-width character in a name, command or argument is shown, never interpreted, and
 //! nothing is cut but long runs of one character (folded with their count).
 

@@ -5,7 +5,9 @@
 //!
 //! - [`jsonrpc`] and [`mcp`]: the wire (ids echoed byte for byte, every method's types).
 //! - [`error`]: every error the server answers with, mapped to JSON-RPC in one place.
-//! - [`tool`] and [`registry`]: what a tool is, and the checked set a server offers.
+//! - [`tool`](mod@tool) and [`registry`]: what a tool is, and the checked set a server offers.
+//! - [`State`]: shared application state, given once with [`Server::state`] and taken by tools
+//!   as a parameter (see [`tool::state`]).
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`policy`] and [`config`]: which calls run, and where a server takes that from.
 //! - [`logging`]: logs to stderr and, on request, to the client.
@@ -38,8 +40,8 @@ pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
 pub use tool::{
-    Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext,
-    ToolDef, ToolError,
+    Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,
+    Tier, ToolContext, ToolDef, ToolError,
 };
 pub use workspace::Workspace;
 

@@ -222,6 +222,85 @@ impl<R> Output<R> {
     }
 }
 
+/// Shared state: what a `State<T>` parameter's `T` must be. Only for the message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shared state",
+    label = "state is cloned for every call and shared between threads",
+    note = "state must be `Clone + Send + Sync + 'static`: wrap it in an `Arc` (with a `Mutex` or `RwLock` for what changes) and derive `Clone`"
+)]
+pub trait SharedState: Clone + Send + Sync + 'static {}
+
+impl<T: Clone + Send + Sync + 'static> SharedState for T {}
+
+/// A parameter the attribute read as state (its type's last segment is `State`, with one type
+/// argument). Only `teaagent_core::State<T>` implements it, so another type called `State` gets
+/// this error on its type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not teaagent's `State<T>`",
+    label = "a parameter of a type named `State<...>` receives the server's shared state",
+    note = "use `teaagent_core::State<T>` (registered with `Server::new(registry).state(value)`); for an argument, give its type another name or a type alias"
+)]
+pub trait StateParameter: Send + 'static {
+    /// The state type.
+    type Value: SharedState;
+    /// Wraps the value.
+    fn wrap(value: Self::Value) -> Self;
+}
+
+impl<T: SharedState> StateParameter for crate::tool::State<T> {
+    type Value = T;
+    fn wrap(value: T) -> Self {
+        crate::tool::State(value)
+    }
+}
+
+/// A `State<T>` parameter: declares `T` on the definition and takes it from each call's context.
+/// Only [`StateParam::new`] requires `S: StateParameter`, so a wrong type gets one error.
+pub struct StateParam<S> {
+    declare: fn(crate::tool::ToolDefBuilder) -> crate::tool::ToolDefBuilder,
+    take: fn(&ToolContext) -> Option<S>,
+    type_name: fn() -> &'static str,
+}
+
+impl<S> Clone for StateParam<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for StateParam<S> {}
+
+impl<S> StateParam<S> {
+    /// The state parameter of type `S`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self
+    where
+        S: StateParameter,
+    {
+        StateParam {
+            declare: |b| b.needs_state::<S::Value>(),
+            take: |ctx| ctx.state::<S::Value>().cloned().map(S::wrap),
+            type_name: std::any::type_name::<S::Value>,
+        }
+    }
+
+    /// Records the need on the definition (checked against the server before serving).
+    pub fn declare(&self, builder: crate::tool::ToolDefBuilder) -> crate::tool::ToolDefBuilder {
+        (self.declare)(builder)
+    }
+
+    /// The state for one call. Under a server it is always there (checked before serving); a
+    /// context made by hand may lack it.
+    pub fn take(&self, ctx: &ToolContext, tool: &str) -> Result<S, Error> {
+        (self.take)(ctx).ok_or_else(|| Error::Internal {
+            details: format!(
+                "tool `{tool}` takes `State<{ty}>`, which this call has none of: serve it with `Server::new(registry).state(value)`, or give a context made by hand one with `ToolContext::with_state(value)`",
+                ty = (self.type_name)()
+            ),
+        })
+    }
+}
+
 /// A tool registered by the attribute (collected at link time by `inventory`).
 pub struct ToolRegistration {
     /// Builds the definition (once, when a registry is built).

@@ -1,8 +1,9 @@
 //! The stdio server: a registry served as MCP over newline-delimited JSON-RPC.
 //!
-//! The shape follows async-lsp's main loop: [`main_loop`] reads frames and hands each message to
-//! small dispatch functions; [`router`] is the table of methods; [`call`] is the `tools/call`
-//! pipeline with its order of checks; [`transport`] and [`framing`] turn bytes into lines and back.
+//! The shape follows async-lsp's main loop: `main_loop` reads frames and hands each message to
+//! small dispatch functions; `router` is the table of methods; `call` is the `tools/call`
+//! pipeline with its order of checks; `transport` and [`framing`] turn bytes into lines and back
+//! (private modules but `framing`: their docs are read in the source).
 //!
 //! # Tools that block
 //!
@@ -65,6 +66,7 @@ use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
 use crate::policy::{Advice, Policy};
 use crate::registry::Registry;
+use crate::tool::state::{MissingState, States};
 use crate::workspace::Workspace;
 use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 
@@ -102,6 +104,7 @@ pub struct Server {
     policy: Policy,
     policy_from: PolicyFrom,
     info: Implementation,
+    states: States,
 }
 
 /// Where a server's policy comes from (see the module docs).
@@ -132,6 +135,7 @@ impl Server {
                 version: env!("CARGO_PKG_VERSION").into(),
                 title: None,
             },
+            states: States::default(),
         }
     }
 
@@ -197,6 +201,38 @@ impl Server {
     pub fn policy_from_environment(mut self) -> Self {
         self.policy_from = PolicyFrom::Environment;
         self
+    }
+
+    /// Gives the tools shared state of type `T`: every [`State<T>`](crate::State) parameter (and
+    /// [`ToolContext::state`](crate::ToolContext::state)) gets a clone of `value`, for each call.
+    /// Call it once per type; several types are fine (a second value of the same type replaces
+    /// the first). See [`crate::tool::state`] for the design.
+    ///
+    /// Before serving, the server checks that it has every type its tools take: a missing one
+    /// refuses to start ([`MissingState`]: [`Server::serve_stdio`] and [`Server::serve`] return
+    /// it inside an [`io::Error`] of kind [`io::ErrorKind::InvalidInput`],
+    /// [`Server::call_once`] as [`Error::Internal`], [`Server::run_stdio`] logs it and exits
+    /// with code 1), so no call can fail for want of state.
+    ///
+    /// ```no_run
+    /// use std::collections::BTreeMap;
+    /// use std::sync::{Arc, Mutex};
+    /// use teaagent_core::{Registry, Server};
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Notes(Arc<Mutex<BTreeMap<String, String>>>);
+    ///
+    /// let registry = Registry::builder().registered().build().expect("valid tools");
+    /// let server = Server::new(registry).state(Notes::default());
+    /// ```
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// Every state type the tools take, checked against what [`Server::state`] was given.
+    pub fn check_state(&self) -> Result<(), MissingState> {
+        self.states.check(&self.registry)
     }
 
     /// Announces another name and version in `serverInfo` (for servers built on teaagent).
@@ -271,6 +307,7 @@ impl Server {
     /// (no tools; which tools will need an approval, see [`Policy::approvals_needed`]), the deny
     /// rules' hidden paths.
     fn prepare(&mut self, stdio: bool) -> io::Result<()> {
+        self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.warn_if_no_tools();
         self.resolve_policy(stdio)?;
         if let Some(line) = self.policy.approvals_needed(&self.registry) {
@@ -286,6 +323,7 @@ impl Server {
     /// Unless [`Server::policy`] fixed it, the policy comes from the environment and the
     /// configuration files (module docs); one that cannot be used is an error of kind
     /// [`io::ErrorKind::InvalidInput`] wrapping the [`ConfigError`], before anything is read.
+    /// So is a tool that takes state the server was not given ([`MissingState`]).
     pub async fn serve_stdio(mut self) -> io::Result<()> {
         self.prepare(true)?;
         let (input, output, _restore) = transport::stdio()?;
@@ -297,7 +335,7 @@ impl Server {
     }
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
-    /// `shutdown` is cancelled.
+    /// `shutdown` is cancelled. Refuses to start like [`Server::serve_stdio`].
     pub async fn serve<R, W>(mut self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -316,11 +354,14 @@ impl Server {
     /// The policy is the one given to [`Server::policy`] (default: `workspace-write`), or the
     /// environment's after [`Server::policy_from_environment`]; a configuration that cannot be
     /// used is an [`Error::Internal`].
+    /// A tool that takes state the server was not given (any tool of the registry, as when
+    /// serving) is an [`Error::Internal`] carrying the [`MissingState`] message, and nothing runs.
     pub async fn call_once(
         mut self,
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<crate::CallToolResult, Error> {
+        self.check_state().map_err(|e| Error::Internal { details: e.to_string() })?;
         self.resolve_policy(false).map_err(|e| Error::Internal { details: e.to_string() })?;
         self.hide_denied_paths();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -362,8 +403,15 @@ impl Server {
     /// anything the tools' state needs from them) stand still while the caller waits. Serving on
     /// the caller's runtime from here is not possible in general: `block_in_place` panics on a
     /// current-thread runtime.
+    ///
+    /// A server missing state its tools take ([`Server::state`]) logs [`MissingState`] and
+    /// returns exit code 1 without serving.
     pub fn run_stdio(self) -> ExitCode {
         crate::logging::init("info");
+        if let Err(missing) = self.check_state() {
+            tracing::error!("{missing}");
+            return ExitCode::FAILURE;
+        }
         let Ok(caller) = tokio::runtime::Handle::try_current() else {
             return self.run_on_own_runtime();
         };
@@ -454,6 +502,37 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     use super::*;
+
+    /// A tool taking state the server was not given: `serve` and `call_once` refuse before
+    /// anything is read or run, with the `MissingState` inside.
+    #[tokio::test]
+    async fn serving_without_the_state_a_tool_takes_is_refused() {
+        #[derive(Clone)]
+        struct Notes;
+        let registry = || {
+            let def = crate::ToolDef::builder("add_note")
+                .description("Adds a note.")
+                .input_schema(serde_json::json!({"type": "object", "properties": {}}))
+                .needs_state::<Notes>()
+                .handler(crate::Handler::new(|_, _| async { Ok(crate::CallToolResult::text("ok")) }))
+                .build();
+            Registry::builder().tool(def).build().expect("valid")
+        };
+        let (reader, writer) = tokio::io::split(tokio::io::duplex(64).0);
+        let err = Server::new(registry())
+            .serve(reader, writer, CancellationToken::new())
+            .await
+            .expect_err("refused");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let missing = err.get_ref().and_then(|e| e.downcast_ref::<MissingState>()).expect("MissingState");
+        assert_eq!(missing.missing().map(|(tool, _)| tool).collect::<Vec<_>>(), ["add_note"]);
+
+        let err =
+            Server::new(registry()).call_once("add_note", serde_json::json!({})).await.expect_err("refused");
+        assert!(err.to_string().contains("tool `add_note` takes `State<"), "{err}");
+        let called = Server::new(registry()).state(Notes).call_once("add_note", serde_json::json!({})).await;
+        assert!(called.is_ok(), "{called:?}");
+    }
 
     /// `serve` over in-memory streams: the same main loop as stdio.
     #[tokio::test]

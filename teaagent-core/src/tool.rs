@@ -21,10 +21,12 @@ use crate::mcp::{CallToolResult, JsonObject};
 mod bounded;
 mod context;
 mod output;
+pub mod state;
 
 pub use bounded::Bounded;
 pub use context::ToolContext;
 pub use output::{IntoToolOutput, Json, ToolError};
+pub use state::{MissingState, State, StateNeed};
 
 /// A tool's security tier (SPEC §3, §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -174,6 +176,8 @@ pub struct ToolDef {
     pub(crate) tier: Option<Tier>,
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) params: Vec<(Cow<'static, str>, ParamRole)>,
+    /// The state types the handler takes ([`State`]), checked against the server's before serving.
+    pub(crate) states: Vec<StateNeed>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) origin: Cow<'static, str>,
     pub(crate) handler: Option<Handler>,
@@ -193,6 +197,7 @@ impl ToolDef {
             tier: None,
             rate_limit: None,
             params: Vec::new(),
+            states: Vec::new(),
             timeout: None,
             origin: Cow::Borrowed("(unknown origin)"),
             handler: None,
@@ -242,6 +247,12 @@ impl ToolDef {
     /// The parameters that have a role, in declaration order.
     pub fn param_roles(&self) -> impl Iterator<Item = (&str, ParamRole)> {
         self.params.iter().map(|(n, r)| (n.as_ref(), *r))
+    }
+
+    /// The state types the tool takes ([`State`]), in declaration order. A server refuses to
+    /// start when it was not given one of them ([`MissingState`]).
+    pub fn state_needs(&self) -> impl Iterator<Item = StateNeed> + '_ {
+        self.states.iter().copied()
     }
 
     /// The tool's own timeout, if it declares one.
@@ -337,6 +348,38 @@ impl ToolDefBuilder {
     /// Marks a parameter with a role.
     pub fn param_role(mut self, name: impl Into<Cow<'static, str>>, role: ParamRole) -> Self {
         self.0.params.push((name.into(), role));
+        self
+    }
+    /// Declares that the handler reads the server's state of type `T` (with
+    /// [`ToolContext::state`]): a server not given one ([`Server::state`](crate::Server::state))
+    /// refuses to start, naming this tool, so the handler's lookup cannot fail at call time.
+    /// The `#[tool]` attribute declares this for every [`State`] parameter. Declaring a type
+    /// twice is the same as once.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use teaagent_core::{CallToolResult, Handler, ToolDef};
+    ///
+    /// #[derive(Clone)]
+    /// struct Greeting(Arc<str>);
+    ///
+    /// let def = ToolDef::builder("greet")
+    ///     .description("Greets")
+    ///     .input_schema(serde_json::json!({"type": "object", "properties": {}}))
+    ///     .needs_state::<Greeting>()
+    ///     .handler(Handler::new(|ctx, _args| async move {
+    ///         // Present: the server checked it before serving.
+    ///         let text = ctx.state::<Greeting>().map_or("hello", |g| &*g.0).to_owned();
+    ///         Ok(CallToolResult::text(text))
+    ///     }))
+    ///     .build();
+    /// assert_eq!(def.state_needs().count(), 1);
+    /// ```
+    pub fn needs_state<T: Clone + Send + Sync + 'static>(mut self) -> Self {
+        let need = StateNeed::of::<T>();
+        if !self.0.states.contains(&need) {
+            self.0.states.push(need);
+        }
         self
     }
     /// The tool's own timeout.

@@ -1,10 +1,20 @@
 //! The function as a model: its name, docs, asyncness, parameters with their kinds and roles, and
 //! its return type. Building the model also strips what only the attribute understands (`///` on
-//! parameters, `#[path]`, `#[command]`, `#[args]`) from the function that is emitted again.
+//! parameters, `#[path]`, `#[command]`, `#[args]`, `#[schemars(...)]`) from the function that is
+//! emitted again; lint attributes (`#[allow(...)]`, ...) stay on it, and any other parameter
+//! attribute is refused with the list of those allowed.
 
 use syn::{Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
 
+use quote::ToTokens;
+
 use crate::ctxt::Ctxt;
+
+/// The lint attributes a parameter may carry; they stay on the emitted function.
+const LINTS: &[&str] = &["allow", "warn", "deny", "forbid", "expect"];
+
+/// What a parameter may carry, for messages.
+pub(crate) const PARAM_ATTRS: &str = "`///` doc comments, `#[schemars(...)]` (e.g. `range(min = 1, max = 10)`, `length(max = 80)`, `regex(pattern = ...)`), `#[path]`, `#[command]`, `#[args]` and lint attributes (`#[allow(...)]`, ...)";
 
 /// A `#[tool]` function.
 pub(crate) struct ToolFn {
@@ -28,6 +38,8 @@ pub(crate) struct Param {
     pub(crate) kind: Kind,
     pub(crate) role: Option<RoleAttr>,
     pub(crate) args_attr: Option<Attribute>,
+    /// `#[schemars(...)]` attributes, for the property's schema.
+    pub(crate) schema_attrs: Vec<Attribute>,
     pub(crate) docs: Vec<String>,
 }
 
@@ -39,6 +51,10 @@ pub(crate) enum Kind {
     ContextOwned,
     /// `&mut ToolContext`: refused by `check`.
     ContextMut,
+    /// `State<T>` (a type path whose last segment is `State` with one type argument): injected
+    /// from the server's state. That it is `teaagent_core::State` is checked by the generated
+    /// code (a trait only that type implements), so another `State` gets a clear type error.
+    State,
     /// `Option<T>`: an optional property of type `T`.
     Optional(Box<Type>),
     /// Any other type: a required property.
@@ -76,6 +92,7 @@ impl ToolFn {
             let mut docs = Vec::new();
             let mut role: Option<RoleAttr> = None;
             let mut args_attr = None;
+            let mut schema_attrs = Vec::new();
             let mut kept = Vec::new();
             for attr in std::mem::take(&mut pt.attrs) {
                 if attr.path().is_ident("doc") {
@@ -104,8 +121,21 @@ impl ToolFn {
                         cx.error_spanned_by(&attr, "write `#[args]` alone");
                     }
                     args_attr = Some(attr);
-                } else {
+                } else if attr.path().is_ident("schemars") {
+                    schema_attrs.push(attr);
+                } else if LINTS.iter().any(|l| attr.path().is_ident(l)) {
                     kept.push(attr);
+                } else {
+                    let name = attr.path().to_token_stream().to_string().replace(' ', "");
+                    let hint = if name == "serde" {
+                        "; `#[serde(...)]` belongs on the fields of an `#[args]` struct"
+                    } else {
+                        ""
+                    };
+                    cx.error_spanned_by(
+                        &attr,
+                        format!("unsupported parameter attribute `#[{name}]`{hint}; a tool parameter takes {PARAM_ATTRS}"),
+                    );
                 }
             }
             pt.attrs = kept;
@@ -120,6 +150,7 @@ impl ToolFn {
                 kind: kind_of(&pt.ty),
                 role,
                 args_attr,
+                schema_attrs,
                 docs,
             });
         }
@@ -153,6 +184,11 @@ impl Param {
 
     pub(crate) fn is_context(&self) -> bool {
         matches!(self.kind, Kind::ContextRef | Kind::ContextOwned | Kind::ContextMut)
+    }
+
+    /// Injected by the framework (context or state): not a property of the input object.
+    pub(crate) fn is_injected(&self) -> bool {
+        self.is_context() || matches!(self.kind, Kind::State)
     }
 }
 
@@ -219,6 +255,7 @@ fn kind_of(ty: &Type) -> Kind {
             }
         }
         ty if is_context(ty) => Kind::ContextOwned,
+        ty if is_state(ty) => Kind::State,
         ty => match option_inner(ty) {
             Some(inner) => Kind::Optional(Box::new(inner.clone())),
             None => Kind::Required,
@@ -229,6 +266,16 @@ fn kind_of(ty: &Type) -> Kind {
 /// Whether `ty` names `ToolContext` (by its last path segment).
 fn is_context(ty: &Type) -> bool {
     last_segment(ty).is_some_and(|s| s.ident == "ToolContext" && s.arguments.is_none())
+}
+
+/// Whether `ty` looks like `State<T>`: last path segment `State` with exactly one type argument.
+/// A parameter type named `State` without arguments (an enum of states, say) stays an argument.
+pub(crate) fn is_state(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| {
+        s.ident == "State"
+            && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                if a.args.len() == 1 && matches!(a.args.first(), Some(syn::GenericArgument::Type(_))))
+    })
 }
 
 /// `T` of `Option<T>` (also `std::option::Option<T>`).

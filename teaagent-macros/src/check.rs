@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::{FnArg, Path, Safety, Type};
 
-use crate::ast::{Kind, Role, ToolFn, is_string, option_inner};
+use crate::ast::{Kind, Role, ToolFn, is_state, is_string, option_inner};
 use crate::attr::ToolAttr;
 use crate::ctxt::Ctxt;
 
@@ -170,6 +170,10 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
     let mut context_seen = false;
     let mut args_at = None;
     for (i, p) in f.params.iter().enumerate() {
+        if matches!(p.kind, Kind::State) {
+            check_state_param(cx, p);
+            continue;
+        }
         if p.ident.is_none() {
             cx.error_spanned_by(&p.pat, "a tool parameter needs a plain name (`name: Type`): the name is its property in the input schema");
         }
@@ -193,6 +197,12 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
             if let Some(attr) = &p.args_attr {
                 cx.error_spanned_by(attr, "`#[args]` marks an arguments struct, not the context");
             }
+            for attr in &p.schema_attrs {
+                cx.error_spanned_by(
+                    attr,
+                    "`#[schemars(...)]` shapes an argument's schema; the context has none",
+                );
+            }
             continue;
         }
         if let Some(borrowed) = find_reference(&p.ty).filter(|_| !contains_impl_trait(&p.ty)) {
@@ -204,6 +214,14 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
                 ),
             );
         }
+        if let Kind::Optional(inner) = &p.kind
+            && is_state(inner)
+        {
+            cx.error_spanned_by(
+                &p.ty,
+                "state is always there (a server not given it does not start): take `State<T>`, not `Option<State<T>>`",
+            );
+        }
         if let Some(attr) = &p.args_attr {
             if args_at.is_some() {
                 cx.error_spanned_by(attr, "only one parameter can be `#[args]`");
@@ -213,6 +231,12 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
                 cx.error_spanned_by(
                     &role.attr,
                     format!("`#[{}]` cannot mark an `#[args]` struct", role.role.name()),
+                );
+            }
+            for attr in &p.schema_attrs {
+                cx.error_spanned_by(
+                    attr,
+                    "`#[schemars(...)]` goes on the fields of an `#[args]` struct (or on the struct itself), not on the parameter",
                 );
             }
         }
@@ -236,15 +260,40 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
     }
     if let Some(at) = args_at {
         for (i, p) in f.params.iter().enumerate() {
-            if i != at && !p.is_context() {
+            if i != at && !p.is_injected() {
                 cx.error_spanned_by(
                     &p.pat,
-                    "`#[args]` takes the whole input object: move this parameter into the arguments struct (only a `&ToolContext` may stand beside it)",
+                    "`#[args]` takes the whole input object: move this parameter into the arguments struct (only `&ToolContext` and `State<T>` parameters may stand beside it)",
                 );
             }
         }
     }
     args_at
+}
+
+/// A `State<T>` parameter: injected, so none of an argument's attributes apply.
+fn check_state_param(cx: &Ctxt, p: &crate::ast::Param) {
+    if let Some(role) = &p.role {
+        cx.error_spanned_by(
+            &role.attr,
+            format!(
+                "`#[{}]` marks an argument the model sends; `State<T>` is the server's shared state, which the model never sees",
+                role.role.name()
+            ),
+        );
+    }
+    if let Some(attr) = &p.args_attr {
+        cx.error_spanned_by(
+            attr,
+            "`#[args]` marks the arguments struct the model sends; `State<T>` is the server's shared state: remove `#[args]`",
+        );
+    }
+    for attr in &p.schema_attrs {
+        cx.error_spanned_by(
+            attr,
+            "`#[schemars(...)]` shapes an argument's schema; `State<T>` is not in the schema",
+        );
+    }
 }
 
 /// The first reference in a parameter's type (`&str`, `Option<&[u8]>`, ...). serde cannot

@@ -30,6 +30,9 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
     let mut call_args = Vec::new();
     let mut roles = Vec::new();
     let mut args_struct = None;
+    let mut states = Vec::new();
+    let mut take_states = Vec::new();
+    let mut warnings = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
         let value = format_ident!("__tea_v{}", i);
         match &p.kind {
@@ -41,10 +44,21 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                 call_args.push(quote!(::core::clone::Clone::clone(&__tea_ctx)));
                 continue;
             }
+            Kind::State => {
+                let ty = &p.ty;
+                let state = format_ident!("__tea_s{}", i);
+                setup.push(quote_spanned! {ty.span()=>
+                    let #state = __tea::StateParam::<#ty>::new();
+                });
+                states.push(quote!(let __tea_def = #state.declare(__tea_def);));
+                take_states.push(quote!(let #value = #state.take(&__tea_ctx, #name)?;));
+                call_args.push(quote!(#value));
+                continue;
+            }
             _ => {}
         }
-        call_args.push(quote!(#value));
         if c.args == Some(i) {
+            call_args.push(quote!(#value));
             let ty = &p.ty;
             setup.push(quote_spanned! {ty.span()=>
                 let __tea_args_type = __tea::ArgsType::<#ty>::new();
@@ -64,9 +78,36 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
             Kind::Optional(inner) => (&**inner, false),
             _ => (&p.ty, true),
         };
-        setup.push(quote_spanned! {ty.span()=>
-            let #param = __tea::Param::<#ty>::new();
-        });
+        if p.description().is_none() && !describes_itself(p) {
+            warnings.push(undocumented_warning(param_ident, &property));
+        }
+        if p.schema_attrs.is_empty() {
+            call_args.push(quote!(#value));
+            setup.push(quote_spanned! {ty.span()=>
+                let #param = __tea::Param::<#ty>::new();
+            });
+        } else {
+            // `#[schemars(...)]` goes on the field of a transparent newtype, whose schema is the
+            // field's with those attributes applied; the tool gets the field.
+            // Named after the parameter and spanned on its attributes: when schemars refuses
+            // them (a misspelled key), the one follow-on error names the parameter, there.
+            let wrapper = format_ident!("schemars_attributes_of_{}", property);
+            let attrs = &p.schema_attrs;
+            let attrs_span = attrs.first().map_or_else(|| ty.span(), Spanned::span);
+            let serde_crate = format!("{}::__private::serde", path_text(krate));
+            let schemars_crate = format!("{}::__private::schemars", path_text(krate));
+            setup.push(quote! {
+                #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+                #[serde(crate = #serde_crate, transparent)]
+                #[schemars(crate = #schemars_crate, transparent)]
+                #[allow(non_camel_case_types)]
+                struct #wrapper(#(#attrs)* #ty);
+            });
+            setup.push(quote_spanned! {attrs_span=>
+                let #param = __tea::Param::<#wrapper>::new();
+            });
+            call_args.push(if required { quote!(#value.0) } else { quote!(#value.map(|__tea_w| __tea_w.0)) });
+        }
         describe.push(quote!(#param.describe(&mut __tea_schema, #property, #doc, #required);));
         decode.push(if required {
             quote!(let #slot = __tea_args.required(#param, #property);)
@@ -118,6 +159,10 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                 };
             }
         }
+    };
+    let decode_block = quote! {
+        #decode_block
+        #(#take_states)*
     };
 
     let invoke =
@@ -173,6 +218,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         impl #krate::DefineTool for #ident {
             fn tool_def() -> #krate::ToolDef {
                 use #krate::__private as __tea;
+                #(#warnings)*
                 #(#setup)*
                 #output
                 let __tea_def = __tea::ToolDef::builder(#name)
@@ -185,6 +231,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                     #rate_limit
                     #timeout
                     #(#roles)*;
+                #(#states)*
                 let __tea_def = match __tea_out.schema() {
                     ::core::option::Option::Some(__tea_s) => __tea_def.output_schema(__tea_s),
                     ::core::option::Option::None => __tea_def,
@@ -195,6 +242,48 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
 
         #registration
     }
+}
+
+/// Whether a `#[schemars(...)]` attribute gives the property its description.
+fn describes_itself(p: &crate::ast::Param) -> bool {
+    p.schema_attrs.iter().any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|meta| {
+            found |= meta.path.is_ident("description");
+            // Skip the value (`= ...` or `(...)`); only the keys matter here.
+            if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            }
+            Ok(())
+        });
+        found
+    })
+}
+
+/// A compile-time warning that `property` has no description. Stable proc macros cannot warn,
+/// so this uses a `#[deprecated]` constant whose use is spanned on the parameter's name: rustc
+/// then prints the note as a warning pointing at the parameter (`deprecated` is warn-by-default,
+/// and `#![deny(deprecated)]` makes it an error). The constant is local to `tool_def`.
+fn undocumented_warning(param: &syn::Ident, property: &str) -> TokenStream {
+    let note = format!(
+        "tool parameter `{property}` has no description: the model sees only its name and type; add a `///` doc comment to it"
+    );
+    let constant = syn::Ident::new(&format!("undocumented_parameter_{property}"), param.span());
+    quote! {
+        #[deprecated(note = #note)]
+        #[allow(non_upper_case_globals)]
+        const #constant: () = ();
+        #[allow(clippy::let_unit_value)]
+        let () = #constant;
+    }
+}
+
+/// A path as written, without spaces (for `crate = "..."` strings).
+fn path_text(path: &syn::Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
 }
 
 fn capitalize(s: &str) -> String {

@@ -2,8 +2,8 @@
 //! becomes a checked, client-safe, registered MCP tool.
 //!
 //! Use it through `teaagent_core::tool`; its documentation is there. This crate is laid out like
-//! serde_derive: [`attr`] parses the attribute, [`ast`] models the function, [`check`] applies
-//! every rule (errors accumulated in [`ctxt`]), [`codegen`] emits the tool and [`fallback`] emits
+//! serde_derive: `attr` parses the attribute, `ast` models the function, `check` applies
+//! every rule (errors accumulated in `ctxt`), `codegen` emits the tool and `fallback` emits
 //! the original function next to the errors when something is wrong.
 
 mod ast;

@@ -225,7 +225,8 @@ async fn checked_call(
         cancel.clone(),
         shared.workspace.clone(),
     )
-    .with_paths(resolved);
+    .with_paths(resolved)
+    .with_states(shared.states.clone());
     let timeout = shared.config.timeout_for(&tool);
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel)).catch_unwind();

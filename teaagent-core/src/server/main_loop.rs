@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
     pub(crate) policy: crate::policy::Policy,
     pub(crate) limiter: crate::rate_limit::RateLimiter,
+    /// The tools' shared state ([`Server::state`]), handed to every call's context.
+    pub(crate) states: crate::tool::state::States,
     /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
     pub(crate) blockers: super::watch::Blockers,
     info: Implementation,
@@ -133,6 +135,7 @@ impl Shared {
             workspace: server.workspace,
             lock: server.lock,
             info: server.info,
+            states: server.states,
             in_flight: Mutex::new(HashMap::new()),
             waiting: AtomicUsize::new(0),
             tracker: TaskTracker::new(),

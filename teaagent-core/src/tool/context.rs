@@ -1,4 +1,5 @@
-//! The context of one running call: who asked, progress reporting, cancellation.
+//! The context of one running call: who asked, progress reporting, cancellation, the server's
+//! state.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jsonrpc::RequestId;
 use crate::mcp::notifications::ProgressParams;
 use crate::server::Peer;
+use crate::tool::state::States;
 use crate::workspace::{Resolved, Workspace};
 
 /// What a tool call gets besides its arguments. Declare a `&ToolContext` parameter to receive it.
@@ -16,6 +18,8 @@ use crate::workspace::{Resolved, Workspace};
 #[derive(Clone)]
 pub struct ToolContext {
     inner: Arc<Inner>,
+    /// Outside `inner`: a detached context gets state after it is made ([`ToolContext::with_state`]).
+    states: States,
 }
 
 struct Inner {
@@ -50,7 +54,42 @@ impl ToolContext {
                 paths: Vec::new(),
                 last_progress: Mutex::new(None),
             }),
+            states: States::default(),
         }
+    }
+
+    /// Attaches the server's state.
+    pub(crate) fn with_states(mut self, states: States) -> Self {
+        self.states = states;
+        self
+    }
+
+    /// Adds a state value of type `T` (replacing one of the same type): for calling a tool
+    /// directly, e.g. in a unit test, where no server hands it over. A server's calls get the
+    /// values given to [`Server::state`](crate::Server::state).
+    ///
+    /// ```
+    /// use teaagent_core::ToolContext;
+    ///
+    /// #[derive(Clone)]
+    /// struct Limit(u32);
+    ///
+    /// let ctx = ToolContext::detached("add_note").with_state(Limit(3));
+    /// assert_eq!(ctx.state::<Limit>().map(|l| l.0), Some(3));
+    /// ```
+    pub fn with_state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// The server's state of type `T` (see [`crate::tool::state`]). `#[tool]` functions take a
+    /// [`State<T>`](crate::State) parameter instead; a hand-built tool declares the type with
+    /// [`ToolDefBuilder::needs_state`](crate::tool::ToolDefBuilder::needs_state), and the server then refuses to
+    /// start without it, so under a server this is `Some` for every declared type. `None` for a
+    /// type the server was not given (or a detached context without
+    /// [`ToolContext::with_state`]).
+    pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Option<&T> {
+        self.states.get::<T>()
     }
 
     /// Attaches the `#[path]` arguments as resolved before the call was approved (only while

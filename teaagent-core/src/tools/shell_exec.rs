@@ -6,7 +6,7 @@
 //! or the server stops, every process the command started is killed — also those that left the
 //! process group (`setsid`, double forks, `nohup`, daemons ignoring SIGTERM): on Linux each call
 //! runs in its own cgroup, or, where the server cannot create one, the server is a subreaper and
-//! kills the call's descendants (see [`containment`] for how, and what still escapes). This is
+//! kills the call's descendants (see the module `containment` for how, and what still escapes). This is
 //! not an OS sandbox. Output is capped per stream: the first and the last 32 KiB are kept, with a
 //! marker saying how much was left out in between.
 

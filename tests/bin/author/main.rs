@@ -14,10 +14,14 @@
 //!   tighten the policy;
 //! - `serve-streams`, `serve-streams-environment`: `Server::serve` on stdin/stdout (the form for
 //!   other transports and tests), which reads the environment only after
-//!   `.policy_from_environment()`.
+//!   `.policy_from_environment()`;
+//! - `no-state`: the `.state(...)` call forgotten (tools take `State<Notes>`, the server has none);
+//! - `no-state-serve-stdio`: the same with `serve_stdio().await`, its error printed by the author.
 //!
 //! `delete_note` is the destructive tool of `tests/library_policy.rs`: refused in the default
 //! mode unless the environment or the user's configuration allows it.
+//!
+//! Every other mode serves with `.state(Notes::default())`: `add_note` and `list_notes` share it.
 //!
 //! The `plan` tool takes nested arguments (an `Option<Enum>`, a nested object with an optional
 //! enum inside, a `Bounded`) and `halve` a parameter whose decoding checks more than its schema
@@ -26,12 +30,14 @@
 mod blocking;
 
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use teaagent_core::{
-    Bounded, CallToolResult, Handler, Json, PermissionMode, Policy, Registry, Server, ToolDef, tool,
+    Bounded, CallToolResult, Handler, Json, PermissionMode, Policy, Registry, Server, State, ToolContext,
+    ToolDef, tool,
 };
 
 /// Echo the text back unchanged.
@@ -92,6 +98,49 @@ fn stats(
     text: String,
 ) -> Json<Stats> {
     Json(Stats { chars: text.chars().count() })
+}
+
+/// The notes every call shares (the server's state).
+#[derive(Clone, Default)]
+struct Notes(Arc<Mutex<Vec<String>>>);
+
+impl Notes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Adds a note; answers how many there are.
+#[tool]
+fn add_note(
+    State(notes): State<Notes>,
+    /// The note's text.
+    text: String,
+) -> String {
+    let mut notes = notes.lock();
+    notes.push(text);
+    format!("{} notes", notes.len())
+}
+
+/// Lists the notes, one a line (state next to the context, used through `Deref`).
+#[tool(read_only)]
+async fn list_notes(ctx: &ToolContext, notes: State<Notes>) -> String {
+    let _ = ctx.tool();
+    notes.lock().join("\n")
+}
+
+/// Picks the `n`th letter of the alphabet (a parameter bounded with `#[schemars(range)]`).
+#[tool(read_only)]
+fn letter(
+    /// Which letter, 1-based.
+    #[schemars(range(min = 1, max = 26))]
+    n: u8,
+    /// Upper case?
+    #[schemars(extend("default" = false))]
+    upper: Option<bool>,
+) -> String {
+    let c = char::from(b'a' + n.saturating_sub(1));
+    if upper.unwrap_or(false) { c.to_ascii_uppercase().to_string() } else { c.to_string() }
 }
 
 /// How urgent a task is.
@@ -178,20 +227,24 @@ fn registry() -> Registry {
     Registry::builder().registered().build().expect("valid tools")
 }
 
+fn server() -> Server {
+    Server::new(registry()).state(Notes::default())
+}
+
 #[tokio::main]
 async fn tokio_run_stdio() -> ExitCode {
-    Server::new(registry()).run_stdio()
+    server().run_stdio()
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn tokio_current_thread_run_stdio() -> ExitCode {
-    Server::new(registry()).run_stdio()
+    server().run_stdio()
 }
 
 #[tokio::main]
-async fn tokio_serve_stdio() -> ExitCode {
+async fn tokio_serve_stdio(server: Server) -> ExitCode {
     teaagent_core::logging::init("info");
-    match Server::new(registry()).serve_stdio().await {
+    match server.serve_stdio().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -218,7 +271,9 @@ fn main() -> ExitCode {
     match std::env::var("AUTHOR_MODE").unwrap_or_default().as_str() {
         "tokio-run-stdio" => tokio_run_stdio(),
         "tokio-current-thread-run-stdio" => tokio_current_thread_run_stdio(),
-        "tokio-serve-stdio" => tokio_serve_stdio(),
+        "tokio-serve-stdio" => tokio_serve_stdio(server()),
+        "no-state" => Server::new(registry()).run_stdio(),
+        "no-state-serve-stdio" => tokio_serve_stdio(Server::new(registry())),
         "no-tools" => Server::new(Registry::builder().build().expect("valid tools")).run_stdio(),
         "bad-registry" => {
             let bad = ToolDef::builder("bad name")
@@ -229,15 +284,15 @@ fn main() -> ExitCode {
             Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
         }
         "code-policy" => {
-            Server::new(registry()).policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio()
+            server().policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio()
         }
         "workspace" => {
             let root = std::env::var_os("AUTHOR_ROOT").unwrap_or_else(|| ".".into());
             let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
-            Server::new(registry()).workspace(workspace).run_stdio()
+            server().workspace(workspace).run_stdio()
         }
-        "serve-streams" => serve_streams(Server::new(registry())),
-        "serve-streams-environment" => serve_streams(Server::new(registry()).policy_from_environment()),
-        _ => Server::new(registry()).run_stdio(),
+        "serve-streams" => serve_streams(server()),
+        "serve-streams-environment" => serve_streams(server().policy_from_environment()),
+        _ => server().run_stdio(),
     }
 }

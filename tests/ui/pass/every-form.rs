@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use teaagent_core::{CallToolResult, Content, Json, Registry, ToolContext, ToolError, tool};
+use teaagent_core::{CallToolResult, Content, Json, Registry, State, ToolContext, ToolError, tool};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Query {
@@ -38,6 +38,40 @@ async fn run(
 fn find(ctx: ToolContext, #[args] query: Query) -> Json<Found> {
     let _ = (ctx.tool(), query.scope);
     Json(Found { count: query.text.len() as u32 })
+}
+
+/// Shared state (cloned per call).
+#[derive(Clone, Default)]
+struct Counter(std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+/// Limits, another state type.
+#[derive(Clone)]
+struct Limit(u32);
+
+/// State, by pattern and by name, next to the context and to bounded parameters.
+#[tool]
+async fn count(
+    State(counter): State<Counter>,
+    ctx: &ToolContext,
+    limit: teaagent_core::State<Limit>,
+    /// How much to add.
+    #[schemars(range(min = 1, max = 10))]
+    by: u32,
+    /// A label.
+    #[schemars(length(max = 8))]
+    #[allow(unused_variables)]
+    label: Option<String>,
+) -> String {
+    let _ = ctx.tool();
+    let n = counter.0.fetch_add(by, std::sync::atomic::Ordering::Relaxed);
+    format!("{}", n.min(limit.0.0))
+}
+
+/// State beside an `#[args]` struct.
+#[tool(read_only)]
+fn find_counted(State(counter): State<Counter>, #[args] query: Query) -> String {
+    let _ = (counter, query.scope);
+    query.text
 }
 
 /// No parameters, no return value.
@@ -87,7 +121,19 @@ fn main() {
         .registered()
         .build()
         .expect("a valid registry");
-    assert_eq!(registry.len(), 6);
+    assert_eq!(registry.len(), 8);
+    let count = registry.get("count").expect("count");
+    let needs: Vec<_> = count.state_needs().map(|n| n.type_id()).collect();
+    assert_eq!(needs, [std::any::TypeId::of::<Counter>(), std::any::TypeId::of::<Limit>()]);
+    let schema = count.input_schema();
+    assert_eq!(schema["properties"]["by"]["maximum"], 10);
+    assert_eq!(schema["properties"]["label"]["maxLength"], 8);
+    assert_eq!(schema["required"], serde_json::json!(["by"]));
+    assert_eq!(registry.get("find_counted").expect("find_counted").state_needs().count(), 1);
+    let server = teaagent_core::Server::new(registry.clone());
+    assert!(server.check_state().is_err(), "no state given");
+    let server = server.state(Counter::default()).state(Limit(3));
+    assert!(server.check_state().is_ok());
     let run = registry.get("run").expect("run");
     assert_eq!(run.tier(), teaagent_core::Tier::High);
     assert_eq!(run.param_roles().collect::<Vec<_>>().len(), 2);
@@ -95,7 +141,7 @@ fn main() {
     assert!(registry.get("type").is_some());
     assert!(registry.get("opt_in").is_none(), "an unregistered tool is not collected");
     let explicit = Registry::builder().add::<opt_in>().registered().build().expect("valid");
-    assert_eq!(explicit.len(), 7);
+    assert_eq!(explicit.len(), 9);
     let listing = registry.listing();
     let run_entry = listing.iter().find(|t| t["name"] == "run").expect("listed");
     assert_eq!(run_entry["inputSchema"]["required"], serde_json::json!(["command"]));

@@ -1,0 +1,294 @@
+//! Shared application state, the axum way: a value registered once on the server
+//! ([`Server::state`](crate::Server::state)) and taken by a tool as a [`State<T>`] parameter.
+//!
+//! ```no_run
+//! use std::sync::{Arc, Mutex};
+//! use teaagent_core::{Registry, Server, State, tool};
+//!
+//! /// The notes, shared by every call (an `Arc`, so a clone per call is cheap).
+//! #[derive(Clone, Default)]
+//! struct Notes(Arc<Mutex<Vec<String>>>);
+//!
+//! /// Adds a note.
+//! #[tool]
+//! fn add_note(
+//!     State(notes): State<Notes>,
+//!     /// The note's text.
+//!     text: String,
+//! ) -> String {
+//!     let mut notes = notes.0.lock().unwrap_or_else(|p| p.into_inner());
+//!     notes.push(text);
+//!     format!("{} notes", notes.len())
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let registry = Registry::builder().registered().build().expect("valid tools");
+//!     Server::new(registry).state(Notes::default()).run_stdio()
+//! }
+//! ```
+//!
+//! Compared with axum: the parameter is the same (`State<T>(pub T)`, `Deref`, cloned per call).
+//! axum's router has *one* state type, checked by the compiler through `Router<S>`, and
+//! substates come out of it with `FromRef`; its `Extension<T>` is keyed by type instead, and a
+//! missing one fails each request with a 500. A teaagent registry is collected at link time, so
+//! the compiler cannot see which server a tool ends up in: here the values are keyed by type
+//! (any number, no `FromRef` needed to take a part) and the check that axum's compiler makes is
+//! made once, when the server starts, so a missing one never reaches a call.
+//!
+//! Design, and why:
+//! - **Keyed by type.** A server holds any number of state values, one per type (a second
+//!   `.state(...)` of the same type replaces the first). Give each piece its own type (a newtype
+//!   such as `Notes` above) rather than registering a bare `Arc<Mutex<Vec<String>>>`, so two
+//!   pieces of the same shape cannot be confused.
+//! - **Cloned per call**, as axum does: `T: Clone + Send + Sync + 'static`, checked at compile
+//!   time on the parameter's type. Put what changes behind an `Arc` (with a `Mutex`/`RwLock`),
+//!   or make `T` a struct of `Arc`s, so the clone is a reference-count increment.
+//! - **Checked before serving.** The registry knows which state types each tool takes (the
+//!   attribute records them; a hand-built [`ToolDef`](crate::ToolDef) declares them with
+//!   [`ToolDefBuilder::needs_state`](crate::tool::ToolDefBuilder::needs_state)). Before the server reads its first
+//!   message, every need is compared with what the server was given; a missing type refuses to
+//!   start with [`MissingState`], which names the tool, the type and the `.state(...)` call to
+//!   add. So a call never fails for want of state (axum checks this with types, which a
+//!   link-time registry cannot; this is the earliest moment it can be checked).
+//! - **Not in the schema.** A `State<T>` parameter is injected like `&ToolContext`; the model
+//!   never sees it.
+//! - **Hand-written tools** read it with [`ToolContext::state`](crate::ToolContext::state);
+//!   tools called directly (unit tests) get it with
+//!   [`ToolContext::with_state`](crate::ToolContext::with_state).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+/// A tool parameter that receives the server's state of type `T` (registered with
+/// [`Server::state`](crate::Server::state)); a clone of it, for each call. See the
+/// [module documentation](self) for the design.
+///
+/// Take it apart in the parameter list (`State(notes): State<Notes>`) or use it through
+/// `Deref` (`notes: State<Notes>`, then `notes.0` or `notes.method()`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct State<T>(pub T);
+
+impl<T> Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for State<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+/// One state type a tool needs: its type id, and its name for messages.
+#[derive(Clone, Copy)]
+pub struct StateNeed {
+    type_id: TypeId,
+    type_name: &'static str,
+}
+
+impl StateNeed {
+    /// The need of a `T`.
+    pub fn of<T: Clone + Send + Sync + 'static>() -> Self {
+        Self { type_id: TypeId::of::<T>(), type_name: std::any::type_name::<T>() }
+    }
+
+    /// The type's id.
+    pub fn type_id(&self) -> TypeId {
+        self.type_id
+    }
+
+    /// The type's name (as [`std::any::type_name`] spells it).
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+}
+
+impl fmt::Debug for StateNeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.type_name)
+    }
+}
+
+impl PartialEq for StateNeed {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
+    }
+}
+
+impl Eq for StateNeed {}
+
+/// The state values of a server, one per type. Cheap to clone (shared until changed).
+#[derive(Clone, Default)]
+pub(crate) struct States(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl States {
+    /// Adds (or replaces) the value of type `T`.
+    pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if there is one.
+    pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
+        self.0.get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref::<T>())
+    }
+
+    /// Whether a value of the needed type is there.
+    pub(crate) fn has(&self, need: StateNeed) -> bool {
+        self.0.contains_key(&need.type_id)
+    }
+
+    /// Every need of the registry's tools that is not met, in registry order.
+    pub(crate) fn check(&self, registry: &crate::Registry) -> Result<(), MissingState> {
+        let missing: Vec<(String, &'static str)> = registry
+            .iter()
+            .flat_map(|tool| {
+                tool.state_needs()
+                    .filter(|need| !self.has(*need))
+                    .map(|need| (tool.name().to_owned(), need.type_name()))
+            })
+            .collect();
+        if missing.is_empty() { Ok(()) } else { Err(MissingState { missing }) }
+    }
+}
+
+impl fmt::Debug for States {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "States({} values)", self.0.len())
+    }
+}
+
+/// A server whose tools take state it was not given ([`Server::state`](crate::Server::state)):
+/// it refuses to start. The message names each tool, the type and the call to add.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct MissingState {
+    /// `(tool, type name)` for every need not met.
+    missing: Vec<(String, &'static str)>,
+}
+
+impl MissingState {
+    /// `(tool, type name)` for every need not met, in registry order.
+    pub fn missing(&self) -> impl Iterator<Item = (&str, &'static str)> {
+        self.missing.iter().map(|(tool, ty)| (tool.as_str(), *ty))
+    }
+}
+
+impl fmt::Display for MissingState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the server was not given the state its tools take, so it does not start:")?;
+        for (tool, ty) in &self.missing {
+            write!(
+                f,
+                "\n  tool `{tool}` takes `State<{ty}>`, but the server has no `{ty}`: add one with `.state(...)`, as in `Server::new(registry).state(value)`"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Counter(u32);
+
+    #[test]
+    fn values_are_keyed_by_type_and_replaced() {
+        let mut states = States::default();
+        assert_eq!(states.get::<Counter>(), None);
+        states.insert(Counter(1));
+        states.insert(String::from("x"));
+        let shared = states.clone();
+        states.insert(Counter(2));
+        assert_eq!(states.get::<Counter>(), Some(&Counter(2)));
+        assert_eq!(states.get::<String>().map(String::as_str), Some("x"));
+        // A clone taken before is not changed by a later insert.
+        assert_eq!(shared.get::<Counter>(), Some(&Counter(1)));
+        assert!(states.has(StateNeed::of::<Counter>()));
+        assert!(!states.has(StateNeed::of::<u8>()));
+    }
+
+    /// Adds to the shared counter.
+    #[crate::tool(unregistered)]
+    fn bump(
+        State(counter): State<Arc<std::sync::atomic::AtomicU32>>,
+        /// How much to add.
+        by: u32,
+    ) -> String {
+        (counter.fetch_add(by, std::sync::atomic::Ordering::SeqCst) + by).to_string()
+    }
+
+    fn text(result: &crate::CallToolResult) -> String {
+        serde_json::to_value(result).map(|v| v["content"][0]["text"].to_string()).unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_tool_gets_the_state_of_its_context_and_says_what_is_missing_without_it() {
+        use crate::DefineTool;
+        let def = bump::tool_def();
+        let needs: Vec<_> = def.state_needs().collect();
+        assert_eq!(needs, [StateNeed::of::<Arc<std::sync::atomic::AtomicU32>>()]);
+        assert!(def.input_schema()["properties"].get("counter").is_none());
+        let handler = def.handler().cloned().expect("a handler");
+        let args = |by: u32| serde_json::json!({ "by": by }).as_object().cloned().unwrap_or_default();
+
+        // A context made by hand without the state: an error naming it and the two ways to give it.
+        let err = handler.call(crate::ToolContext::detached("bump"), args(1)).await.expect_err("no state");
+        let message = err.to_string();
+        assert!(
+            message.contains("tool `bump` takes `State<alloc::sync::Arc<core::sync::atomic::AtomicU32>>`"),
+            "{message}"
+        );
+        assert!(message.contains("ToolContext::with_state(value)"), "{message}");
+
+        // With it, every call shares the one value.
+        let counter = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let ctx = crate::ToolContext::detached("bump").with_state(Arc::clone(&counter));
+        assert_eq!(text(&handler.call(ctx.clone(), args(2)).await.expect("ran")), "\"2\"");
+        assert_eq!(text(&handler.call(ctx, args(3)).await.expect("ran")), "\"5\"");
+        assert_eq!(counter.load(std::sync::atomic::Ordering::SeqCst), 5);
+    }
+
+    #[test]
+    fn a_server_checks_every_need_of_hand_built_and_attribute_tools() {
+        use crate::DefineTool;
+        let hand_built = crate::ToolDef::builder("greet")
+            .description("Greets.")
+            .input_schema(serde_json::json!({"type": "object", "properties": {}}))
+            .needs_state::<Counter>()
+            .needs_state::<Counter>()
+            .handler(crate::Handler::new(|_, _| async { Ok(crate::CallToolResult::text("hi")) }))
+            .build();
+        assert_eq!(hand_built.state_needs().count(), 1, "declared twice is once");
+        let registry =
+            crate::Registry::builder().tool(hand_built).tool(bump::tool_def()).build().expect("valid");
+        let server = crate::Server::new(registry);
+        let missing = server.check_state().expect_err("nothing given");
+        let tools: Vec<_> = missing.missing().map(|(tool, _)| tool.to_owned()).collect();
+        assert_eq!(tools, ["greet", "bump"]);
+        let server = server.state(Counter(0));
+        let missing = server.check_state().expect_err("one given");
+        assert_eq!(missing.missing().map(|(tool, _)| tool).collect::<Vec<_>>(), ["bump"]);
+        let server = server.state(Arc::new(std::sync::atomic::AtomicU32::new(0)));
+        assert_eq!(server.check_state(), Ok(()));
+    }
+
+    #[test]
+    fn missing_state_names_tool_type_and_the_call() {
+        let missing = MissingState { missing: vec![("add_note".into(), "notes::Notes")] };
+        let text = missing.to_string();
+        assert!(
+            text.contains(
+                "tool `add_note` takes `State<notes::Notes>`, but the server has no `notes::Notes`"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("`Server::new(registry).state(value)`"), "{text}");
+    }
+}

@@ -1,0 +1,13 @@
+use teaagent_core::tool;
+
+/// Repeat a text.
+#[tool]
+fn repeat(
+    /// The text.
+    #[validate(length(min = 1))]
+    text: String,
+) -> String {
+    text
+}
+
+fn main() {}
