@@ -128,7 +128,8 @@ fn the_environment_grants_and_sets_the_mode() {
     assert_eq!(error["code"], -32001, "{error}");
     assert!(error["data"]["rule"].as_str().is_some_and(|r| r.contains("read-only")), "{error}");
     let stderr = stderr_once(&server, |s| s.contains("in read-only mode"));
-    assert!(stderr.contains("tools that need an approval in read-only mode: delete_note"), "{stderr}");
+    let listed = stderr.lines().find(|l| l.contains("tools that need an approval in read-only mode: "));
+    assert!(listed.is_some_and(|l| l.contains("delete_note (destructive")), "{stderr}");
     server.finish();
 
     let mut allow = author("", &home);
