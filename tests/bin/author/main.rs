@@ -283,9 +283,7 @@ fn main() -> ExitCode {
                 .build();
             Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
         }
-        "code-policy" => {
-            server().policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio()
-        }
+        "code-policy" => server().policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio(),
         "workspace" => {
             let root = std::env::var_os("AUTHOR_ROOT").unwrap_or_else(|| ".".into());
             let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
