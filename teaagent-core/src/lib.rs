@@ -8,8 +8,32 @@
 //! - [`tool`] and [`registry`]: what a tool is, and the checked set a server offers.
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`logging`]: logs to stderr and, on request, to the client.
+//! - [`policy`], [`workspace`], [`home`]: who may call what, the one directory tools may reach
+//!   (`#[path]` parameters are confined to it), the lock that keeps two servers from writing it.
+//!
+//! ## Cargo features
+//!
+//! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
+//!   (`teaagent_core::tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
+//!   files served as resources (`workspace::{walk, uri, resources}`). They bring ripgrep's
+//!   engine (`grep-searcher`, `grep-regex`), `ignore`, `mime_guess`, `base64` and tokio's
+//!   `process` feature. A server of your own tools needs none of it, so it does not compile it:
+//!   without the feature the echo example's dependency tree is under 100 crates (the
+//!   `footprint` bench measures it next to the same server written with rmcp). The `teaagent`
+//!   binary enables it; enable it yourself to offer the built-in tools next to yours:
+//!
+//!   ```toml
+//!   teaagent-core = { version = "0.1", features = ["builtin-tools"] }
+//!   ```
+//!
+//! Always there, feature or not: the protocol, the registry and `#[tool]`, validation of every
+//! call's arguments against the tool's JSON Schema (`jsonschema`; worth its crates: a model's
+//! mistakes are answered with a message it can act on, before the tool runs), the policy
+//! pipeline, workspace confinement and the lock registry.
 
-// `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too.
+// `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too (the
+// built-in tools, tests). Without the `builtin-tools` feature nothing in the library uses it.
+#[allow(unused_extern_crates)]
 extern crate self as teaagent_core;
 
 #[doc(hidden)]
@@ -26,6 +50,7 @@ pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod tool;
+#[cfg(feature = "builtin-tools")]
 pub mod tools;
 pub mod visible;
 pub mod workspace;

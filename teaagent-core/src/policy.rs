@@ -586,7 +586,7 @@ impl PermissionMode {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "builtin-tools"))]
 mod tests {
     use std::path::Path;
 
