@@ -2,7 +2,8 @@
 //! tree without features, as `cargo tree` resolves it from the lock file (offline, no build).
 //!
 //! - Without `builtin-tools` none of the built-in tools' crates is in the tree (ripgrep's
-//!   engine, `ignore`, `mime_guess`, `base64`).
+//!   engine, `ignore`, `mime_guess`, `base64`), and the tree stays within the issue's budget: a
+//!   server crate on top of teaagent-core has at most [`BUDGET`] distinct crates, itself included.
 //! - With `builtin-tools` they are there (so the first check cannot pass by reading nothing).
 //!
 //! The measured side-by-side with rmcp (crates, build time, binary size) is
@@ -11,6 +12,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
+
+/// Distinct crates (name and version) in a one-tool server's normal dependency tree, the
+/// server's own crate included (issue 11: "the echo example's normal dependency tree ≤ 100").
+const BUDGET: usize = 100;
 
 /// Crates only the built-in tools and workspace resources need.
 const BUILTIN_ONLY: [&str; 6] =
@@ -66,4 +71,16 @@ fn without_builtin_tools_no_builtin_crate_is_compiled() {
         assert!(names(&full).contains(krate), "builtin-tools no longer pulls {krate}: update BUILTIN_ONLY");
     }
     assert!(full.len() > lean.len());
+}
+
+#[test]
+fn a_server_on_teaagent_core_stays_within_the_crate_budget() {
+    let lean = tree(&[]);
+    // teaagent-core's tree plus the server's own crate.
+    assert!(
+        lean.len() < BUDGET,
+        "a server on teaagent-core now compiles {} crates, over the budget of {BUDGET}: \
+         find what pulled the new ones (`cargo tree -p teaagent-core -e normal -i NAME`):\n{lean:#?}",
+        lean.len() + 1
+    );
 }

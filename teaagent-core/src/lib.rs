@@ -49,6 +49,7 @@ pub mod rate_limit;
 pub mod registry;
 pub mod schema;
 pub mod server;
+mod task;
 pub mod tool;
 #[cfg(feature = "builtin-tools")]
 pub mod tools;
@@ -60,6 +61,7 @@ pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
+pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, ParamRole, RateLimit, Tier, ToolContext,
     ToolDef, ToolError,

@@ -17,10 +17,10 @@ use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use crate::BoxFuture;
 use crate::error::Error;
 use crate::mcp::Implementation;
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
