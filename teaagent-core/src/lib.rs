@@ -30,6 +30,13 @@
 //! call's arguments against the tool's JSON Schema (`jsonschema`; worth its crates: a model's
 //! mistakes are answered with a message it can act on, before the tool runs), the policy
 //! pipeline, workspace confinement and the lock registry.
+//!
+//! Validation is JSON Schema 2020-12 as `jsonschema` implements it (no `$schema` in a tool's
+//! schema, so its default dialect): `pattern` is checked (its regex engines, `fancy-regex` over
+//! `regex`, also take lookaround), `format` is an annotation as 2020-12 says (`"format":
+//! "email"` documents the value, it does not refuse one). `jsonschema` has no optional part left
+//! to turn off: its ~35 crates are most of a server's build and of its debug binary (see the
+//! `footprint` bench), and the price of telling a model exactly what was wrong.
 
 // `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too (the
 // built-in tools, tests). Without the `builtin-tools` feature nothing in the library uses it.
