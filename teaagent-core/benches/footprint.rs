@@ -29,7 +29,8 @@
 //!   `BENCH_QUICK`.
 //!
 //! Each figure comes with the ratio teaagent/rmcp and the target. Run it while nothing
-//! else builds: the wall times compete for the same cores.
+//! else builds: the wall times compete for the same cores. The target directories are removed at
+//! the end (the generated crates stay, to look at or build by hand).
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
@@ -192,6 +193,10 @@ fn main() {
         }
     }
     report(&sides, core_lean, core_full);
+    // Every run builds from scratch anyway: the two target directories (about 1.5 GB) go.
+    for side in &sides {
+        let _ = std::fs::remove_dir_all(side.target());
+    }
 }
 
 /// Writes `root/name` (manifest, lock file, `src/main.rs`).
