@@ -16,7 +16,8 @@
 //!   `macros` and `rt`, a current-thread runtime like `run_stdio`'s).
 //!
 //! Both start from the workspace's lock file, so shared dependencies build at the same
-//! versions. Dependencies are downloaded before anything is timed (`cargo fetch`); every timed
+//! versions. Dependencies are downloaded before anything is timed (`cargo fetch`; the first run
+//! needs the registry for rmcp's crates); every timed
 //! build is `--offline --locked` from an empty target directory. Before timing, each server
 //! answers `initialize` and a `tools/call` of `echo` (a server that does not work would measure
 //! nothing). Reported:
