@@ -21,7 +21,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use teaagent_core::home::{Home, MAX_CONFIG_BYTES};
 use teaagent_core::visible::shown;
 
@@ -86,7 +85,7 @@ fn sha256_of(path: &std::path::Path) -> Option<String> {
     }
     let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
     let mut file = std::fs::File::from(fd);
-    let mut hasher = Sha256::new();
+    let mut hasher = hmac_sha256::Hash::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match file.read(&mut buf) {

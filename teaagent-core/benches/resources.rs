@@ -2,7 +2,7 @@
 //! same tree in the same run.
 //!
 //! ```sh
-//! cargo bench -p teaagent-core --bench resources
+//! cargo bench -p teaagent-core --features builtin-tools --bench resources
 //! ```
 //!
 //! The tree (10 × 10 × 10 directories of 100 files, plus a `.gitignore`d build directory and a

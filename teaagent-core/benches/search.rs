@@ -1,7 +1,7 @@
 //! `search_text` against ripgrep on the same generated tree, the same queries, in the same run.
 //!
 //! ```sh
-//! cargo bench -p teaagent-core --bench search
+//! cargo bench -p teaagent-core --features builtin-tools --bench search
 //! ```
 //!
 //! The tree (generated once under `target/search-bench/`): 30,000 text files of a few KiB in

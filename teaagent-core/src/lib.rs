@@ -11,8 +11,45 @@
 //! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
 //! - [`policy`] and [`config`]: which calls run, and where a server takes that from.
 //! - [`logging`]: logs to stderr and, on request, to the client.
+//! - [`policy`], [`workspace`], [`home`]: who may call what, the one directory tools may reach
+//!   (`#[path]` parameters are confined to it), the lock that keeps two servers from writing it.
+//!
+//! ## Cargo features
+//!
+//! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
+//!   (`teaagent_core::tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
+//!   files served as resources (`workspace::{walk, uri, resources}`). They bring ripgrep's
+//!   engine (`grep-searcher`, `grep-regex`), `ignore`, `mime_guess`, `base64` and tokio's
+//!   `process` feature. A server of your own tools needs none of it, so it does not compile it:
+//!   without the feature the echo example's dependency tree is under 100 crates (the
+//!   `footprint` bench measures it next to the same server written with rmcp). The `teaagent`
+//!   binary enables it; enable it yourself to offer the built-in tools next to yours:
+//!
+//!   ```toml
+//!   teaagent-core = { version = "0.1", features = ["builtin-tools"] }
+//!   ```
+//!
+//! Always there, feature or not: the protocol, the registry and `#[tool]`, validation of every
+//! call's arguments against the tool's JSON Schema (`jsonschema`; worth its crates: a model's
+//! mistakes are answered with a message it can act on, before the tool runs), the policy
+//! pipeline, workspace confinement and the lock registry.
+//!
+//! Validation is JSON Schema 2020-12 as `jsonschema` implements it (no `$schema` in a tool's
+//! schema, so its default dialect): `pattern` is checked (its regex engines, `fancy-regex` over
+//! `regex`, also take lookaround), `format` is an annotation as 2020-12 says (`"format":
+//! "email"` documents the value, it does not refuse one). `jsonschema` has no optional part left
+//! to turn off. Its ~40 crates are about 40% of a one-tool server's clean debug build and over
+//! half of its debug binary (measured with the `footprint` bench's echo server built with the
+//! validator taken out: 58 crates, 23 s and 45 MB against 99, 40 s and 103 MB), the price of
+//! telling a model exactly what was wrong.
+//!
+//! Policy rules match tool names and paths with `globset` (the glob syntax `find_files` takes
+//! too). It stays: its regex engine is in the tree for `pattern` anyway, so it costs two crates,
+//! and a matcher of our own would be a second glob dialect to learn.
 
-// `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too.
+// `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too (the
+// built-in tools, tests). Without the `builtin-tools` feature nothing in the library uses it.
+#[allow(unused_extern_crates)]
 extern crate self as teaagent_core;
 
 #[doc(hidden)]
@@ -29,7 +66,9 @@ pub mod rate_limit;
 pub mod registry;
 pub mod schema;
 pub mod server;
+mod task;
 pub mod tool;
+#[cfg(feature = "builtin-tools")]
 pub mod tools;
 pub mod visible;
 pub mod workspace;
@@ -39,6 +78,7 @@ pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
+pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,
     Tier, ToolContext, ToolDef, ToolError,

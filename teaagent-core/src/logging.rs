@@ -8,7 +8,6 @@
 //!
 //! Forwarding is per process: the server that is serving receives the process's events.
 
-use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -36,7 +35,9 @@ static SINK: Mutex<Option<Peer>> = Mutex::new(None);
 ///
 /// Directives are `level` or `target=level` lists (`info,teaagent_core=debug`); a malformed
 /// `RUST_LOG` falls back to `default_directive` with a warning. (Span and field filters are not
-/// supported: they would pull a regex engine into every server for little use.)
+/// supported: they would pull a regex engine into every server for little use.) Lines are plain
+/// text, also on a terminal: an MCP server's stderr mostly ends up in a client's log file, and
+/// colours would cost every server one more crate (`nu-ansi-term`).
 pub fn init(default_directive: &str) {
     let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
     let parsed = from_env.as_deref().map(str::parse::<Targets>);
@@ -46,7 +47,7 @@ pub fn init(default_directive: &str) {
     };
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(false)
         .with_target(true)
         .with_filter(filter);
     let installed = tracing_subscriber::registry().with(stderr).with(layer()).try_init();

@@ -770,7 +770,7 @@ impl PermissionMode {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "builtin-tools"))]
 mod tests {
     use std::path::Path;
 

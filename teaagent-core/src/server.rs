@@ -56,10 +56,10 @@ use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+use crate::BoxFuture;
 use crate::config::{ConfigError, Settings, Sources};
 use crate::error::Error;
 use crate::mcp::Implementation;

@@ -11,10 +11,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::BoxFuture;
 use crate::error::Error;
 use crate::mcp::{CallToolResult, JsonObject};
 

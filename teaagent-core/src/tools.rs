@@ -15,6 +15,19 @@
 //! | [`edit_file`](edit_file::edit_file) | destructive, medium |
 //! | [`move_path`](move_path::move_path), [`delete_path`](delete_path::delete_path) | destructive, high |
 //! | [`shell_exec`](shell_exec::shell_exec) | destructive, stateful, high, 10 calls per 60 s |
+//!
+//! Compiled only with the `builtin-tools` feature (the `teaagent` binary enables it): a server of
+//! your own tools does not build ripgrep's engine for them. To offer them next to yours:
+//!
+//! ```toml
+//! teaagent-core = { version = "0.1", features = ["builtin-tools"] }
+//! ```
+//!
+//! ```no_run
+//! # use teaagent_core::{Registry, Server};
+//! let registry = Registry::builder().tools(teaagent_core::tools::builtin()).registered().build();
+//! # let _ = registry.map(|r| Server::new(r));
+//! ```
 
 mod common;
 pub mod create_file;

@@ -5,10 +5,16 @@
 //!   never following a symbolic link without checking where it leads, so the check and the use
 //!   are made on the same handles (no window for a swapped symlink to escape through).
 //! - [`lock`] is the global lock registry that keeps two servers from writing one workspace.
-//! - [`walk`] walks the tree beneath the root's handle (`find_files`, `search_text`,
+//! - `walk` walks the tree beneath the root's handle (`find_files`, `search_text`,
 //!   `resources/list`): ignore files honoured, links never followed, nothing reached by name from
 //!   above the root.
-//! - [`resources`] serves the workspace's files as MCP resources.
+//! - `resources` serves the workspace's files as MCP resources, under `uri`'s
+//!   `teaagent://workspace/…` URIs.
+//!
+//! `walk`, `uri` and `resources` come with the `builtin-tools` feature (off by default; see the
+//! crate's docs): only the built-in tools and the shipped server use them, and they bring the
+//! `ignore` crate along. Confinement ([`Workspace::resolve`], `#[path]` parameters) and [`lock`]
+//! are always there.
 //!
 //! The root's path is kept for messages and for absolute paths from clients, never to open
 //! anything: everything is opened beneath the handle taken at start, so renaming the root and
@@ -17,8 +23,11 @@
 mod fs;
 pub mod lock;
 mod resolve;
+#[cfg(feature = "builtin-tools")]
 pub mod resources;
+#[cfg(feature = "builtin-tools")]
 pub mod uri;
+#[cfg(feature = "builtin-tools")]
 pub mod walk;
 
 use std::io;

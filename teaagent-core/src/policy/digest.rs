@@ -6,9 +6,11 @@
 //! strings with only `"`, `\` and control characters escaped (so `"\u00e9"` and `"é"` are the
 //! same), and has no whitespace. Two spellings of one call have one digest; any change of an
 //! argument changes it.
+//!
+//! SHA-256 comes from `hmac-sha256`: one small crate without dependencies (the RustCrypto `sha2`
+//! stack is seven crates, compiled by every server built on teaagent-core).
 
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
 /// The digest of a call, as the `--preapprove` flag takes it: `sha256:<64 hex digits>`.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
@@ -16,7 +18,7 @@ pub fn call_digest(name: &str, arguments: &Value) -> String {
     object.insert("name".into(), Value::String(name.to_owned()));
     object.insert("arguments".into(), arguments.clone());
     let canonical = canonical_json(&Value::Object(object));
-    let hash = Sha256::digest(canonical.as_bytes());
+    let hash = hmac_sha256::Hash::hash(canonical.as_bytes());
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for b in hash.iter() {
@@ -172,6 +174,21 @@ mod tests {
         );
         assert_ne!(call_digest("t", &a), call_digest("u", &a));
         assert!(is_digest(&call_digest("t", &a)));
+    }
+
+    #[test]
+    fn the_digest_is_the_sha256_of_the_canonical_call() {
+        // `printf '%s' '{"arguments":{"text":"hi"},"name":"echo"}' | sha256sum`: digests given to
+        // `--preapprove` before stay valid whatever computes SHA-256 here.
+        assert_eq!(
+            call_digest("echo", &json!({"text": "hi"})),
+            "sha256:3b360b58747c76ce79013e8ddb2b82d76d8f183a6239651c9c474c4edc277caa"
+        );
+        // FIPS 180-2's two-block example (56 bytes: the padding needs a second block).
+        assert_eq!(
+            hmac_sha256::Hash::hash(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            *b"\x24\x8d\x6a\x61\xd2\x06\x38\xb8\xe5\xc0\x26\x93\x0c\x3e\x60\x39\xa3\x3c\xe4\x59\x64\xff\x21\x67\xf6\xec\xed\xd4\x19\xdb\x06\xc1"
+        );
     }
 
     #[test]

@@ -39,7 +39,6 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -50,6 +49,7 @@ use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
 use crate::policy::{CallFacts, Decision};
+use crate::task::CatchUnwindExt as _;
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Resolved, Target, Workspace};

@@ -13,7 +13,6 @@ use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::framing::Frame;
 use super::peer::{Out, Peer, SessionInfo};
@@ -27,6 +26,7 @@ use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
 use crate::mcp::notifications::CancelledParams;
 use crate::mcp::{Implementation, InitializeParams, InitializeResult, ProtocolVersion, ServerCapabilities};
 use crate::registry::Registry;
+use crate::task::TaskTracker;
 
 /// What every request task shares.
 pub(crate) struct Shared {

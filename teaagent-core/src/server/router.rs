@@ -4,7 +4,6 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -18,6 +17,7 @@ use crate::mcp::logging::SetLevelParams;
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
 use crate::mcp::tools::PaginatedParams;
+use crate::task::CatchUnwindExt as _;
 
 /// Answers one request (never `initialize`, which the main loop handles inline). A panic
 /// anywhere in here still produces an answer.

@@ -203,7 +203,7 @@ mod tests {
         let blockers = Blockers::new(Duration::from_millis(1));
         blockers.caught("boom", Duration::from_secs(1));
         let fut: ToolFuture = Box::pin(async { panic!("boom inside") });
-        let caught = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(blockers.run(
+        let caught = crate::task::CatchUnwindExt::catch_unwind(std::panic::AssertUnwindSafe(blockers.run(
             "boom",
             fut,
             &CancellationToken::new(),

@@ -20,12 +20,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use futures_util::future::BoxFuture;
 
 use super::Workspace;
 use super::resolve::{PathError, Target};
 use super::uri::{self, UriError};
 use super::walk::{Walk, WalkEntry};
+use crate::BoxFuture;
 use crate::error::{Error, PathRefusal, ResourceRefusal};
 use crate::mcp::EmbeddedResource;
 use crate::mcp::cursor::{Cursor, fingerprint};
