@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -26,6 +26,7 @@ use serde_json::value::RawValue;
 use crate::error::{ArgumentError, Error};
 use crate::mcp::JsonObject;
 use crate::mcp::cursor::{Cursor, fingerprint};
+use crate::schema::Validator;
 use crate::tool::{Tier, ToolDef};
 
 /// The checked, immutable set of tools a server offers.
@@ -36,10 +37,9 @@ pub struct Registry {
 
 struct Inner {
     tools: Vec<Arc<ToolDef>>,
-    /// Each tool's input-schema validator (same order as `tools`), compiled once: by
-    /// [`Registry::warm_up`]'s background thread, or by the first call that needs it first
-    /// (whichever comes first; the other waits for it).
-    validators: Arc<Vec<OnceLock<Result<jsonschema::Validator, String>>>>,
+    /// Each tool's input-schema validator (same order as `tools`), compiled when the registry
+    /// was built.
+    validators: Vec<Validator>,
     by_name: HashMap<String, usize>,
     /// `tools/list` entries, serialised once.
     listing: Vec<Box<RawValue>>,
@@ -83,28 +83,15 @@ impl Registry {
     /// optional property means "absent" (models often send it) and is removed first.
     pub fn check_arguments(&self, tool: &str, args: &mut JsonObject) -> Result<(), Vec<ArgumentError>> {
         let Some(&i) = self.inner.by_name.get(tool) else { return Ok(()) };
-        let validator = match self.validator(i) {
-            Ok(validator) => validator,
-            Err(e) => {
-                return Err(vec![ArgumentError {
-                    pointer: String::new(),
-                    message: format!("the tool's input schema is invalid: {e}"),
-                }]);
-            }
-        };
+        let validator = &self.inner.validators[i];
         let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
         let instance = Value::Object(std::mem::take(args));
-        let errors = crate::schema::argument_errors(validator, self.inner.tools[i].input_schema(), &instance);
+        let errors = crate::schema::argument_errors(validator, &instance);
         if let Value::Object(object) = instance {
             *args = object;
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
-    }
-
-    fn validator(&self, i: usize) -> Result<&jsonschema::Validator, &str> {
-        let tool = &self.inner.tools[i];
-        self.inner.validators[i].get_or_init(|| compile(tool)).as_ref().map_err(String::as_str)
     }
 
     /// Starts an empty builder.
@@ -234,6 +221,19 @@ impl RegistryBuilder {
                 by_name.insert(def.name().to_owned(), i);
             }
         }
+        // Compiled now, not at the first call: a schema the validator cannot check (an unknown
+        // keyword, a pattern the regex engine refuses) stops the server at its start.
+        let mut validators = Vec::with_capacity(self.defs.len());
+        for def in &self.defs {
+            match Validator::compile(def.input_schema()) {
+                Ok(v) => validators.push(v),
+                Err(e) => problems.push(format!(
+                    "tool `{}` ({}): the input schema cannot be validated: {e}",
+                    def.name(),
+                    def.origin()
+                )),
+            }
+        }
         let mut listing = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
             match serde_json::value::to_raw_value(&def.to_tool()) {
@@ -246,47 +246,7 @@ impl RegistryBuilder {
         }
         let fingerprint = fingerprint(listing.iter().map(|r| r.get()));
         let tools: Vec<Arc<ToolDef>> = self.defs.into_iter().map(Arc::new).collect();
-        let validators: Arc<Vec<_>> = Arc::new(tools.iter().map(|_| OnceLock::new()).collect());
         Ok(Registry { inner: Arc::new(Inner { tools, validators, by_name, listing, fingerprint }) })
-    }
-}
-
-fn compile(tool: &ToolDef) -> Result<jsonschema::Validator, String> {
-    jsonschema::validator_for(tool.input_schema()).map_err(|e| e.to_string())
-}
-
-impl Registry {
-    /// Compiles every input-schema validator on a background thread, so the first calls find
-    /// them ready without the start of the server waiting for them (the first compilation sets
-    /// up the JSON Schema meta-schemas, which takes milliseconds). The server calls this right
-    /// after answering `initialize`. A schema that does not compile is logged here, and each call
-    /// of that tool answers with the problem.
-    pub fn warm_up(&self) {
-        let (tools, validators) = (self.inner.tools.clone(), Arc::clone(&self.inner.validators));
-        if tools.is_empty() || validators.iter().all(|v| v.get().is_some()) {
-            return;
-        }
-        spawn_warm_up(tools, validators);
-    }
-}
-
-fn spawn_warm_up(
-    tools: Vec<Arc<ToolDef>>,
-    validators: Arc<Vec<OnceLock<Result<jsonschema::Validator, String>>>>,
-) {
-    let spawned = std::thread::Builder::new().name("teaagent-schemas".into()).spawn(move || {
-        for (tool, slot) in tools.iter().zip(validators.iter()) {
-            if let Err(e) = slot.get_or_init(|| compile(tool)) {
-                tracing::error!(
-                    tool = tool.name(),
-                    origin = tool.origin(),
-                    "the input schema does not compile: {e}"
-                );
-            }
-        }
-    });
-    if let Err(e) = spawned {
-        tracing::debug!(error = %e, "no schema warm-up thread; validators compile on first use");
     }
 }
 

@@ -36,10 +36,14 @@
 //! ([`preview`]: strings cut to 48 characters and escaped, arrays and objects named only).
 //! Problems are sorted by pointer ([`compare_pointers`]).
 
+#[cfg(test)]
+mod differential;
 mod report;
+pub mod validate;
 
 pub(crate) use report::argument_errors;
 pub use report::{PREVIEW_CHARS, bounded, compare_pointers, preview, preview_text};
+pub use validate::Validator;
 
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};

@@ -28,10 +28,9 @@
 
 use std::cmp::Ordering;
 
-use jsonschema::ValidationError;
-use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
-use jsonschema::types::JsonType;
 use serde_json::Value;
+
+use super::validate::{ErrorKind as Kind, JsonType, ValidationError, Validator, escape_segment as segment};
 
 use crate::error::ArgumentError;
 use crate::visible;
@@ -41,16 +40,12 @@ pub const PREVIEW_CHARS: usize = 48;
 /// Most allowed values (or known properties) listed in one message.
 const MAX_LISTED: usize = 24;
 
-/// Every problem of `instance` against the compiled `validator` of `schema` (the same schema,
-/// for naming the known properties of an object), as the report described in the module docs.
-pub(crate) fn argument_errors(
-    validator: &jsonschema::Validator,
-    schema: &Value,
-    instance: &Value,
-) -> Vec<ArgumentError> {
+/// Every problem of `instance` against the compiled `validator`, as the report described in the
+/// module docs.
+pub(crate) fn argument_errors(validator: &Validator, instance: &Value) -> Vec<ArgumentError> {
     let mut out = Vec::new();
-    for e in validator.iter_errors(instance) {
-        report(&e, schema, &mut out);
+    for e in validator.errors(instance) {
+        report(&e, &mut out);
     }
     tidy(out)
 }
@@ -90,20 +85,31 @@ fn push(out: &mut Vec<Problem>, pointer: String, message: String, what: What) {
     out.push(Problem { error: ArgumentError { pointer, message }, what });
 }
 
-fn report(e: &ValidationError<'_>, schema: &Value, out: &mut Vec<Problem>) {
-    let at = e.instance_path().as_str();
-    match e.kind() {
-        Kind::Required { property } => {
-            let name = property.as_str().map_or_else(|| property.to_string(), str::to_owned);
+fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
+    let at = e.pointer.as_str();
+    match &e.kind {
+        Kind::Required(name) => {
             push(
                 out,
-                format!("{at}/{}", segment(&name)),
-                format!("missing required property `{}`", visible::escape(&name)),
+                format!("{at}/{}", segment(name)),
+                format!("missing required property `{}`", visible::escape(name)),
                 What::Other,
             );
         }
-        Kind::AdditionalProperties { unexpected } | Kind::UnevaluatedProperties { unexpected } => {
-            let known = known_properties(e, schema);
+        Kind::DependentRequired { property, missing } => {
+            push(
+                out,
+                format!("{at}/{}", segment(missing)),
+                format!(
+                    "missing property `{}` (required when `{}` is given)",
+                    visible::escape(missing),
+                    visible::escape(property)
+                ),
+                What::Other,
+            );
+        }
+        Kind::AdditionalProperties { unexpected, known } => {
+            let known: Vec<String> = known.iter().map(|k| format!("`{}`", preview_text(k))).collect();
             for key in unexpected {
                 let mut message = format!("unknown property `{}`", preview_text(key));
                 if !known.is_empty() {
@@ -112,51 +118,47 @@ fn report(e: &ValidationError<'_>, schema: &Value, out: &mut Vec<Problem>) {
                 push(out, format!("{at}/{}", segment(key)), message, What::Other);
             }
         }
-        Kind::AnyOf { context } | Kind::OneOfNotValid { context } => {
-            alternatives(e, context, schema, out);
+        Kind::AnyOf(context) | Kind::OneOfNone(context) => {
+            alternatives(e, context, out);
         }
-        Kind::Type { kind } => {
-            let expected = match kind {
-                TypeKind::Single(t) => vec![article(*t)],
-                TypeKind::Multiple(set) => set.iter().map(article).collect(),
-            };
+        Kind::Type(types) => {
+            let expected: Vec<String> = types.iter().map(article).collect();
             push(
                 out,
                 at.to_owned(),
-                format!("must be {} (got {})", or_list(&expected), typed(e.instance())),
+                format!("must be {} (got {})", or_list(&expected), typed(e.instance)),
                 What::Type,
             );
         }
-        Kind::Enum { options } => {
-            let values: Vec<String> = match options.as_ref() {
-                Value::Array(items) => items.iter().map(preview).collect(),
-                other => vec![preview(other)],
-            };
-            push(out, at.to_owned(), must_be_one_of(&values, e.instance()), What::Values);
+        Kind::Enum(options) => {
+            push(out, at.to_owned(), must_be_one_of(&enum_values(options), e.instance), What::Values);
         }
-        Kind::Constant { expected_value } => {
-            let message = format!("must be {} (got {})", preview(expected_value), preview(e.instance()));
+        Kind::Const(expected) => {
+            let message = format!("must be {} (got {})", preview(expected), preview(e.instance));
             push(out, at.to_owned(), message, What::Values);
         }
-        other => push(out, at.to_owned(), describe(other, e), What::Other),
+        other => push(out, at.to_owned(), describe(other, e.instance), What::Other),
+    }
+}
+
+/// An `enum`'s values, as quoted back.
+fn enum_values(options: &Value) -> Vec<String> {
+    match options {
+        Value::Array(items) => items.iter().map(preview).collect(),
+        other => vec![preview(other)],
     }
 }
 
 /// An `anyOf`/`oneOf` that no alternative accepted (see the module docs).
-fn alternatives(
-    e: &ValidationError<'_>,
-    context: &[Vec<ValidationError<'static>>],
-    schema: &Value,
-    out: &mut Vec<Problem>,
-) {
-    let at = e.instance_path().as_str();
-    let here = |b: &ValidationError<'_>| b.instance_path().as_str() == at;
-    let candidates: Vec<&Vec<ValidationError<'static>>> =
+fn alternatives(e: &ValidationError<'_>, context: &[Vec<ValidationError<'_>>], out: &mut Vec<Problem>) {
+    let at = e.pointer.as_str();
+    let here = |b: &ValidationError<'_>| b.pointer == at;
+    let candidates: Vec<&Vec<ValidationError<'_>>> =
         context.iter().filter(|branch| !branch.is_empty() && rejection(branch, at).is_none()).collect();
     // How badly an alternative fits: a `const` it does not match (a serde tag: `"kind":
     // "circle"`) first, then problems at the value itself, then problems in all.
     let misfit = |branch: &[ValidationError<'_>]| {
-        let tags = branch.iter().filter(|b| matches!(b.kind(), Kind::Constant { .. })).count();
+        let tags = branch.iter().filter(|b| matches!(b.kind, Kind::Const(_))).count();
         (tags, branch.iter().filter(|b| here(b)).count(), branch.len())
     };
     if let Some(tag) = common_tag(&candidates) {
@@ -164,9 +166,9 @@ fn alternatives(
         let (pointer, got) = tag;
         let mut values = Vec::new();
         for branch in &candidates {
-            for b in branch.iter().filter(|b| b.instance_path().as_str() == pointer) {
-                if let Kind::Constant { expected_value } = b.kind() {
-                    values.push(preview(expected_value));
+            for b in branch.iter().filter(|b| b.pointer == pointer) {
+                if let Kind::Const(expected) = &b.kind {
+                    values.push(preview(expected));
                 }
             }
         }
@@ -176,14 +178,14 @@ fn alternatives(
     }
     let best = candidates.iter().min_by_key(|branch| misfit(branch));
     if let Some(best) = best {
-        let tied: Vec<&&Vec<ValidationError<'static>>> =
+        let tied: Vec<&&Vec<ValidationError<'_>>> =
             candidates.iter().filter(|branch| misfit(branch) == misfit(best)).collect();
-        if let Some(message) = untagged_choice(&tied, e.instance(), at) {
+        if let Some(message) = untagged_choice(&tied, e.instance, at) {
             push(out, at.to_owned(), message, What::Other);
             return;
         }
         for b in best.iter() {
-            report(b, schema, out);
+            report(b, out);
         }
         return;
     }
@@ -199,48 +201,45 @@ fn alternatives(
     dedup_keep_order(&mut accepts.types);
     let Accepts { values, mut types } = accepts;
     let message = if types.is_empty() && !values.is_empty() {
-        must_be_one_of(&values, e.instance())
+        must_be_one_of(&values, e.instance)
     } else {
         types.extend(values);
-        format!("must be {} (got {})", or_list(&types), typed(e.instance()))
+        format!("must be {} (got {})", or_list(&types), typed(e.instance))
     };
     push(out, at.to_owned(), message, What::Values);
 }
 
 /// The pointer (and value) of a `const` that every alternative fails at the same place — a serde
 /// tag (`#[serde(tag = "kind")]`) that names no variant — if there is one.
-fn common_tag(candidates: &[&Vec<ValidationError<'static>>]) -> Option<(String, Value)> {
+fn common_tag(candidates: &[&Vec<ValidationError<'_>>]) -> Option<(String, Value)> {
     let (first, rest) = candidates.split_first()?;
     first.iter().find_map(|b| {
-        if !matches!(b.kind(), Kind::Constant { .. }) {
+        if !matches!(b.kind, Kind::Const(_)) {
             return None;
         }
-        let pointer = b.instance_path().as_str();
-        let everywhere = rest.iter().all(|branch| {
-            branch
-                .iter()
-                .any(|c| matches!(c.kind(), Kind::Constant { .. }) && c.instance_path().as_str() == pointer)
-        });
-        everywhere.then(|| (pointer.to_owned(), b.instance().as_ref().clone()))
+        let pointer = b.pointer.as_str();
+        let everywhere = rest
+            .iter()
+            .all(|branch| branch.iter().any(|c| matches!(c.kind, Kind::Const(_)) && c.pointer == pointer));
+        everywhere.then(|| (pointer.to_owned(), b.instance.clone()))
     })
 }
 
 /// Alternatives that fit equally badly, each only for wanting its own single property (serde's
 /// default enum form, `{"circle": {...}}`): one problem naming the properties to choose from.
-fn untagged_choice(tied: &[&&Vec<ValidationError<'static>>], value: &Value, at: &str) -> Option<String> {
+fn untagged_choice(tied: &[&&Vec<ValidationError<'_>>], value: &Value, at: &str) -> Option<String> {
     if tied.len() < 2 {
         return None;
     }
     let mut names = Vec::new();
     for branch in tied {
-        let mut required = branch.iter().filter_map(|b| match b.kind() {
-            Kind::Required { property } if b.instance_path().as_str() == at => property.as_str(),
+        let mut required = branch.iter().filter_map(|b| match &b.kind {
+            Kind::Required(property) if b.pointer == at => Some(*property),
             _ => None,
         });
         let (Some(name), None) = (required.next(), required.next()) else { return None };
         let only_here = branch.iter().all(|b| {
-            b.instance_path().as_str() == at
-                && matches!(b.kind(), Kind::Required { .. } | Kind::AdditionalProperties { .. })
+            b.pointer == at && matches!(b.kind, Kind::Required(_) | Kind::AdditionalProperties { .. })
         });
         if !only_here {
             return None;
@@ -273,13 +272,10 @@ struct Accepts {
 /// or a nested `anyOf`/`oneOf` all of whose alternatives do), with what it would take; `None`
 /// when the value has the alternative's shape and the problems are inside it.
 fn rejection(branch: &[ValidationError<'_>], at: &str) -> Option<Accepts> {
-    let here = || branch.iter().filter(|b| b.instance_path().as_str() == at);
-    let listed = here().find_map(|b| match b.kind() {
-        Kind::Enum { options } => Some(match options.as_ref() {
-            Value::Array(items) => items.iter().map(preview).collect::<Vec<_>>(),
-            other => vec![preview(other)],
-        }),
-        Kind::Constant { expected_value } => Some(vec![preview(expected_value)]),
+    let here = || branch.iter().filter(|b| b.pointer == at);
+    let listed = here().find_map(|b| match &b.kind {
+        Kind::Enum(options) => Some(enum_values(options)),
+        Kind::Const(expected) => Some(vec![preview(expected)]),
         _ => None,
     });
     if let Some(values) = listed {
@@ -288,14 +284,10 @@ fn rejection(branch: &[ValidationError<'_>], at: &str) -> Option<Accepts> {
     let mut accepts = Accepts::default();
     let mut rejected = false;
     for b in here() {
-        match b.kind() {
-            Kind::Type { kind } => {
+        match &b.kind {
+            Kind::Type(types) => {
                 rejected = true;
-                let kinds: Vec<JsonType> = match kind {
-                    TypeKind::Single(t) => vec![*t],
-                    TypeKind::Multiple(set) => set.iter().collect(),
-                };
-                for t in kinds {
+                for t in types.iter() {
                     // `null` is one value: listed with the values when there are any.
                     if t == JsonType::Null {
                         accepts.values.push("null".to_owned());
@@ -304,7 +296,7 @@ fn rejection(branch: &[ValidationError<'_>], at: &str) -> Option<Accepts> {
                     }
                 }
             }
-            Kind::AnyOf { context } | Kind::OneOfNotValid { context } => {
+            Kind::AnyOf(context) | Kind::OneOfNone(context) => {
                 let nested: Option<Vec<Accepts>> = context.iter().map(|c| rejection(c, at)).collect();
                 if let Some(nested) = nested {
                     rejected = true;
@@ -328,56 +320,56 @@ fn must_be_one_of(values: &[String], got: &Value) -> String {
 }
 
 /// The words for every other kind of problem.
-fn describe(kind: &Kind, e: &ValidationError<'_>) -> String {
-    let value = e.instance();
+fn describe(kind: &Kind<'_>, value: &Value) -> String {
     match kind {
-        Kind::Minimum { limit } => format!("must be at least {limit} (got {})", preview(value)),
-        Kind::Maximum { limit } => format!("must be at most {limit} (got {})", preview(value)),
-        Kind::ExclusiveMinimum { limit } => format!("must be greater than {limit} (got {})", preview(value)),
-        Kind::ExclusiveMaximum { limit } => format!("must be less than {limit} (got {})", preview(value)),
-        Kind::MultipleOf { multiple_of } => {
+        Kind::Minimum(limit) => format!("must be at least {limit} (got {})", preview(value)),
+        Kind::Maximum(limit) => format!("must be at most {limit} (got {})", preview(value)),
+        Kind::ExclusiveMinimum(limit) => format!("must be greater than {limit} (got {})", preview(value)),
+        Kind::ExclusiveMaximum(limit) => format!("must be less than {limit} (got {})", preview(value)),
+        Kind::MultipleOf(multiple_of) => {
             format!("must be a multiple of {multiple_of} (got {})", preview(value))
         }
-        Kind::MinLength { limit } => {
+        Kind::MinLength(limit) => {
             format!("must be at least {limit} characters long (got {})", length(value))
         }
-        Kind::MaxLength { limit } => {
+        Kind::MaxLength(limit) => {
             format!("must be at most {limit} characters long (got {})", length(value))
         }
-        Kind::MinItems { limit } => format!("must have at least {limit} items (got {})", count(value)),
-        Kind::MaxItems { limit } => format!("must have at most {limit} items (got {})", count(value)),
-        Kind::MinProperties { limit } => {
+        Kind::MinItems(limit) => format!("must have at least {limit} items (got {})", count(value)),
+        Kind::MaxItems(limit) => format!("must have at most {limit} items (got {})", count(value)),
+        Kind::MinProperties(limit) => {
             format!("must have at least {limit} properties (got {})", count(value))
         }
-        Kind::MaxProperties { limit } => {
+        Kind::MaxProperties(limit) => {
             format!("must have at most {limit} properties (got {})", count(value))
         }
         Kind::UniqueItems => "must not contain the same item twice".to_owned(),
-        Kind::Pattern { pattern } => {
+        Kind::Pattern(pattern) => {
             format!("must match the pattern `{}` (got {})", preview_text(pattern), preview(value))
         }
-        Kind::Format { format } => {
-            format!("must be a valid `{}` (got {})", preview_text(format), preview(value))
-        }
+        Kind::Contains { matched, min, max } => match max {
+            Some(max) if matched > max => {
+                format!("must have at most {max} items of the required kind (got {matched})")
+            }
+            _ => format!("must have at least {min} items of the required kind (got {matched})"),
+        },
+        Kind::PropertyName(name) => format!("the property name `{}` is not allowed", preview_text(name)),
         Kind::FalseSchema => "is not allowed here".to_owned(),
-        Kind::Custom { message, .. } => preview_text(message),
-        // The rest (`not`, `contains`, a `oneOf` matched twice, ...) in the validator's words,
-        // with the value itself masked so nothing large or unescaped is echoed.
-        _ => visible::escape(&e.masked_with("the value").to_string()),
+        Kind::Not => format!("is not allowed here (got {})", preview(value)),
+        Kind::OneOfMany => format!(
+            "fits more than one of the allowed forms; it must fit exactly one (got {})",
+            preview(value)
+        ),
+        // Handled by `report` itself.
+        Kind::Required(_)
+        | Kind::DependentRequired { .. }
+        | Kind::AdditionalProperties { .. }
+        | Kind::Type(_)
+        | Kind::Enum(_)
+        | Kind::Const(_)
+        | Kind::AnyOf(_)
+        | Kind::OneOfNone(_) => format!("is not valid (got {})", preview(value)),
     }
-}
-
-/// The properties an object's schema declares, for an unknown-property message: read from
-/// the schema next to the failing `additionalProperties` keyword.
-fn known_properties(e: &ValidationError<'_>, schema: &Value) -> Vec<String> {
-    let path = e.schema_path().as_str();
-    let parent = path.rsplit_once('/').map_or("", |(parent, _)| parent);
-    schema
-        .pointer(parent)
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(|k| format!("`{}`", preview_text(k))).collect())
-        .unwrap_or_default()
 }
 
 /// A JSON value quoted back, bounded: strings cut and escaped, arrays and objects named only.
@@ -483,11 +475,6 @@ fn dedup_keep_order(items: &mut Vec<String>) {
     });
 }
 
-/// One JSON-pointer segment (RFC 6901).
-fn segment(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// Pointers in document order: segment by segment, numbers (array indices) by value.
 pub fn compare_pointers(a: &str, b: &str) -> Ordering {
     let mut left = a.split('/');
@@ -569,8 +556,8 @@ mod tests {
         let mut s = ObjectSchema::new();
         s.property::<T>("shape", None, true);
         let schema = s.finish();
-        let validator = jsonschema::validator_for(&schema).expect("compiles");
-        argument_errors(&validator, &schema, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+        let validator = Validator::compile(&schema).expect("compiles");
+        argument_errors(&validator, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
     }
 
     #[test]
@@ -612,8 +599,8 @@ mod tests {
         s.property::<Option<Vec<String>>>("tags", None, false);
         s.property::<Option<Shape>>("shape", None, false);
         let schema = s.finish();
-        let validator = jsonschema::validator_for(&schema).expect("compiles");
-        argument_errors(&validator, &schema, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+        let validator = Validator::compile(&schema).expect("compiles");
+        argument_errors(&validator, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
     }
 
     fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -212,8 +212,6 @@ impl Shared {
         let Request { id, method, params } = request;
         if method == "initialize" {
             reply.send(self.initialize(&id, params.as_deref()));
-            // Once the answer is on its way: compile the argument validators in the background.
-            self.registry.warm_up();
             return;
         }
         if self.peer.session().is_none() && method != "ping" {
