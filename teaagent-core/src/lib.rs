@@ -30,22 +30,26 @@
 //!   ```
 //!
 //! Always there, feature or not: the protocol, the registry and `#[tool]`, validation of every
-//! call's arguments against the tool's JSON Schema (`jsonschema`; worth its crates: a model's
-//! mistakes are answered with a message it can act on, before the tool runs), the policy
-//! pipeline, workspace confinement and the lock registry.
+//! call's arguments against the tool's JSON Schema (a model's mistakes are answered with a
+//! message it can act on, before the tool runs), the policy pipeline, workspace confinement and
+//! the lock registry.
 //!
-//! Validation is JSON Schema 2020-12 as `jsonschema` implements it (no `$schema` in a tool's
-//! schema, so its default dialect): `pattern` is checked (its regex engines, `fancy-regex` over
-//! `regex`, also take lookaround), `format` is an annotation as 2020-12 says (`"format":
-//! "email"` documents the value, it does not refuse one). `jsonschema` has no optional part left
-//! to turn off. Its ~40 crates are about 40% of a one-tool server's clean debug build and over
-//! half of its debug binary (measured with the `footprint` bench's echo server built with the
-//! validator taken out: 58 crates, 23 s and 45 MB against 99, 40 s and 103 MB), the price of
-//! telling a model exactly what was wrong.
+//! Validation is teaagent's own ([`schema::validate`]): the part of JSON Schema 2020-12 that tool
+//! input schemas use — types, `enum`/`const`, object and array keywords, number and string
+//! bounds, `pattern`, `anyOf`/`oneOf`/`allOf`/`not`/`if`, local `$ref`s — with 2020-12's
+//! semantics (`1.0` is an integer; integers compared exactly). `format` is an annotation as
+//! 2020-12 says (`"format": "email"` documents the value, it does not refuse one). `pattern` uses
+//! the `regex` crate's syntax (linear time; no look-around, no backreferences). A keyword it does
+//! not know is refused when the registry is built, naming the tool and the keyword, never left
+//! unchecked. Why not the `jsonschema` crate: its ~40 crates were about 40% of a one-tool
+//! server's clean debug build and over half of its debug binary (the `footprint` bench's echo
+//! server: 99 crates, 103 MB against 58 crates, 45 MB without it), for a general validator tool
+//! schemas need a small part of. It is still the reference: a differential test checks that both
+//! give the same verdict on schemars-generated schemas and many instances.
 //!
 //! Policy rules match tool names and paths with `globset` (the glob syntax `find_files` takes
-//! too). It stays: its regex engine is in the tree for `pattern` anyway, so it costs two crates,
-//! and a matcher of our own would be a second glob dialect to learn.
+//! too). It stays: it shares its regex engine with `regex` (the validator's `pattern`), so it
+//! costs two crates, and a matcher of our own would be a second glob dialect to learn.
 
 // `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too (the
 // built-in tools, tests). Without the `builtin-tools` feature nothing in the library uses it.

@@ -349,6 +349,53 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_the_validator_cannot_check_is_refused_at_build() {
+        let with = |schema: Value| {
+            ToolDef::builder("odd")
+                .description("d")
+                .origin("m::odd")
+                .input_schema(schema)
+                .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+                .build()
+        };
+        let typo = with(json!({"type": "object", "properties": {"n": {"type": "integer", "minimun": 1}}}));
+        let err = Registry::builder().tool(typo).build().expect_err("an unknown keyword");
+        assert_eq!(err.problems.len(), 1, "{err}");
+        let problem = &err.problems[0];
+        assert!(
+            problem.starts_with("tool `odd` (m::odd): the input schema cannot be validated:"),
+            "{problem}"
+        );
+        assert!(problem.contains("`minimun`") && problem.contains("#/properties/n"), "{problem}");
+        let lookahead =
+            with(json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?!x)"}}}));
+        let err = Registry::builder().tool(lookahead).build().expect_err("a pattern regex refuses");
+        assert!(err.problems[0].contains("look-around"), "{err}");
+    }
+
+    #[test]
+    fn arguments_are_checked_with_the_compiled_schema() {
+        let tool = ToolDef::builder("t")
+            .description("d")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 1}, "o": {"type": "string"}},
+                "required": ["n"],
+                "additionalProperties": false,
+            }))
+            .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+            .build();
+        let reg = Registry::builder().tool(tool).build().expect("valid");
+        let mut args = json!({"n": 2.0, "o": null}).as_object().cloned().expect("object");
+        assert_eq!(reg.check_arguments("t", &mut args), Ok(()));
+        assert!(!args.contains_key("o"), "a null optional is absent");
+        let mut args = json!({"n": 0, "x": 1}).as_object().cloned().expect("object");
+        let errors = reg.check_arguments("t", &mut args).expect_err("invalid");
+        let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/n", "/x"]);
+    }
+
+    #[test]
     fn pages_and_cursors() {
         let reg = Registry::builder().tools(["a", "b", "c"].map(|n| def(n, "here"))).build().expect("valid");
         let first: Value = serde_json::from_str(reg.list_page(None, 2).expect("page").get()).expect("json");

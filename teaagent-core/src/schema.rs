@@ -11,6 +11,12 @@
 //!
 //! Schemas are built once, when a tool's definition is built, never per request.
 //!
+//! Every call's arguments are validated against the tool's input schema by teaagent's own
+//! validator, [`validate`]: the JSON Schema 2020-12 subset these schemas use, compiled once when
+//! the registry is built (a keyword it does not know, or a `pattern` the `regex` crate refuses,
+//! is an error of the registry, naming the tool). See its docs for what is checked and the
+//! `pattern` dialect.
+//!
 //! Arguments that fail a schema are reported for the model that sent them: every problem at its
 //! innermost pointer, enums with their allowed values, `anyOf`/`oneOf` (an `Option<Enum>`, a
 //! data-carrying enum) resolved to the alternative the value was meant for: see "Argument
@@ -28,8 +34,7 @@
 //! /title: missing required property `title`
 //! ```
 //!
-//! never as the validator's "is not valid under any of the schemas listed in the 'anyOf'
-//! keyword". How: an `anyOf`/`oneOf` failure descends into the alternative the value fits
+//! never as a bare "no alternative of the `anyOf` matched". How: an `anyOf`/`oneOf` failure descends into the alternative the value fits
 //! (those whose `type`, `enum` or `const` reject the value itself are set aside; of the others,
 //! the one with the fewest problems at the value itself, then in all); when every alternative
 //! rejects it, one problem lists what any would take. Values are quoted back bounded
