@@ -213,7 +213,60 @@ fn schemas() -> Vec<(Value, Vec<Value>)> {
         let valid = samples.iter().map(|sample| json!({ "v": sample[name] })).collect();
         out.push((Value::Object(s), valid));
     }
+    out.extend(hand_written());
     out
+}
+
+/// Hand-written schemas for the keywords schemars does not generate, each as `{"v": ...}`, with
+/// valid values.
+fn hand_written() -> Vec<(Value, Vec<Value>)> {
+    let cases = [
+        (
+            json!({
+                "patternProperties": {"^a": {"type": "integer"}},
+                "propertyNames": {"maxLength": 2},
+                "dependentRequired": {"a": ["b"]},
+                "minProperties": 1,
+                "maxProperties": 3,
+                "additionalProperties": {"type": "string"},
+            }),
+            vec![json!({"a": 1, "b": "x"}), json!({"k": ""})],
+        ),
+        (
+            json!({"type": "array", "contains": {"type": "string"}, "minContains": 1, "maxContains": 2, "uniqueItems": true}),
+            vec![json!(["a", 1]), json!([{"k": 1}, "b", "c"])],
+        ),
+        (
+            json!({"if": {"type": "integer"}, "then": {"multipleOf": 3, "exclusiveMinimum": 0}, "else": {"not": {"type": "null"}}}),
+            vec![json!(3), json!("x"), json!(0.5)],
+        ),
+        (
+            json!({"allOf": [{"minimum": -1.5}, {"exclusiveMaximum": 11}], "multipleOf": 0.5}),
+            vec![json!(-1.5), json!(10.5), json!(2)],
+        ),
+        (json!({"multipleOf": 0.1, "maximum": 2.5}), vec![json!(0.3), json!(2.5), json!(-7)]),
+        (json!({"enum": [1, "a", [1], {"k": null}]}), vec![json!(1), json!({"k": null})]),
+        (json!({"const": [1.0, {"a": 2}]}), vec![json!([1, {"a": 2}])]),
+        (
+            json!({"type": ["string", "integer"], "minLength": 2, "pattern": "^[a-z]", "maximum": 5}),
+            vec![json!("ab"), json!(5), json!(-3)],
+        ),
+        (
+            json!({"oneOf": [{"type": "integer"}, {"minimum": 2}], "anyOf": [{"type": "number"}, {"type": "null"}]}),
+            vec![json!(1), json!(2.5), json!(null)],
+        ),
+        (
+            json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": {"type": "integer"}, "minItems": 1}),
+            vec![json!(["a"]), json!(["a", true, 3, 4])],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(schema, valid)| {
+            let wrapped = json!({"type": "object", "properties": {"v": schema}, "required": ["v"]});
+            (wrapped, valid.into_iter().map(|v| json!({ "v": v })).collect())
+        })
+        .collect()
 }
 
 /// Keys and strings that the schemas above mean something for.
@@ -252,6 +305,10 @@ fn leaf() -> impl Strategy<Value = Value> {
             Just(json!(-1.5)),
             Just(json!(-1.6)),
             Just(json!(0.5)),
+            Just(json!(0.3)),
+            Just(json!(0.35)),
+            Just(json!(10.5)),
+            Just(json!(11)),
             Just(json!(-0.0)),
             Just(json!(1e300)),
             Just(json!(18446744073709551616.0)),

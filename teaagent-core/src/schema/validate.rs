@@ -1064,16 +1064,45 @@ fn compare_int_float(i: i128, f: f64) -> Ordering {
     if i <= floor { Ordering::Less } else { Ordering::Greater }
 }
 
-/// `multipleOf`: exact for integers; for fractions, the quotient must be a whole number.
+/// `multipleOf`, exactly: integers by remainder, and fractions as the decimals they are written
+/// as (`0.3` is a multiple of `0.1`, although `0.3 / 0.1` in floating point is not a whole
+/// number). Only numbers too large for that (beyond 38 digits once aligned) fall back to
+/// floating point: the quotient must be a whole number.
 fn is_multiple_of(n: &Number, m: &Number) -> bool {
-    match (exact(n), exact(m)) {
-        (Some(x), Some(y)) if y != 0 => x % y == 0,
-        _ => {
-            let (x, y) = (n.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
-            let q = x / y;
-            q.is_finite() && q.fract() == 0.0
+    if let (Some(x), Some(y)) = (exact(n), exact(m))
+        && y != 0
+    {
+        return x % y == 0;
+    }
+    if let (Some((x, ex)), Some((y, ey))) = (decimal(n), decimal(m))
+        && y != 0
+    {
+        let e = ex.min(ey);
+        let scale = |mantissa: i128, by: i32| {
+            u32::try_from(by).ok().and_then(|by| 10i128.checked_pow(by)).and_then(|p| mantissa.checked_mul(p))
+        };
+        if let (Some(x), Some(y)) = (scale(x, ex - e), scale(y, ey - e)) {
+            return x % y == 0;
         }
     }
+    let (x, y) = (n.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
+    let q = x / y;
+    q.is_finite() && q.fract() == 0.0
+}
+
+/// A number as `mantissa × 10^exponent`, read from its shortest decimal form (`2.5e-3` is
+/// `(25, -4)`); `None` past 38 digits.
+fn decimal(n: &Number) -> Option<(i128, i32)> {
+    let text = n.to_string();
+    let (number, exponent) = match text.split_once(['e', 'E']) {
+        Some((number, exponent)) => (number.to_owned(), exponent.parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((&number, ""));
+    let digits = format!("{whole}{fraction}");
+    let mantissa: i128 = digits.parse().ok()?;
+    let places = i32::try_from(fraction.len()).ok()?;
+    Some((mantissa, exponent.checked_sub(places)?))
 }
 
 /// JSON equality with numbers equal by value (`1 == 1.0`).
@@ -1237,6 +1266,13 @@ mod tests {
             &[json!(10), json!(4.5)],
         );
         verdicts(json!({"multipleOf": 0.5}), &[json!(1.5), json!(2)], &[json!(1.25)]);
+        // Decimals as written: 0.3 / 0.1 is 2.9999999999999996 in floating point.
+        verdicts(
+            json!({"multipleOf": 0.1}),
+            &[json!(0.3), json!(7), json!(1e-1), json!(-2.5)],
+            &[json!(0.35), json!(1e-2)],
+        );
+        verdicts(json!({"multipleOf": 0.01}), &[json!(19.99), json!(1e300)], &[json!(0.001)]);
         assert!(refused(json!({"multipleOf": 0})).contains("multipleOf"));
     }
 
