@@ -144,14 +144,22 @@ impl ObjectSchema {
 }
 
 /// The whole input schema from one `#[args]` type, shaped like [`ObjectSchema::finish`].
-/// Unknown properties are rejected unless the type already says otherwise.
+/// Unknown properties are rejected unless the type already says otherwise: with
+/// `additionalProperties: false`, or, when the type's properties come partly from subschemas
+/// (a `#[serde(flatten)]` enum is a `oneOf` next to the struct's own `properties`), with
+/// `unevaluatedProperties: false`, which counts the properties those subschemas declare too
+/// (`additionalProperties: false` would refuse the enum's own fields).
 pub fn args_schema<T: JsonSchema + ?Sized>() -> Value {
     let mut root = root_schema::<T>();
     if let Value::Object(o) = &mut root
         && o.get("type") == Some(&json!("object"))
     {
         o.entry("properties").or_insert_with(|| json!({}));
-        o.entry("additionalProperties").or_insert(json!(false));
+        if !o.contains_key("additionalProperties") && !o.contains_key("unevaluatedProperties") {
+            let composed = ["allOf", "anyOf", "oneOf", "if", "$ref"].iter().any(|k| o.contains_key(*k));
+            let key = if composed { "unevaluatedProperties" } else { "additionalProperties" };
+            o.insert(key.into(), json!(false));
+        }
     }
     root
 }
@@ -324,6 +332,40 @@ mod tests {
         let v = s.finish();
         assert!(has_refs(&v));
         assert!(v["$defs"]["Node"].is_object(), "{v}");
+    }
+
+    #[derive(JsonSchema)]
+    #[serde(tag = "kind", rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Shape {
+        Circle { r: u32 },
+        Square { side: u32 },
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Flattened {
+        name: String,
+        #[serde(flatten)]
+        shape: Shape,
+    }
+
+    #[test]
+    fn a_flattened_enum_keeps_its_fields_and_unknown_ones_are_refused() {
+        let schema = args_schema::<Flattened>();
+        assert_eq!(schema["unevaluatedProperties"], json!(false), "{schema}");
+        assert!(schema.get("additionalProperties").is_none(), "{schema}");
+        let v = Validator::compile(&schema).expect("compiles");
+        assert!(v.is_valid(&json!({"name": "n", "kind": "circle", "r": 1})));
+        let bad = json!({"name": "n", "kind": "circle", "r": 1, "side": 2});
+        let errors: Vec<(String, String)> =
+            argument_errors(&v, &bad).into_iter().map(|e| (e.pointer, e.message)).collect();
+        assert_eq!(
+            errors,
+            [("/side".to_owned(), "unknown property `side`; the properties are `name`".to_owned())]
+        );
+        // A plain struct still gets `additionalProperties: false`.
+        assert_eq!(args_schema::<Node>()["additionalProperties"], json!(false));
     }
 
     #[test]

@@ -213,6 +213,23 @@ fn schemas() -> Vec<(Value, Vec<Value>)> {
         let valid = samples.iter().map(|sample| json!({ "v": sample[name] })).collect();
         out.push((Value::Object(s), valid));
     }
+    // serde's `flatten` of an enum: a `oneOf` next to the struct's `properties`, closed with
+    // `unevaluatedProperties: false`.
+    out.push((
+        args_schema::<Flat>(),
+        vec![
+            serde_json::to_value(Flat { name: "n".into(), shape: Internal::Circle { r: 1 } }).expect("json"),
+            serde_json::to_value(Flat { name: String::new(), shape: Internal::Empty }).expect("json"),
+        ],
+    ));
+    out.push((
+        args_schema::<FlatStrict>(),
+        vec![
+            serde_json::to_value(FlatStrict { name: "n".into(), ext: External::New(true) }).expect("json"),
+            serde_json::to_value(FlatStrict { name: "n".into(), ext: External::Struct { a: Some(1) } })
+                .expect("json"),
+        ],
+    ));
     out.extend(hand_written());
     out
 }
@@ -245,6 +262,21 @@ fn hand_written() -> Vec<(Value, Vec<Value>)> {
             vec![json!(-1.5), json!(10.5), json!(2)],
         ),
         (json!({"multipleOf": 0.1, "maximum": 2.5}), vec![json!(0.3), json!(2.5), json!(-7)]),
+        (
+            json!({
+                "properties": {"a": {}},
+                "allOf": [{"properties": {"b": {"type": "integer"}}}],
+                "anyOf": [{"required": ["c"], "properties": {"c": true}}, {"patternProperties": {"^d": true}}],
+                "if": {"properties": {"e": {"const": 1}}, "required": ["e"]},
+                "then": {"properties": {"f": true}},
+                "unevaluatedProperties": {"type": "string"},
+            }),
+            vec![
+                json!({"a": 1, "b": 2, "c": 3}),
+                json!({"d1": 1, "z": "s"}),
+                json!({"c": 1, "e": 1, "f": [1]}),
+            ],
+        ),
         (json!({"enum": [1, "a", [1], {"k": null}]}), vec![json!(1), json!({"k": null})]),
         (json!({"const": [1.0, {"a": 2}]}), vec![json!([1, {"a": 2}])]),
         (
@@ -492,4 +524,19 @@ proptest! {
             same_verdict(pair, &instance)?;
         }
     }
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Flat {
+    name: String,
+    #[serde(flatten)]
+    shape: Internal,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FlatStrict {
+    name: String,
+    #[serde(flatten)]
+    ext: External,
 }

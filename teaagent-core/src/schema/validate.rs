@@ -14,7 +14,10 @@
 //!   part, so `1.0` is an integer), `enum`, `const`.
 //! - Objects: `properties`, `required`, `additionalProperties` (a boolean or a schema, for the
 //!   properties neither `properties` nor `patternProperties` covers), `patternProperties`,
-//!   `propertyNames`, `minProperties`/`maxProperties`, `dependentRequired`.
+//!   `unevaluatedProperties` (what serde's `flatten` of an enum needs: the properties that
+//!   neither the schema's own keywords nor its accepting `allOf`/`anyOf`/`oneOf`/`if`/`$ref`
+//!   subschemas declare), `propertyNames`, `minProperties`/`maxProperties`,
+//!   `dependentRequired`.
 //! - Arrays: `items`, `prefixItems`, `minItems`/`maxItems`, `uniqueItems`,
 //!   `contains`/`minContains`/`maxContains`.
 //! - Numbers: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
@@ -211,6 +214,14 @@ enum Check {
     Additional {
         known: Vec<String>,
         patterns: Vec<Regex>,
+        schema: Option<NodeId>,
+    },
+    /// `unevaluatedProperties` of the node `owner`: the schema of every property that neither
+    /// the owner's own keywords nor its subschemas that accept the value evaluated (`None`:
+    /// `false`). serde's `flatten` with `deny_unknown_fields` produces it.
+    Unevaluated {
+        owner: NodeId,
+        known: Vec<String>,
         schema: Option<NodeId>,
     },
     PropertyNames(NodeId),
@@ -462,6 +473,16 @@ impl Validator {
                 }
                 _ => true,
             },
+            Check::Unevaluated { owner, schema, .. } => match value {
+                Value::Object(o) => {
+                    let evaluated = self.evaluated(*owner, value);
+                    o.values().zip(evaluated).filter(|(_, seen)| !seen).all(|(v, _)| match schema {
+                        None => false,
+                        Some(node) => self.valid(*node, v),
+                    })
+                }
+                _ => true,
+            },
             Check::PropertyNames(node) => match value {
                 Value::Object(o) => o.keys().all(|k| self.valid(*node, &Value::String(k.clone()))),
                 _ => true,
@@ -539,6 +560,7 @@ impl Validator {
             Check::Properties(_)
             | Check::PatternProperties(_)
             | Check::Additional { .. }
+            | Check::Unevaluated { .. }
             | Check::PrefixItems(_)
             | Check::Items { .. }
             | Check::Required(_)
@@ -608,6 +630,23 @@ impl Validator {
                     }
                 }
             }
+            (Check::Unevaluated { owner, known, schema }, Value::Object(o)) => {
+                let evaluated = self.evaluated(*owner, value);
+                let extra = o.iter().zip(evaluated).filter(|(_, seen)| !seen).map(|(kv, _)| kv);
+                match schema {
+                    None => {
+                        let unexpected: Vec<&str> = extra.map(|(k, _)| k.as_str()).collect();
+                        if !unexpected.is_empty() {
+                            fail(ErrorKind::AdditionalProperties { unexpected, known }, pointer, out);
+                        }
+                    }
+                    Some(node) => {
+                        for (key, v) in extra {
+                            self.descend(*node, v, key, pointer, out);
+                        }
+                    }
+                }
+            }
             (Check::PropertyNames(node), Value::Object(o)) => {
                 for key in o.keys() {
                     if !self.valid(*node, &Value::String(key.clone())) {
@@ -663,6 +702,59 @@ impl Validator {
             }
             (Check::Ref(node), _) => self.collect(*node, value, pointer, out),
             _ => {}
+        }
+    }
+
+    /// Which properties of `object` (in its order) `node` evaluates, for its
+    /// `unevaluatedProperties`: those its own `properties`, `patternProperties` and
+    /// `additionalProperties` cover, and those its subschemas (`allOf`, `anyOf`, `oneOf`,
+    /// `if`/`then`/`else`, `$ref`) evaluate when they accept the object (2020-12's annotation
+    /// rules). A nested `unevaluatedProperties` that accepts evaluates everything.
+    fn evaluated(&self, node: NodeId, value: &Value) -> Vec<bool> {
+        let Value::Object(object) = value else { return Vec::new() };
+        let mut seen = vec![false; object.len()];
+        self.mark(node, value, object, &mut seen, true);
+        seen
+    }
+
+    fn mark(&self, node: NodeId, value: &Value, object: &Map<String, Value>, seen: &mut [bool], owner: bool) {
+        let sub = |n: NodeId, seen: &mut [bool]| {
+            if self.valid(n, value) {
+                self.mark(n, value, object, seen, false);
+            }
+        };
+        for check in &self.nodes[node].checks {
+            match check {
+                Check::Properties(props) => {
+                    for (key, flag) in object.keys().zip(seen.iter_mut()) {
+                        *flag |= props.iter().any(|(name, _)| name == key);
+                    }
+                }
+                Check::PatternProperties(patterns) => {
+                    for (key, flag) in object.keys().zip(seen.iter_mut()) {
+                        *flag |= patterns.iter().any(|(re, _)| re.is_match(key));
+                    }
+                }
+                Check::Additional { .. } => seen.iter_mut().for_each(|flag| *flag = true),
+                Check::Unevaluated { .. } if !owner => seen.iter_mut().for_each(|flag| *flag = true),
+                Check::AllOf(ns) | Check::AnyOf(ns) | Check::OneOf(ns) => {
+                    for n in ns {
+                        sub(*n, seen);
+                    }
+                }
+                Check::Ref(n) => sub(*n, seen),
+                Check::If { condition, then, otherwise } => {
+                    if self.valid(*condition, value) {
+                        self.mark(*condition, value, object, seen, false);
+                        if let Some(n) = then {
+                            sub(*n, seen);
+                        }
+                    } else if let Some(n) = otherwise {
+                        sub(*n, seen);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -751,7 +843,7 @@ impl Compiler<'_> {
         let checks = match schema {
             Value::Bool(true) => Vec::new(),
             Value::Bool(false) => vec![Check::False],
-            Value::Object(o) => self.checks(o, at, depth)?,
+            Value::Object(o) => self.checks(id, o, at, depth)?,
             other => {
                 return Err(format!("`{}`: a schema must be an object or a boolean, not {other}", here(at)));
             }
@@ -760,7 +852,13 @@ impl Compiler<'_> {
         Ok(())
     }
 
-    fn checks(&mut self, o: &Map<String, Value>, at: &str, depth: usize) -> Result<Vec<Check>, String> {
+    fn checks(
+        &mut self,
+        owner: NodeId,
+        o: &Map<String, Value>,
+        at: &str,
+        depth: usize,
+    ) -> Result<Vec<Check>, String> {
         let mut checks = Vec::new();
         let sub = |key: &str| format!("{at}/{}", escape_segment(key));
         for (key, value) in o {
@@ -803,6 +901,17 @@ impl Compiler<'_> {
                         _ => Some(self.node(value, &path, depth + 1)?),
                     };
                     Check::Additional { known, patterns, schema }
+                }
+                "unevaluatedProperties" => {
+                    let known = match o.get("properties") {
+                        Some(Value::Object(p)) => p.keys().cloned().collect(),
+                        _ => Vec::new(),
+                    };
+                    let schema = match value {
+                        Value::Bool(false) => None,
+                        _ => Some(self.node(value, &path, depth + 1)?),
+                    };
+                    Check::Unevaluated { owner, known, schema }
                 }
                 "propertyNames" => Check::PropertyNames(self.node(value, &path, depth + 1)?),
                 "required" => Check::Required(strings(value, &path)?),
@@ -1355,7 +1464,7 @@ mod tests {
         verdicts(annotated, &[json!("not an email"), json!(1)], &[]);
         let e = refused(json!({"properties": {"a": {"type": "string", "maxLenght": 3}}}));
         assert!(e.contains("`maxLenght`") && e.contains("#/properties/a"), "{e}");
-        for keyword in ["unevaluatedProperties", "dependentSchemas", "$dynamicRef", "additionalItems"] {
+        for keyword in ["unevaluatedItems", "dependentSchemas", "$dynamicRef", "additionalItems"] {
             assert!(refused(json!({ keyword: {} })).contains(keyword), "{keyword}");
         }
         assert!(refused(json!({"items": [{}]})).contains("#/items"));
