@@ -201,7 +201,11 @@ impl RegistryBuilder {
 
     /// Checks every definition and builds the registry. Duplicate names are refused naming both
     /// definitions; every other rule of SPEC §3 that a hand-written definition could break is
-    /// checked here too (the `#[tool]` attribute already checks them at compile time).
+    /// checked here too (the `#[tool]` attribute already checks them at compile time). Every
+    /// input schema is compiled here for argument validation ([`crate::schema::validate`]): a
+    /// schema with a keyword the validator does not know, or a `pattern` the `regex` crate
+    /// refuses, is a problem of the registry naming the tool, its origin and the keyword, so it
+    /// shows when the server starts, not at the tool's first call.
     pub fn build(mut self) -> Result<Registry, RegistryError> {
         // The same definition listed twice (explicitly and by registration) counts once.
         let mut seen = std::collections::HashSet::new();

@@ -276,6 +276,7 @@ pub struct ValidationError<'a> {
 
 /// What is wrong with a value (see [`ValidationError`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ErrorKind<'a> {
     /// The `false` schema: no value is allowed here.
     FalseSchema,
