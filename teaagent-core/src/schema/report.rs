@@ -2,9 +2,10 @@
 //! (SPEC §4): every problem, each at its innermost JSON pointer, in words that say what to send
 //! instead.
 //!
-//! What the validator says is not what a model can act on: an `Option<Enum>` parameter is an
-//! `anyOf` of the enum and `null`, and a bad value there is "not valid under any of the schemas
-//! listed in the 'anyOf' keyword" — no allowed values, no hint which alternative was meant. So:
+//! What the validator finds ([`super::validate`]'s errors) is not yet what a model can act on:
+//! an `Option<Enum>` parameter is an `anyOf` of the enum and `null`, and a bad value there is
+//! one `anyOf` failure holding every alternative's problems — read as is, "not valid under any
+//! of the alternatives", no allowed values, no hint which alternative was meant. So:
 //!
 //! - **`anyOf` / `oneOf`**: the alternatives whose type (or `enum`/`const`) already rejects the
 //!   value are set aside; of the others, the one the value fits best (fewest problems at the
@@ -105,6 +106,15 @@ fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
                     visible::escape(missing),
                     visible::escape(property)
                 ),
+                What::Other,
+            );
+        }
+        Kind::PropertyName(name) => {
+            // At the property itself, as an unknown property is.
+            push(
+                out,
+                format!("{at}/{}", segment(name)),
+                format!("the property name `{}` is not allowed", preview_text(name)),
                 What::Other,
             );
         }
@@ -353,7 +363,6 @@ fn describe(kind: &Kind<'_>, value: &Value) -> String {
             }
             _ => format!("must have at least {min} items of the required kind (got {matched})"),
         },
-        Kind::PropertyName(name) => format!("the property name `{}` is not allowed", preview_text(name)),
         Kind::FalseSchema => "is not allowed here".to_owned(),
         Kind::Not => format!("is not allowed here (got {})", preview(value)),
         Kind::OneOfMany => format!(
@@ -362,6 +371,7 @@ fn describe(kind: &Kind<'_>, value: &Value) -> String {
         ),
         // Handled by `report` itself.
         Kind::Required(_)
+        | Kind::PropertyName(_)
         | Kind::DependentRequired { .. }
         | Kind::AdditionalProperties { .. }
         | Kind::Type(_)
@@ -665,6 +675,49 @@ mod tests {
         assert!(got[0].1.len() < 200, "{}", got[0].1);
         assert!(got[0].1.contains("more characters"), "{}", got[0].1);
         assert!(got[1].1.contains(r"\u{202e}evil") && !got[1].1.contains('\u{202e}'), "{}", got[1].1);
+    }
+
+    fn messages(schema: Value, args: Value) -> Vec<(String, String)> {
+        let validator = Validator::compile(&schema).expect("compiles");
+        argument_errors(&validator, &args).into_iter().map(|e| (e.pointer, e.message)).collect()
+    }
+
+    #[test]
+    fn the_rarer_keywords_have_words_of_their_own() {
+        let schema = json!({"type": "object", "properties": {
+            "not": {"not": {"const": "x"}},
+            "one": {"oneOf": [{"type": "integer"}, {"minimum": 0}]},
+            "has": {"contains": {"type": "string"}, "maxContains": 1},
+            "names": {"propertyNames": {"pattern": "^[a-z]+$"}},
+            "dep": {"dependentRequired": {"from": ["to"]}},
+            "mul": {"multipleOf": 0.5},
+            "len": {"minLength": 3, "pattern": "^[a-z]*$"},
+        }});
+        let got = messages(
+            schema,
+            json!({
+                "not": "x",
+                "one": 3,
+                "has": ["a", "b"],
+                "names": {"Bad\u{1b}": 1},
+                "dep": {"from": 1},
+                "mul": 0.3,
+                "len": "A",
+            }),
+        );
+        assert_eq!(
+            got,
+            pairs(&[
+                ("/dep/to", "missing property `to` (required when `from` is given)"),
+                ("/has", "must have at most 1 items of the required kind (got 2)"),
+                ("/len", "must be at least 3 characters long (got 1 characters)"),
+                ("/len", r#"must match the pattern `^[a-z]*$` (got "A")"#),
+                ("/mul", "must be a multiple of 0.5 (got 0.3)"),
+                ("/names/Bad\u{1b}", r"the property name `Bad\e` is not allowed"),
+                ("/not", r#"is not allowed here (got "x")"#),
+                ("/one", "fits more than one of the allowed forms; it must fit exactly one (got 3)"),
+            ])
+        );
     }
 
     #[test]
