@@ -106,13 +106,6 @@ fn by_default_a_destructive_tool_is_refused_with_advice_for_this_server() {
     let echo = server.request("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}));
     assert_eq!(echo["result"]["content"][0]["text"], "hi", "{echo}");
     server.finish();
-    // Both decisions are in the user's audit log, as `teaagent` records them.
-    let audit = std::fs::read_to_string(home.base().join("audit.jsonl")).expect("an audit log in the home");
-    let records: Vec<Value> =
-        audit.lines().map(|l| serde_json::from_str(l).expect("one JSON record per line")).collect();
-    let outcome = |tool: &str| records.iter().find(|r| r["tool"] == tool).map(|r| r["outcome"].clone());
-    assert_eq!(outcome("delete_note"), Some(json!("denied")), "{audit}");
-    assert_eq!(outcome("echo"), Some(json!("allowed")), "{audit}");
 }
 
 #[test]

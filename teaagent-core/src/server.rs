@@ -297,19 +297,7 @@ impl Server {
             tracing::warn!("{}", crate::visible::escape(warning));
         }
         let rules = settings.policy().map_err(config_error)?;
-        let rules = rules.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
-        // Every decision is appended to `$TEAAGENT_HOME/audit.jsonl`, as by `teaagent` (SPEC §6);
-        // without a home (neither `TEAAGENT_HOME` nor `HOME` set) there is nowhere to write it,
-        // and a home that cannot be used is warned about: the policy itself was read, so the
-        // server still starts.
-        self.policy = match crate::home::Home::open() {
-            Ok(home) => rules.audit(crate::policy::audit::AuditLog::in_dir(home)),
-            Err(crate::home::HomeError::Unset) => rules,
-            Err(e) => {
-                tracing::warn!(error = %e, "decisions are not audited: the home cannot be used");
-                rules
-            }
-        };
+        self.policy = rules.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
         self.config = settings.server_config(std::mem::take(&mut self.config));
         self.policy_from = PolicyFrom::Code;
         Ok(())
