@@ -319,3 +319,24 @@ fn run_prints_the_report_and_fails() {
         assert!(stderr.contains(line), "{line} not in {stderr}");
     }
 }
+
+/// `uniqueItems` on a long array is checked by key, not pair by pair: 200,000 distinct numbers
+/// (1.4 MB, well inside the line limit) would be 2 * 10^10 comparisons on the server's thread,
+/// holding every other request for minutes. Answered (within the tests' wait), and `ping` too;
+/// a repeat (`7` and `7.0`) is found at the end of a long array.
+#[test]
+fn a_long_set_is_checked_for_repeats_in_linear_time() {
+    let home = Tree::new();
+    let mut server = author("2025-06-18", &home);
+    let numbers: Vec<u64> = (0..200_000).collect();
+    let answer = call(&mut server, "count_distinct", json!({"numbers": numbers}));
+    assert_eq!(answer["result"]["content"][0]["text"], "200000", "{answer}");
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    let mut repeated: Vec<Value> = (0..50_000).map(|i| json!(i)).collect();
+    repeated.push(json!(7.0));
+    let (text, data) =
+        refusal(&call(&mut server, "count_distinct", json!({"numbers": repeated})), "2025-06-18");
+    assert!(text.contains("/numbers"), "{text}");
+    assert_eq!(data["errors"][0]["pointer"], "/numbers", "{data}");
+    server.finish();
+}

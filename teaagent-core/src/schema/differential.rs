@@ -508,6 +508,21 @@ fn the_cases_cover_both_verdicts() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
+    /// The hashed `uniqueItems` check agrees with comparing every pair, on arrays long enough
+    /// to take the hashed path, with repeats made likely (numbers like `1` and `1.0`, objects
+    /// whose members come in another order).
+    #[test]
+    fn unique_items_by_key_agree_with_every_pair(items in proptest::collection::vec(arbitrary_json(), 17..40), repeat in any::<bool>()) {
+        let mut items = items;
+        if repeat {
+            items.push(items[items.len() / 2].clone());
+        }
+        prop_assert_eq!(
+            crate::schema::validate::all_unique_for_tests(&items),
+            crate::schema::validate::pairwise_unique_for_tests(&items)
+        );
+    }
+
     #[test]
     fn arbitrary_json_gets_the_same_verdict(value in arbitrary_json(), wrap in any::<bool>()) {
         let instance = if wrap { json!({ "v": value }) } else { value };

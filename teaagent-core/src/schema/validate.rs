@@ -1227,8 +1227,75 @@ pub(crate) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `uniqueItems`. Comparing every pair is quadratic: an array of 100,000 distinct items (a
+/// `HashSet<u64>` parameter, well inside the line limit) would hold the server's thread for
+/// seconds. Past a few items, each one gets a [`canonical`] key instead — equal exactly when
+/// [`equal`] says so — and a hash set finds the first repeat in linear time.
 fn all_unique(items: &[Value]) -> bool {
+    const PAIRWISE_UP_TO: usize = 16;
+    if items.len() <= PAIRWISE_UP_TO {
+        return pairwise_unique(items);
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    let mut key = String::new();
+    items.iter().all(|item| {
+        key.clear();
+        canonical(item, &mut key);
+        seen.insert(key.clone())
+    })
+}
+
+#[cfg(test)]
+pub(crate) fn all_unique_for_tests(items: &[Value]) -> bool {
+    all_unique(items)
+}
+
+#[cfg(test)]
+pub(crate) fn pairwise_unique_for_tests(items: &[Value]) -> bool {
+    pairwise_unique(items)
+}
+
+fn pairwise_unique(items: &[Value]) -> bool {
     items.iter().enumerate().all(|(i, a)| items[i + 1..].iter().all(|b| !equal(a, b)))
+}
+
+/// A key of `value` that two values share exactly when [`equal`] holds for them: numbers by
+/// value (an integer, also one written `1.0`, as its exact digits; any other number by its
+/// bits: two such numbers are equal only when they are the same `f64`), object members sorted
+/// by key, and every string and container prefixed with its length, so no two different values
+/// can run together into the same text.
+fn canonical(value: &Value, out: &mut String) {
+    use std::fmt::Write as _;
+    match value {
+        Value::Null => out.push('n'),
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        Value::Number(n) => {
+            let _ = match exact(n) {
+                Some(i) => write!(out, "i{i};"),
+                None => write!(out, "x{:x};", n.as_f64().unwrap_or(0.0).to_bits()),
+            };
+        }
+        Value::String(text) => {
+            let _ = write!(out, "s{}:", text.len());
+            out.push_str(text);
+        }
+        Value::Array(items) => {
+            let _ = write!(out, "a{}[", items.len());
+            items.iter().for_each(|item| canonical(item, out));
+            out.push(']');
+        }
+        Value::Object(members) => {
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let _ = write!(out, "o{}{{", sorted.len());
+            for (key, member) in sorted {
+                let _ = write!(out, "{}:", key.len());
+                out.push_str(key);
+                canonical(member, out);
+            }
+            out.push('}');
+        }
+    }
 }
 
 impl fmt::Display for JsonType {
@@ -1274,6 +1341,33 @@ mod tests {
         verdicts(json!({"type": "boolean"}), &[json!(false)], &[json!(0)]);
         verdicts(json!({"type": "null"}), &[json!(null)], &[json!(false)]);
         assert!(refused(json!({"type": "text"})).contains("text"));
+    }
+
+    #[test]
+    fn long_arrays_are_checked_for_repeats_by_key_with_the_same_equality() {
+        // Past 16 items the check hashes a key per item; the equality must stay JSON's with
+        // numbers by value and members in any order.
+        let distinct: Vec<Value> = (0..40).map(|i| json!(i)).collect();
+        let with = |extra: Value| {
+            let mut items = distinct.clone();
+            items.push(extra);
+            Value::Array(items)
+        };
+        let objects: Vec<Value> = (0..20).map(|i| json!({"a": i, "b": [i, "x"]})).collect();
+        let mut reordered = objects.clone();
+        reordered.push(serde_json::from_str(r#"{"b": [7.0, "x"], "a": 7}"#).expect("json"));
+        verdicts(
+            json!({"uniqueItems": true}),
+            &[Value::Array(distinct.clone()), with(json!(40.5)), with(json!("1")), Value::Array(objects)],
+            &[with(json!(1.0)), with(json!(39)), Value::Array(reordered)],
+        );
+        // 200,000 distinct numbers: linear, not 2 * 10^10 comparisons.
+        let many: Vec<Value> = (0..200_000u64).map(|i| json!(i)).collect();
+        assert!(
+            Validator::compile(&json!({"uniqueItems": true}))
+                .expect("compiles")
+                .is_valid(&Value::Array(many))
+        );
     }
 
     #[test]

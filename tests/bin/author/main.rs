@@ -205,6 +205,16 @@ impl TryFrom<u32> for Even {
     }
 }
 
+/// How many distinct numbers a set has (`uniqueItems` in its schema: a long set must be checked
+/// in linear time).
+#[tool(read_only)]
+fn count_distinct(
+    /// The numbers, each once.
+    numbers: std::collections::HashSet<u64>,
+) -> String {
+    numbers.len().to_string()
+}
+
 /// Halve an even number.
 #[tool(read_only)]
 fn halve(
