@@ -87,7 +87,23 @@ impl Registry {
         let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
         let instance = Value::Object(std::mem::take(args));
-        let errors = crate::schema::argument_errors(validator, &instance);
+        // A valid call (nearly every call) is one pass; only a refused one builds the report.
+        // Both under a work budget: a value that makes validation blow up is refused, never
+        // accepted or checked for minutes (`schema::validate`, "Bounded work").
+        let checked = crate::schema::validate::within(&instance, || {
+            if validator.is_valid(&instance) {
+                Vec::new()
+            } else {
+                crate::schema::argument_errors(validator, &instance)
+            }
+        });
+        let errors = checked.unwrap_or_else(|_| {
+            vec![ArgumentError::new(
+                "",
+                "the arguments are too complex to check (nested too deeply, or with too many \
+                 alternatives to try at once): send a smaller or shallower value",
+            )]
+        });
         if let Value::Object(object) = instance {
             *args = object;
         }

@@ -43,20 +43,41 @@ const MAX_LISTED: usize = 24;
 
 /// Every problem of `instance` against the compiled `validator`, as the report described in the
 /// module docs.
+///
+/// At most [`MAX_REPORTED`] problems are reported, the last entry saying how many more there
+/// were: a report is never much larger than the arguments it is about (100,000 unknown
+/// properties, each message listing the known ones, would otherwise be a report 40 times the
+/// size of the request, built in memory and sent back).
 pub(crate) fn argument_errors(validator: &Validator, instance: &Value) -> Vec<ArgumentError> {
+    let found = validator.errors(instance);
     let mut out = Vec::new();
-    for e in validator.errors(instance) {
-        report(&e, &mut out);
+    for e in found.iter().take(MAX_WORDED) {
+        report(e, &mut out);
     }
-    tidy(out)
+    let mut problems = tidy(out);
+    let unreported = found.len().saturating_sub(MAX_WORDED);
+    if problems.len() > MAX_REPORTED || unreported > 0 {
+        let more = problems.len().saturating_sub(MAX_REPORTED) + unreported;
+        problems.truncate(MAX_REPORTED);
+        problems.push(ArgumentError::new(
+            "",
+            format!("and {more} more problems not listed here; fix these first"),
+        ));
+    }
+    problems
 }
+
+/// Most problems in one report (then one entry saying how many more).
+pub(crate) const MAX_REPORTED: usize = 100;
+/// Most validation errors put into words for one report (the rest are only counted).
+const MAX_WORDED: usize = 1000;
 
 /// Sorts problems by pointer, drops duplicates, and drops a `type` problem where an `enum` or
 /// `const` one at the same pointer already says what is allowed. The result is deterministic.
 fn tidy(mut errors: Vec<Problem>) -> Vec<ArgumentError> {
     errors.sort_by(|a, b| compare_pointers(&a.error.pointer, &b.error.pointer));
     errors.dedup_by(|a, b| a.error == b.error);
-    let valued: Vec<String> =
+    let valued: std::collections::HashSet<String> =
         errors.iter().filter(|t| t.what == What::Values).map(|t| t.error.pointer.clone()).collect();
     errors
         .into_iter()
@@ -514,6 +535,30 @@ mod tests {
 
     use super::*;
     use crate::schema::ObjectSchema;
+
+    /// 100,000 unknown properties (each message would list the known ones): the report stays
+    /// small, its last entry counting the rest.
+    #[test]
+    fn a_report_is_never_much_larger_than_the_request() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+                            "additionalProperties": false});
+        let validator = Validator::compile(&schema).expect("compiles");
+        let instance: serde_json::Map<String, Value> =
+            (0..100_000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let instance = Value::Object(instance);
+        let report = argument_errors(&validator, &instance);
+        assert_eq!(report.len(), MAX_REPORTED + 1);
+        let last = report.last().expect("a last entry");
+        assert_eq!(
+            last.message,
+            format!("and {} more problems not listed here; fix these first", 100_000 - MAX_REPORTED)
+        );
+        let size: usize = report.iter().map(|e| e.message.len() + e.pointer.len()).sum();
+        assert!(size < 100_000, "{size} bytes of report for 100,000 properties");
+        // A few problems are all listed, with no such entry.
+        let few = argument_errors(&validator, &json!({"a": "x", "b": 1}));
+        assert_eq!(few.len(), 2, "{few:?}");
+    }
 
     /// How urgent.
     #[derive(JsonSchema)]

@@ -76,7 +76,20 @@
 //! let refused = Validator::compile(&unknown).expect_err("a typo is not ignored");
 //! assert!(refused.contains("maxLenght"), "{refused}");
 //! ```
+//!
+//! # Bounded work
+//!
+//! A schema with `anyOf`/`oneOf` over a recursive type, or `unevaluatedProperties` over one, can
+//! make a naive check exponential in the depth of the value: a 600-byte argument could hold the
+//! server's thread for hours. Every check made through [`within`] (what the registry does for
+//! each call) therefore has a budget: at most `100,000 + 64 ×` (the number of JSON values in the
+//! instance) node visits, and at most [`MAX_DEPTH`] nested node visits (which also keeps the
+//! stack small on 2 MiB threads in debug builds). Past either, the check stops and the
+//! arguments are refused as too complex — never accepted. Every value a well-formed call sends
+//! costs a handful of visits; the limits are far above what a schema without such alternatives
+//! can need.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
@@ -443,6 +456,7 @@ impl Validator {
     }
 
     fn valid(&self, node: NodeId, value: &Value) -> bool {
+        let Some(_visit) = Visit::enter() else { return false };
         self.nodes[node].checks.iter().all(|check| self.check_valid(check, value))
     }
 
@@ -540,6 +554,7 @@ impl Validator {
         pointer: &mut String,
         out: &mut Vec<ValidationError<'a>>,
     ) {
+        let Some(_visit) = Visit::enter() else { return };
         for check in &self.nodes[node].checks {
             self.collect_check(check, value, pointer, out);
         }
@@ -1215,6 +1230,100 @@ fn decimal(n: &Number) -> Option<(i128, i32)> {
     Some((mantissa, exponent.checked_sub(places)?))
 }
 
+/// Most node visits nested in one another during a check (see "Bounded work").
+pub const MAX_DEPTH: u32 = 128;
+/// Node visits every check may make, whatever the instance.
+const BASE_STEPS: u64 = 100_000;
+/// Node visits allowed per JSON value of the instance.
+const STEPS_PER_VALUE: u64 = 64;
+
+/// What the check running on this thread may still do.
+#[derive(Clone, Copy)]
+struct Work {
+    steps_left: u64,
+    depth: u32,
+    exhausted: bool,
+}
+
+impl Work {
+    /// Outside [`within`]: no budget (a check is still bounded by the instance's own depth).
+    const UNBOUNDED: Work = Work { steps_left: u64::MAX, depth: 0, exhausted: false };
+}
+
+thread_local! {
+    static WORK: Cell<Work> = const { Cell::new(Work::UNBOUNDED) };
+}
+
+/// One node visit, counted against the budget while it lasts.
+struct Visit;
+
+impl Visit {
+    /// `None` when the budget is spent (from then on every visit of this check fails at once).
+    fn enter() -> Option<Visit> {
+        WORK.with(|work| {
+            let mut w = work.get();
+            if w.exhausted || w.steps_left == 0 || w.depth >= MAX_DEPTH {
+                w.exhausted = true;
+                work.set(w);
+                return None;
+            }
+            w.steps_left -= 1;
+            w.depth += 1;
+            work.set(w);
+            Some(Visit)
+        })
+    }
+}
+
+impl Drop for Visit {
+    fn drop(&mut self) {
+        WORK.with(|work| {
+            let mut w = work.get();
+            w.depth = w.depth.saturating_sub(1);
+            work.set(w);
+        });
+    }
+}
+
+/// A check that went past its budget (see "Bounded work"): the arguments are refused as too
+/// complex, never accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooComplex;
+
+/// Runs `check` (calls of [`Validator::is_valid`] / [`Validator::errors`] on `instance`) under a
+/// work budget sized for `instance`; `Err` when it was spent, whatever `check` returned.
+pub fn within<T>(instance: &Value, check: impl FnOnce() -> T) -> Result<T, TooComplex> {
+    /// Puts back the budget of an enclosing check, also if `check` panics.
+    struct Restore(Work);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WORK.with(|work| work.set(self.0));
+        }
+    }
+    let steps = BASE_STEPS.saturating_add(STEPS_PER_VALUE.saturating_mul(count_values(instance)));
+    let restore =
+        Restore(WORK.with(|work| work.replace(Work { steps_left: steps, depth: 0, exhausted: false })));
+    let out = check();
+    let spent = WORK.with(|work| work.get().exhausted);
+    drop(restore);
+    if spent { Err(TooComplex) } else { Ok(out) }
+}
+
+/// The number of JSON values in `value`, itself included (without recursion).
+fn count_values(value: &Value) -> u64 {
+    let mut count = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        count += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
 /// JSON equality with numbers equal by value (`1 == 1.0`).
 pub(crate) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -1341,6 +1450,54 @@ mod tests {
         verdicts(json!({"type": "boolean"}), &[json!(false)], &[json!(0)]);
         verdicts(json!({"type": "null"}), &[json!(null)], &[json!(false)]);
         assert!(refused(json!({"type": "text"})).contains("text"));
+    }
+
+    /// An internally tagged recursive enum (`Neg{e}`, `Not{e}`, `Lit{v}`) as schemars shapes it:
+    /// a bad leaf deep down makes a check without a budget try both recursive alternatives at
+    /// every level (2^depth). Under [`within`], it is refused as too complex instead, and a
+    /// shallow value is still judged normally.
+    #[test]
+    fn exponential_alternatives_are_cut_off_by_the_budget() {
+        let variant = |op: &str, field: Value, name: &str| {
+            json!({"type": "object", "properties": {"op": {"const": op}, name: field},
+                   "required": ["op", name], "additionalProperties": false})
+        };
+        let schema = json!({
+            "$defs": {"E": {"oneOf": [
+                variant("Neg", json!({"$ref": "#/$defs/E"}), "e"),
+                variant("Not", json!({"$ref": "#/$defs/E"}), "e"),
+                variant("Lit", json!({"type": "integer"}), "v"),
+            ]}},
+            "$ref": "#/$defs/E"
+        });
+        let v = Validator::compile(&schema).expect("compiles");
+        let nest = |depth: usize, leaf: Value| {
+            (0..depth).fold(json!({"op": "Lit", "v": leaf}), |inner, _| json!({"op": "Neg", "e": inner}))
+        };
+        let shallow = nest(3, json!("x"));
+        assert_eq!(within(&shallow, || v.is_valid(&shallow)), Ok(false));
+        assert!(within(&shallow, || v.errors(&shallow)).is_ok_and(|e| !e.is_empty()));
+        let fine = nest(40, json!(1));
+        assert_eq!(within(&fine, || v.is_valid(&fine)), Ok(true), "a valid value is cheap at any depth");
+        // 2^60 alternatives without the budget: this test would never end.
+        let hostile = nest(60, json!("x"));
+        assert_eq!(within(&hostile, || v.errors(&hostile).len()), Err(TooComplex));
+        assert!(!within(&hostile, || v.is_valid(&hostile)).unwrap_or(false));
+        // The budget ends with the check: the next one starts afresh.
+        assert_eq!(within(&shallow, || v.is_valid(&shallow)), Ok(false));
+    }
+
+    /// Depth is bounded too (a value as deep as serde_json allows, 128 levels, through an
+    /// `Option<Box<Self>>`-shaped schema): refused, not a stack overflow.
+    #[test]
+    fn deep_values_are_refused_not_a_stack_overflow() {
+        let schema = json!({"properties": {"a": {"anyOf": [{"type": "null"}, {"$ref": "#"}]}},
+                            "additionalProperties": false});
+        let v = Validator::compile(&schema).expect("compiles");
+        let deep = (0..126).fold(json!(1), |inner, _| json!({"a": inner}));
+        assert_eq!(within(&deep, || v.errors(&deep).len()), Err(TooComplex));
+        let shallow = (0..10).fold(json!(null), |inner, _| json!({"a": inner}));
+        assert_eq!(within(&shallow, || v.is_valid(&shallow)), Ok(true));
     }
 
     #[test]
