@@ -688,6 +688,24 @@ fn how_to_allow(call: &CallFacts<'_>, advice: &Advice) -> String {
     let which = if call.roles.is_empty() { "every call of the tool" } else { "calls with these arguments" };
     let mode = PermissionMode::needed_for(call.tool);
     let digest = call.digest;
+    // A rule can only be advised when its text is plain: `TEAAGENT_GRANTS` holds one rule per
+    // line, so a value with a line break (`echo hi⏎shell_exec`) would turn into a second rule
+    // — a grant of the whole tool — once pasted; and no grant covers such a value anyway (a
+    // command with a line break is compound). Then only this exact call or the mode is advised.
+    if rules.iter().any(|r| r.chars().any(char::is_control)) {
+        return match advice {
+            Advice::Flags => format!(
+                "allow it with --preapprove {digest} (this exact call; no grant covers an argument with a line break or control character), or --permission-mode {mode} if you trust every such call"
+            ),
+            Advice::Environment { .. } => format!(
+                "allow it in the server's environment (the `env` of its entry in the MCP client's configuration) with TEAAGENT_PREAPPROVE={digest} (this exact call; no grant covers an argument with a line break or control character), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call"
+            ),
+            Advice::Code => format!(
+                "allow it in the server's code, on the `Policy` given to `Server::policy`: `.preapprove(\"{digest}\")?` (this exact call; no grant covers an argument with a line break or control character), or `Policy::new(PermissionMode::{})` if you trust every such call",
+                mode.rust_name()
+            ),
+        };
+    }
     match advice {
         Advice::Flags => {
             let grants: Vec<String> = rules.iter().map(|r| format!("--grant {}", shell_quote(r))).collect();
@@ -794,6 +812,41 @@ mod tests {
         match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
             Ok(Decision::Deny { details, .. }) => details,
             other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    /// A value with a line break or another control character is never turned into a rule: in
+    /// `TEAAGENT_GRANTS` (one rule per line) `echo hi⏎shell_exec` would become a grant of the
+    /// whole tool. Every form then advises only this exact call and the mode.
+    #[test]
+    fn values_with_line_breaks_are_never_advised_as_rules() {
+        let registry = registry();
+        for (tool, arg, role, value) in [
+            ("shell_exec", "command", ParamRole::Command, "echo hi\nshell_exec"),
+            ("shell_exec", "command", ParamRole::Command, "echo hi\rshell_exec"),
+            ("delete_path", "path", ParamRole::Path, "a\ndelete_path"),
+            ("delete_path", "path", ParamRole::Path, "a\u{1b}[2Jb"),
+        ] {
+            let call = CallFacts {
+                tool: registry.get(tool).expect("tool"),
+                roles: vec![(arg, role, value)],
+                entries: Vec::new(),
+                digest: "sha256:00",
+                detours: Vec::new(),
+            };
+            for advice in
+                [Advice::Flags, Advice::Environment { file: Some(PathBuf::from("/h/c.toml")) }, Advice::Code]
+            {
+                let details =
+                    match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
+                        Ok(Decision::Deny { details, .. }) => details,
+                        other => panic!("not refused: {other:?}"),
+                    };
+                for rule_form in ["--grant", "TEAAGENT_GRANTS", "grants =", ".grant("] {
+                    assert!(!details.contains(rule_form), "{value:?}: {details}");
+                }
+                assert!(details.contains("sha256:00") && details.contains("line break"), "{details}");
+            }
         }
     }
 
