@@ -77,7 +77,7 @@ impl Tracked {
 }
 
 /// Held by a tracked task's future: dropping it (the task ended or was aborted) counts it out.
-struct Running(Arc<Tracked>);
+pub(crate) struct Running(Arc<Tracked>);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -104,6 +104,13 @@ impl TaskTracker {
             let _running = running;
             task.await
         })
+    }
+
+    /// Counts work that runs outside any tracked task (a blocking-pool thread) until the
+    /// returned guard is dropped: [`TaskTracker::wait`] waits for it too.
+    pub(crate) fn hold(&self) -> Running {
+        self.inner.running.fetch_add(1, Ordering::SeqCst);
+        Running(Arc::clone(&self.inner))
     }
 
     /// No more tasks are expected: [`TaskTracker::wait`] may return.

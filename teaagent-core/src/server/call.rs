@@ -229,7 +229,8 @@ async fn checked_call(
     .with_states(shared.states.clone());
     let timeout = shared.config.timeout_for(&tool);
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
-    let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel)).catch_unwind();
+    let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
+        .catch_unwind();
     match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => Err(Error::ToolFailed {

@@ -47,7 +47,7 @@ pub(crate) struct Shared {
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
     run_permits: Semaphore,
     waiting: AtomicUsize,
-    tracker: TaskTracker,
+    pub(crate) tracker: TaskTracker,
     /// Cancelled when the server stops; every call's token is a child of it.
     stopping: CancellationToken,
 }

@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Failure};
 use crate::mcp::CallToolResult;
+use crate::task::{Running, TaskTracker};
 use crate::tool::ToolFuture;
 
 /// The tools caught blocking, whose calls now run isolated.
@@ -82,9 +83,10 @@ impl Blockers {
         tool: &str,
         future: ToolFuture,
         cancel: &CancellationToken,
+        tracker: &TaskTracker,
     ) -> Result<CallToolResult, Error> {
         if self.isolated(tool) {
-            return isolated(tool, future, cancel.clone()).await;
+            return isolated(tool, future, cancel.clone(), tracker.hold()).await;
         }
         Timed { future, tool, blockers: self }.await
     }
@@ -118,9 +120,14 @@ async fn isolated(
     tool: &str,
     future: ToolFuture,
     cancel: CancellationToken,
+    running: Running,
 ) -> Result<CallToolResult, Error> {
     let handle = tokio::runtime::Handle::current();
     let task = tokio::task::spawn_blocking(move || {
+        // Counted by the server's tracker until the thread is done with the tool, not until
+        // the call is answered: a call that timed out, or the shutdown's drain that aborted its
+        // task, must still wait for it before the workspace lock is released.
+        let _running = running;
         handle.block_on(async move {
             tokio::select! {
                 result = future => Some(result),
@@ -165,7 +172,7 @@ mod tests {
         let blockers = Blockers::new(Duration::from_millis(20));
         let cancel = CancellationToken::new();
         assert!(!blockers.isolated("nap"));
-        blockers.run("nap", blocking_tool(60), &cancel).await.expect("first call");
+        blockers.run("nap", blocking_tool(60), &cancel, &TaskTracker::new()).await.expect("first call");
         assert!(blockers.isolated("nap"), "caught by its slow poll");
         assert!(!blockers.isolated("other"));
 
@@ -174,7 +181,8 @@ mod tests {
         let side = tokio::spawn(async move {
             let _ = tx.send(());
         });
-        let call = blockers.run("nap", blocking_tool(300), &cancel);
+        let tracker = TaskTracker::new();
+        let call = blockers.run("nap", blocking_tool(300), &cancel, &tracker);
         tokio::pin!(call);
         let order = tokio::select! {
             biased;
@@ -194,7 +202,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(300)).await;
             Ok(CallToolResult::text("done"))
         });
-        blockers.run("sleepy", fut, &CancellationToken::new()).await.expect("call");
+        blockers.run("sleepy", fut, &CancellationToken::new(), &TaskTracker::new()).await.expect("call");
         assert!(!blockers.isolated("sleepy"));
     }
 
@@ -207,9 +215,46 @@ mod tests {
             "boom",
             fut,
             &CancellationToken::new(),
+            &TaskTracker::new(),
         )))
         .await;
         let panic = caught.expect_err("the panic reaches the caller");
         assert_eq!(crate::logging::panic_message(panic.as_ref()), "boom inside");
+    }
+
+    /// The shutdown's drain aborts a call's task when the grace period is over; an isolated
+    /// call's thread goes on until the tool returns, and the tracker (what the server waits on
+    /// before releasing the workspace lock) counts it until then.
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_tracker_waits_for_an_isolated_call_whose_task_was_aborted() {
+        let blockers = std::sync::Arc::new(Blockers::new(Duration::from_millis(1)));
+        blockers.caught("nap", Duration::from_secs(1));
+        let tracker = TaskTracker::new();
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fut: ToolFuture = {
+            let finished = std::sync::Arc::clone(&finished);
+            Box::pin(async move {
+                let _ = started_tx.send(());
+                std::thread::sleep(Duration::from_millis(300));
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(CallToolResult::text("done"))
+            })
+        };
+        let task = {
+            let (blockers, tracker2) = (std::sync::Arc::clone(&blockers), tracker.clone());
+            tracker.spawn(async move { blockers.run("nap", fut, &CancellationToken::new(), &tracker2).await })
+        };
+        // Wait (without blocking the runtime) until the tool runs on its thread, then abort.
+        while started_rx.try_recv().is_err() {
+            tokio::task::yield_now().await;
+        }
+        task.abort();
+        tracker.close();
+        tracker.wait().await;
+        assert!(
+            finished.load(std::sync::atomic::Ordering::SeqCst),
+            "wait() returned while the tool still ran"
+        );
     }
 }
