@@ -18,7 +18,7 @@
 //! and the missing-description warning are trybuild cases in `ui/fail/` (`macro_ui.rs`).
 
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use teaagent_tests::wire::WAIT;
@@ -47,19 +47,6 @@ fn tools(server: &mut RawServer) -> Vec<Value> {
     listed["result"]["tools"].as_array().cloned().unwrap_or_else(|| panic!("no tools in {listed}"))
 }
 
-/// The server's stderr once `seen` holds for it (stderr is collected by a thread, which may lag
-/// behind the lines on stdout), or as it is after [`WAIT`].
-fn stderr_once(server: &RawServer, seen: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let stderr = server.stderr();
-        if seen(&stderr) || Instant::now() > deadline {
-            return stderr;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 fn tool<'a>(tools: &'a [Value], name: &str) -> &'a Value {
     tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no `{name}` in {tools:?}"))
 }
@@ -76,7 +63,7 @@ fn run_stdio_inside_tokio_main_serves_and_names_serve_stdio() {
         assert_eq!(called["content"][0]["text"], "hi", "{mode}: {called}");
         let named =
             |stderr: &str| stderr.lines().any(|l| l.contains(level) && l.contains("serve_stdio().await"));
-        let stderr = stderr_once(&server, named);
+        let stderr = server.stderr_once(named);
         assert!(!stderr.contains("panic"), "{mode}: {stderr}");
         assert!(named(&stderr), "{mode}: no {level} line naming serve_stdio().await:\n{stderr}");
         server.finish();
@@ -103,7 +90,7 @@ fn a_server_without_tools_warns_at_startup_and_one_with_tools_does_not() {
     let warned = |stderr: &str| {
         stderr.contains("WARN") && stderr.contains("no tools") && stderr.contains(".registered()")
     };
-    let stderr = stderr_once(&empty, warned);
+    let stderr = empty.stderr_once(warned);
     assert!(warned(&stderr), "{stderr}");
     empty.finish();
 

@@ -25,19 +25,6 @@ fn wait_for(path: &std::path::Path) {
     }
 }
 
-/// The server's stderr once `seen` holds for it (a thread collects it, which may lag behind
-/// stdout), or as it is after [`WAIT`].
-fn stderr_once(server: &RawServer, seen: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let stderr = server.stderr();
-        if seen(&stderr) || Instant::now() > deadline {
-            return stderr;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// The ids of the next `n` responses, in the order they arrived.
 fn next_ids(server: &mut RawServer, n: usize) -> Vec<Value> {
     let mut ids = Vec::new();
@@ -66,7 +53,7 @@ fn a_blocking_async_tool_is_named_once_and_then_isolated_from_ping() {
     server.send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
     assert_eq!(next_ids(&mut server, 2), [json!(1), json!(2)], "the first stall delays ping");
 
-    let stderr = stderr_once(&server, |s| s.contains("`nap` blocked the server's thread"));
+    let stderr = server.stderr_once(|s| s.contains("`nap` blocked the server's thread"));
     let warning = stderr
         .lines()
         .find(|l| l.contains("WARN") && l.contains("`nap` blocked the server's thread"))

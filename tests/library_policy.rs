@@ -11,7 +11,7 @@
 //! - the command still names `--grant`, honours the variables, and its flags win over them.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use teaagent_tests::wire::WAIT;
@@ -48,18 +48,6 @@ fn delete_note(server: &mut RawServer) -> Result<String, Value> {
     }
 }
 
-/// The server's stderr once `seen` holds for it, or as it is after [`WAIT`].
-fn stderr_once(server: &RawServer, seen: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let stderr = server.stderr();
-        if seen(&stderr) || Instant::now() > deadline {
-            return stderr;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// The server's whole stderr after it exited cleanly.
 fn stderr_at_exit(mut server: RawServer) -> String {
     server.close_stdin();
@@ -79,7 +67,7 @@ fn by_default_a_destructive_tool_is_refused_with_advice_for_this_server() {
     let mut server = RawServer::start(author("", &home));
     server.initialize("2025-06-18");
     let listed = |s: &str| s.contains("tools that need an approval in workspace-write mode");
-    let stderr = stderr_once(&server, listed);
+    let stderr = server.stderr_once(listed);
     let line = stderr.lines().find(|l| listed(l)).unwrap_or_else(|| panic!("no listing:\n{stderr}"));
     assert!(line.contains("INFO") && line.contains("delete_note (destructive, tier high)"), "{line}");
     assert!(line.contains("TEAAGENT_GRANTS='delete_note'") && line.contains("config.toml"), "{line}");
@@ -127,7 +115,7 @@ fn the_environment_grants_and_sets_the_mode() {
     let error = delete_note(&mut server).expect_err("read-only refuses it");
     assert_eq!(error["code"], -32001, "{error}");
     assert!(error["data"]["rule"].as_str().is_some_and(|r| r.contains("read-only")), "{error}");
-    let stderr = stderr_once(&server, |s| s.contains("in read-only mode"));
+    let stderr = server.stderr_once(|s| s.contains("in read-only mode"));
     let listed = stderr.lines().find(|l| l.contains("tools that need an approval in read-only mode: "));
     assert!(listed.is_some_and(|l| l.contains("delete_note (destructive")), "{stderr}");
     server.finish();
@@ -167,7 +155,7 @@ fn the_users_configuration_file_applies_and_the_environment_wins_over_it() {
     home.write("config.toml", "[tools.shell_exec]\ntimeout_secs = 5\n");
     let mut server = RawServer::start(author("", &home));
     server.initialize("2025-06-18");
-    let stderr = stderr_once(&server, |s| s.contains("ignored `tools.shell_exec`"));
+    let stderr = server.stderr_once(|s| s.contains("ignored `tools.shell_exec`"));
     assert!(stderr.contains("WARN") && stderr.contains("this server has no such tool"), "{stderr}");
     server.finish();
 }
@@ -187,7 +175,7 @@ fn a_workspace_file_may_only_tighten_a_library_servers_policy() {
     server.initialize("2025-06-18");
     // The file's grant list has no `delete_note`: it takes the user's grant away, and adds none.
     assert_eq!(delete_note(&mut server).expect_err("grant removed")["code"], -32001);
-    let stderr = stderr_once(&server, |s| s.contains("ignored grant `echo`"));
+    let stderr = server.stderr_once(|s| s.contains("ignored grant `echo`"));
     assert!(stderr.contains("may only tighten the mode"), "{stderr}");
     assert!(stderr.contains("ignored grant `echo`: a workspace file may only remove grants"), "{stderr}");
     server.finish();
@@ -254,7 +242,7 @@ fn a_policy_fixed_in_code_ignores_the_environment_and_advises_code() {
     assert!(details.contains(r#"`.grant("delete_note")?` (every call of the tool)"#), "{details}");
     assert!(details.contains("Policy::new(PermissionMode::Allow)"), "{details}");
     assert!(!details.contains("TEAAGENT_GRANTS") && !details.contains("--grant"), "{details}");
-    let stderr = stderr_once(&server, |s| s.contains("tools that need an approval"));
+    let stderr = server.stderr_once(|s| s.contains("tools that need an approval"));
     assert!(stderr.contains(r#"`.grant("delete_note")`"#), "{stderr}");
     server.finish();
 }
@@ -293,7 +281,7 @@ fn the_command_names_its_flags_and_honours_the_variables() {
     assert!(details.contains("--grant 'delete_path:path=old.log'"), "{details}");
     assert!(!details.contains("TEAAGENT_"), "{details}");
     let listed = |s: &str| s.contains("tools that need an approval in workspace-write mode");
-    let stderr = stderr_once(&server, listed);
+    let stderr = server.stderr_once(listed);
     let line = stderr.lines().find(|l| listed(l)).unwrap_or_else(|| panic!("no listing:\n{stderr}"));
     assert!(line.contains("delete_path (destructive, tier high)") && line.contains("--grant"), "{line}");
     assert!(!line.contains("read_file"), "{line}");

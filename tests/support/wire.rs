@@ -220,6 +220,19 @@ impl RawServer {
         String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
     }
 
+    /// The server's stderr once `seen` holds for it, or as it is after [`WAIT`]: a thread
+    /// collects stderr, which may lag behind the messages on stdout.
+    pub fn stderr_once(&self, seen: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let stderr = self.stderr();
+            if seen(&stderr) || Instant::now() > deadline {
+                return stderr;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Lines on stdout that were not JSON-RPC messages.
     pub fn violations(&self) -> Vec<String> {
         self.violations.lock().unwrap_or_else(|p| p.into_inner()).clone()

@@ -632,36 +632,12 @@ impl Validator {
             }
             (Check::Additional { known, patterns, schema }, Value::Object(o)) => {
                 let extra = o.iter().filter(|(key, _)| is_additional(key, known, patterns));
-                match schema {
-                    None => {
-                        let unexpected: Vec<&str> = extra.map(|(k, _)| k.as_str()).collect();
-                        if !unexpected.is_empty() {
-                            fail(ErrorKind::AdditionalProperties { unexpected, known }, pointer, out);
-                        }
-                    }
-                    Some(node) => {
-                        for (key, v) in extra {
-                            self.descend(*node, v, key, pointer, out);
-                        }
-                    }
-                }
+                self.collect_extra(extra, *schema, known, value, pointer, out);
             }
             (Check::Unevaluated { owner, known, schema }, Value::Object(o)) => {
                 let evaluated = self.evaluated(*owner, value);
                 let extra = o.iter().zip(evaluated).filter(|(_, seen)| !seen).map(|(kv, _)| kv);
-                match schema {
-                    None => {
-                        let unexpected: Vec<&str> = extra.map(|(k, _)| k.as_str()).collect();
-                        if !unexpected.is_empty() {
-                            fail(ErrorKind::AdditionalProperties { unexpected, known }, pointer, out);
-                        }
-                    }
-                    Some(node) => {
-                        for (key, v) in extra {
-                            self.descend(*node, v, key, pointer, out);
-                        }
-                    }
-                }
+                self.collect_extra(extra, *schema, known, value, pointer, out);
             }
             (Check::PropertyNames(node), Value::Object(o)) => {
                 for key in o.keys() {
@@ -792,6 +768,37 @@ impl Validator {
     }
 
     /// `node`'s problems with `value`, the child `segment` of the value at `pointer`.
+    /// The problems of an object's properties that no `properties`/`patternProperties` (or,
+    /// for `unevaluatedProperties`, no applied subschema) took: refused together when there is
+    /// no schema for them, else each checked against it.
+    fn collect_extra<'a>(
+        &'a self,
+        extra: impl Iterator<Item = (&'a String, &'a Value)>,
+        schema: Option<NodeId>,
+        known: &'a [String],
+        object: &'a Value,
+        pointer: &mut String,
+        out: &mut Vec<ValidationError<'a>>,
+    ) {
+        match schema {
+            None => {
+                let unexpected: Vec<&str> = extra.map(|(k, _)| k.as_str()).collect();
+                if !unexpected.is_empty() {
+                    out.push(ValidationError {
+                        pointer: pointer.clone(),
+                        instance: object,
+                        kind: ErrorKind::AdditionalProperties { unexpected, known },
+                    });
+                }
+            }
+            Some(node) => {
+                for (key, v) in extra {
+                    self.descend(node, v, key, pointer, out);
+                }
+            }
+        }
+    }
+
     fn descend<'a>(
         &'a self,
         node: NodeId,
