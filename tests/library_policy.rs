@@ -313,3 +313,32 @@ fn the_command_names_its_flags_and_honours_the_variables() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("environment variable TEAAGENT_PERMISSION_MODE"));
 }
+
+/// A model-chosen value with a line break is never advised as a rule, by the shipped server
+/// either: in `TEAAGENT_GRANTS` (one rule per line) `echo hi⏎shell_exec` would become a grant of
+/// the whole tool once pasted. Only this exact call and the mode are advised.
+#[test]
+fn a_value_with_a_line_break_is_never_advised_as_a_rule() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let root = tree.root();
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root", root.to_str().expect("utf-8")])
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .env_remove("TEAAGENT_GRANTS")
+        .env_remove("TEAAGENT_PERMISSION_MODE");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    for (tool, arguments) in [
+        ("shell_exec", json!({"command": "echo hi\nshell_exec"})),
+        ("shell_exec", json!({"command": "echo hi\rshell_exec"})),
+        ("delete_path", json!({"path": "a\ndelete_path"})),
+    ] {
+        let answer = server.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert_eq!(answer["error"]["code"], -32001, "{answer}");
+        let details = answer["error"]["data"]["details"].as_str().unwrap_or_default();
+        assert!(!details.contains("--grant"), "{tool}: {details}");
+        assert!(details.contains("--preapprove sha256:") && details.contains("line break"), "{details}");
+    }
+    server.finish();
+}
