@@ -8,8 +8,8 @@ pub mod message;
 pub mod response;
 
 pub use id::{IdKey, RequestId};
-pub use message::{Incoming, Notification, Request, ResponseFromClient};
-pub use response::{ErrorObject, error_line, notification_line, result_line};
+pub use message::{Incoming, Notification, RawParams, Request, ResponseFromClient};
+pub use response::{ErrorObject, error_line, notification_line, result_line, result_line_sized};
 
 /// The only `jsonrpc` version this server speaks.
 pub const VERSION: &str = "2.0";

@@ -26,7 +26,7 @@ pub struct Request {
     /// The method name.
     pub method: String,
     /// The raw params (`None` when absent or `null`).
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<RawParams>,
 }
 
 /// A notification from the client.
@@ -35,7 +35,24 @@ pub struct Notification {
     /// The method name.
     pub method: String,
     /// The raw params (`None` when absent or `null`).
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<RawParams>,
+}
+
+/// A message's `params` as the client wrote them: valid JSON, an object or an array.
+///
+/// They stay where they arrived, in the message's own text: a large argument is not copied out of
+/// the line before the method parses it (the text lives as long as the message is handled).
+#[derive(Debug)]
+pub struct RawParams {
+    text: String,
+    range: std::ops::Range<usize>,
+}
+
+impl RawParams {
+    /// The params' JSON text.
+    pub fn get(&self) -> &str {
+        &self.text[self.range.clone()]
+    }
 }
 
 /// A response the client sent to one of the server's requests.
@@ -47,27 +64,27 @@ pub struct ResponseFromClient {
     pub outcome: Result<Box<RawValue>, Box<RawValue>>,
 }
 
-/// The envelope as written. Every field is optional so that shape errors are ours to report, and
-/// `id`/`params` keep `null` apart from "absent".
+/// The envelope as written, borrowed from the message's text. Every field is optional so that
+/// shape errors are ours to report, and `id`/`params` keep `null` apart from "absent".
 #[derive(Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    jsonrpc: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Box<RawValue>>,
-    #[serde(default)]
-    method: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present")]
-    result: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present")]
-    error: Option<Box<RawValue>>,
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
 }
 
 /// `Some(raw)` whenever the key is present, `null` included.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
-    Box::<RawValue>::deserialize(d).map(Some)
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
 }
 
 /// What went wrong with an incoming value, and the id to answer with when one could be read.
@@ -85,34 +102,62 @@ impl Incoming {
     /// Errors: not JSON at all → [`Error::Parse`]; JSON that is not a message → an
     /// [`Error::InvalidRequest`] with the id when it could be read.
     pub fn parse(text: &[u8]) -> Result<Self, Box<Rejected>> {
-        let env: Envelope = match serde_json::from_slice(text) {
-            Ok(env) => env,
-            Err(e) if e.is_data() => return Err(reject(None, InvalidRequest::NotAMessage)),
-            Err(e) => {
-                return Err(Box::new(Rejected { id: None, error: Error::Parse { details: e.to_string() } }));
-            }
+        Self::parse_line(text.to_vec())
+    }
+
+    /// [`Incoming::parse`] of a line the caller gives away: the params stay in it (no copy).
+    pub fn parse_line(line: Vec<u8>) -> Result<Self, Box<Rejected>> {
+        let text = match String::from_utf8(line) {
+            Ok(text) => text,
+            // Not UTF-8 is not JSON: let the parser say where, as it does for any other line.
+            Err(e) => return Err(not_json(serde_json::from_slice::<Envelope<'_>>(e.as_bytes()).err())),
         };
-        Self::classify(env)
+        match serde_json::from_str::<Envelope<'_>>(&text) {
+            Ok(env) => {
+                let (incoming, params) = Self::classify(&env)?;
+                let params = params.map(|p| params_range(&text, p));
+                Ok(incoming.with_params(params.map(|range| RawParams { text, range })))
+            }
+            Err(e) if e.is_data() => Err(reject(None, InvalidRequest::NotAMessage)),
+            Err(e) => Err(not_json(Some(e))),
+        }
     }
 
     /// Classifies a raw value that is already known to be valid JSON (a batch element).
     pub fn from_raw(raw: &RawValue) -> Result<Self, Box<Rejected>> {
-        match serde_json::from_str::<Envelope>(raw.get()) {
-            Ok(env) => Self::classify(env),
+        let text = raw.get();
+        match serde_json::from_str::<Envelope<'_>>(text) {
+            Ok(env) => {
+                let (incoming, params) = Self::classify(&env)?;
+                let params = params.map(|p| params_range(text, p));
+                Ok(incoming.with_params(params.map(|range| RawParams { text: text.to_owned(), range })))
+            }
             Err(_) => Err(reject(None, InvalidRequest::NotAMessage)),
         }
     }
 
-    fn classify(env: Envelope) -> Result<Self, Box<Rejected>> {
+    /// Sets the params of a request or notification ([`Incoming::classify`] leaves them out).
+    fn with_params(mut self, raw: Option<RawParams>) -> Self {
+        match &mut self {
+            Incoming::Request(r) => r.params = raw,
+            Incoming::Notification(n) => n.params = raw,
+            Incoming::Response(_) => {}
+        }
+        self
+    }
+
+    /// The message without its params, and the params (checked: an object or an array) to be
+    /// kept in the text.
+    fn classify<'a>(env: &Envelope<'a>) -> Result<(Self, Option<&'a RawValue>), Box<Rejected>> {
         let id = match env.id {
             None => None,
             Some(raw) if raw.get() == "null" => None,
-            Some(raw) => match RequestId::from_raw(raw) {
+            Some(raw) => match RequestId::from_raw(raw.to_owned()) {
                 Some(id) => Some(id),
                 None => return Err(reject(None, InvalidRequest::InvalidId)),
             },
         };
-        if env.jsonrpc.as_deref().map(RawValue::get) != Some("\"2.0\"") {
+        if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
             return Err(reject(id, InvalidRequest::WrongVersion));
         }
         let params = match env.params {
@@ -125,21 +170,34 @@ impl Incoming {
             let Ok(method) = serde_json::from_str::<String>(method.get()) else {
                 return Err(reject(id, InvalidRequest::InvalidMethod));
             };
-            return Ok(match id {
-                Some(id) => Incoming::Request(Request { id, method, params }),
-                None => Incoming::Notification(Notification { method, params }),
-            });
+            let message = match id {
+                Some(id) => Incoming::Request(Request { id, method, params: None }),
+                None => Incoming::Notification(Notification { method, params: None }),
+            };
+            return Ok((message, params));
         }
         match (id, env.result, env.error) {
             (Some(id), Some(result), None) => {
-                Ok(Incoming::Response(ResponseFromClient { id, outcome: Ok(result) }))
+                Ok((Incoming::Response(ResponseFromClient { id, outcome: Ok(result.to_owned()) }), None))
             }
             (Some(id), None, Some(error)) => {
-                Ok(Incoming::Response(ResponseFromClient { id, outcome: Err(error) }))
+                Ok((Incoming::Response(ResponseFromClient { id, outcome: Err(error.to_owned()) }), None))
             }
             (id, _, _) => Err(reject(id, InvalidRequest::NotAMessage)),
         }
     }
+}
+
+/// Where `raw`, borrowed from `text`, lies in it.
+fn params_range(text: &str, raw: &RawValue) -> std::ops::Range<usize> {
+    let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+    start..start + raw.get().len()
+}
+
+/// A line that is not JSON; `error` is the parser's account of it.
+fn not_json(error: Option<serde_json::Error>) -> Box<Rejected> {
+    let details = error.map_or_else(|| "not UTF-8".to_owned(), |e| e.to_string());
+    Box::new(Rejected { id: None, error: Error::Parse { details } })
 }
 
 fn reject(id: Option<RequestId>, reason: InvalidRequest) -> Box<Rejected> {

@@ -23,7 +23,13 @@ pub struct ErrorObject {
 
 /// A success response line: `{"jsonrpc":"2.0","id":ID,"result":RESULT}\n`.
 pub fn result_line<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Vec<u8> {
-    let mut out = Vec::with_capacity(128);
+    result_line_sized(id, result, 0)
+}
+
+/// [`result_line`] with room for `size_hint` bytes of result reserved up front, so a large result
+/// is written once instead of into a buffer that doubles (and is copied) on the way.
+pub fn result_line_sized<T: Serialize + ?Sized>(id: &RequestId, result: &T, size_hint: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128 + size_hint);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.raw().as_bytes());
     out.extend_from_slice(b",\"result\":");

@@ -54,6 +54,32 @@ impl CallToolResult {
         self.meta = Some(meta);
         self
     }
+
+    /// About how many bytes this result takes as JSON when its strings need no escapes: the
+    /// content's strings, plus room for the rest. Reserved before the answer is written.
+    pub(crate) fn wire_size_hint(&self) -> usize {
+        let content: usize = self
+            .content
+            .iter()
+            .map(|c| {
+                64 + match c {
+                    Content::Text { text } => text.len(),
+                    Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                        data.len() + mime_type.len()
+                    }
+                    Content::ResourceLink(link) => link.uri.len() + link.name.len(),
+                    Content::Resource { resource } => {
+                        resource.uri.len()
+                            + resource.text.as_ref().map_or(0, String::len)
+                            + resource.blob.as_ref().map_or(0, String::len)
+                    }
+                }
+            })
+            .sum();
+        // structuredContent repeats the text content's JSON (`CallToolResult::structured`).
+        let structured = if self.structured_content.is_some() { content } else { 0 };
+        64 + content + structured
+    }
 }
 
 /// One content block.

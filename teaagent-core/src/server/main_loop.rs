@@ -21,7 +21,7 @@ use super::transport::{FrameReader, Input, Output, write_loop};
 use super::{ResourceProvider, Server, ServerConfig, router};
 use crate::error::{Error, Failure, InvalidRequest};
 use crate::jsonrpc::message::Rejected;
-use crate::jsonrpc::{IdKey, Incoming, Notification, Request, RequestId, error_line, result_line};
+use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line, result_line};
 use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
 use crate::mcp::notifications::CancelledParams;
 use crate::mcp::{Implementation, InitializeParams, InitializeResult, ProtocolVersion, ServerCapabilities};
@@ -157,10 +157,10 @@ impl Shared {
                 return;
             }
         };
-        match line.iter().find(|b| !b.is_ascii_whitespace()) {
+        match line.iter().copied().find(|b| !b.is_ascii_whitespace()) {
             None => {} // blank lines carry nothing and get nothing
             Some(b'[') => self.handle_batch(&line),
-            Some(_) => match Incoming::parse(&line) {
+            Some(_) => match Incoming::parse_line(line) {
                 Ok(message) => self.handle_message(message, || Reply::direct(self.peer.clone())),
                 Err(rejected) => self.reject(&rejected, Reply::direct(self.peer.clone())),
             },
@@ -211,7 +211,7 @@ impl Shared {
     fn handle_request(self: &Arc<Self>, request: Request, reply: Reply) {
         let Request { id, method, params } = request;
         if method == "initialize" {
-            reply.send(self.initialize(&id, params.as_deref()));
+            reply.send(self.initialize(&id, params.as_ref().map(RawParams::get)));
             return;
         }
         if self.peer.session().is_none() && method != "ping" {
@@ -245,7 +245,7 @@ impl Shared {
         match notification.method.as_str() {
             "notifications/cancelled" => {
                 let params =
-                    notification.params.as_deref().map(|p| serde_json::from_str::<CancelledParams>(p.get()));
+                    notification.params.as_ref().map(|p| serde_json::from_str::<CancelledParams>(p.get()));
                 let Some(Ok(params)) = params else {
                     tracing::debug!("ignored a malformed notifications/cancelled");
                     return;
@@ -264,7 +264,7 @@ impl Shared {
         }
     }
 
-    fn initialize(&self, id: &RequestId, params: Option<&RawValue>) -> Vec<u8> {
+    fn initialize(&self, id: &RequestId, params: Option<&str>) -> Vec<u8> {
         let params: InitializeParams = match router::parse_params(params) {
             Ok(p) => p,
             Err(e) => return error_line(Some(id), &e.to_error_object()),

@@ -6,13 +6,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::call;
 use super::main_loop::Shared;
 use crate::error::{Error, ParamsProblem};
-use crate::jsonrpc::{RequestId, error_line, result_line};
+use crate::jsonrpc::{RawParams, RequestId, error_line, result_line, result_line_sized};
 use crate::mcp::logging::SetLevelParams;
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
@@ -25,11 +24,12 @@ pub(crate) async fn dispatch(
     shared: &Arc<Shared>,
     id: &RequestId,
     method: &str,
-    params: Option<Box<RawValue>>,
+    params: Option<RawParams>,
     cancel: CancellationToken,
 ) -> Vec<u8> {
-    let params = params.as_deref();
-    let route = async {
+    let route = async move {
+        let text = params;
+        let params = text.as_ref().map(RawParams::get);
         match method {
             "ping" => answer(id, Ok(serde_json::json!({}))),
             "tools/list" => {
@@ -38,10 +38,19 @@ pub(crate) async fn dispatch(
                 });
                 answer(id, page)
             }
-            "tools/call" => match parse_params(params) {
-                Ok(p) => answer(id, call::call_tool(shared, id, p, cancel).await),
-                Err(e) => answer::<()>(id, Err(e)),
-            },
+            "tools/call" => {
+                let parsed = parse_params(params);
+                // The message's text (a large argument, say) is not kept while the tool runs.
+                drop(text);
+                match parsed {
+                    Ok(p) => match call::call_tool(shared, id, p, cancel).await {
+                        // Room for the content up front: a large result is written once.
+                        Ok(result) => result_line_sized(id, &result, result.wire_size_hint()),
+                        Err(error) => error_line(Some(id), &error.to_error_object()),
+                    },
+                    Err(e) => answer::<()>(id, Err(e)),
+                }
+            }
             "prompts/list" => {
                 answer(id, parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult::default()))
             }
@@ -98,8 +107,8 @@ fn answer<T: Serialize>(id: &RequestId, result: Result<T, Error>) -> Vec<u8> {
 }
 
 /// Parses a method's params (absent params parse as `{}`); a mismatch is `-32602`.
-pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, Error> {
-    let text = params.map_or("{}", RawValue::get);
+pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<&str>) -> Result<T, Error> {
+    let text = params.unwrap_or("{}");
     serde_json::from_str(text)
         .map_err(|e| Error::InvalidParams { reason: ParamsProblem::Malformed, details: e.to_string() })
 }

@@ -19,7 +19,13 @@ use tokio_util::sync::CancellationToken;
 use super::framing::{Frame, LineFramer};
 use super::peer::Out;
 
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = super::framing::READ_CHUNK;
+
+/// The capacity asked for stdin's and stdout's pipes (Linux gives 64 KiB by default). A pipe
+/// that holds a quarter MiB moves a large message in a few reads instead of sixteen hand-offs
+/// between client and server; it is kernel memory only while data is in flight. A pipe that is
+/// already larger is left alone, and a refusal (the user's pipe quota) is not an error.
+const PIPE_CAPACITY: usize = 256 * 1024;
 
 /// Where lines come from.
 pub(crate) enum Input {
@@ -42,13 +48,12 @@ pub(crate) enum Output {
 pub(crate) struct FrameReader {
     input: Input,
     framer: LineFramer,
-    buf: Vec<u8>,
     eof: bool,
 }
 
 impl FrameReader {
     pub(crate) fn new(input: Input, max_line_bytes: usize) -> Self {
-        Self { input, framer: LineFramer::new(max_line_bytes), buf: vec![0; CHUNK], eof: false }
+        Self { input, framer: LineFramer::new(max_line_bytes), eof: false }
     }
 
     /// The next frame, or `None` at end of input (read errors end the input too, logged).
@@ -60,23 +65,25 @@ impl FrameReader {
             if self.eof {
                 return None;
             }
-            let chunk = match &mut self.input {
-                Input::Async(r) => r.read(&mut self.buf).await.map(|n| &self.buf[..n]),
+            // Reads go straight into the framer's buffer (cancel-safe: `read_buf` appends only
+            // what it read, and a read that is dropped has read nothing).
+            let read = match &mut self.input {
+                Input::Async(r) => r.read_buf(self.framer.buffer_for_read()).await,
                 Input::Thread(rx) => match rx.recv().await {
                     Some(Ok(bytes)) => {
                         self.framer.push(&bytes);
                         continue;
                     }
                     Some(Err(e)) => Err(e),
-                    None => Ok(&self.buf[..0]),
+                    None => Ok(0),
                 },
             };
-            match chunk {
-                Ok([]) => {
+            match read {
+                Ok(0) => {
                     self.eof = true;
                     self.framer.finish();
                 }
-                Ok(bytes) => self.framer.push(bytes),
+                Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     tracing::error!(error = %e, "reading stdin failed; stopping");
@@ -194,6 +201,11 @@ pub(crate) fn stdio() -> io::Result<(Input, Output, RestoreFlags)> {
         _ => false,
     };
 
+    for fd in [stdin, stdout] {
+        if kind(fd) == Some(FileType::Fifo) {
+            grow_pipe(fd);
+        }
+    }
     let input = match kind(stdin) {
         Some(FileType::Fifo) => {
             Input::Async(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(dup(stdin)?)?))
@@ -210,6 +222,22 @@ pub(crate) fn stdio() -> io::Result<(Input, Output, RestoreFlags)> {
     };
     Ok((input, output, restore))
 }
+
+/// Raises a pipe's capacity to [`PIPE_CAPACITY`] (see there). Linux only.
+#[cfg(target_os = "linux")]
+fn grow_pipe(fd: BorrowedFd<'_>) {
+    match rustix::pipe::fcntl_getpipe_size(fd) {
+        Ok(size) if size < PIPE_CAPACITY => {
+            if let Err(e) = rustix::pipe::fcntl_setpipe_size(fd, PIPE_CAPACITY) {
+                tracing::debug!(error = %e, "cannot enlarge a stdio pipe; keeping its size");
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn grow_pipe(_: BorrowedFd<'_>) {}
 
 fn kind(fd: BorrowedFd<'_>) -> Option<FileType> {
     rustix::fs::fstat(fd).ok().map(|st| FileType::from_raw_mode(st.st_mode))

@@ -1,0 +1,135 @@
+//! Large messages through the real server: a multi-megabyte argument arrives in pieces of any
+//! size, leaves the framer without being copied, and comes back byte for byte; the line after it
+//! in the same read is still served; stdin's pipe is enlarged so a large message moves in few
+//! reads; and a line that is not UTF-8 anywhere is a parse error.
+
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use teaagent_tests::{Bin, RawServer};
+
+fn fixture() -> RawServer {
+    let mut cmd = Command::new(Bin::Fixture.path());
+    cmd.env("RUST_LOG", "off");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    server
+}
+
+/// Text that needs every kind of escape, and characters of every UTF-8 length.
+fn awkward_text(len: usize) -> String {
+    let pieces =
+        ["plain ascii ", "\"quoted\" ", "back\\slash ", "line\nbreak\r\t", "\u{1}\u{1f} ", "é ", "€ ", "🦀 "];
+    let mut text = String::with_capacity(len + 16);
+    let mut i = 0;
+    while text.len() < len {
+        text.push_str(pieces[i % pieces.len()]);
+        i += 1;
+    }
+    text
+}
+
+#[test]
+fn a_large_argument_in_odd_pieces_comes_back_exactly_and_the_next_line_is_served() {
+    let mut server = fixture();
+    let text = awkward_text(3 << 20);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": text}}});
+    let mut bytes = serde_json::to_vec(&call).expect("json");
+    bytes.push(b'\n');
+    // A short line right behind the long one, in the same write as its end.
+    bytes.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n");
+    // Pieces of uneven sizes (1 byte to ~300 KiB), cutting through escapes and characters.
+    let mut at = 0;
+    let mut size = 1;
+    while at < bytes.len() {
+        let end = (at + size).min(bytes.len());
+        server.send_raw(&bytes[at..end]);
+        at = end;
+        size = (size * 7 + 13) % 300_000 + 1;
+    }
+    let echoed = server.response(&json!(7));
+    assert_eq!(
+        echoed["result"]["content"][0]["text"].as_str(),
+        Some(text.as_str()),
+        "the text changed on the way"
+    );
+    assert_eq!(server.response(&json!(8))["result"], json!({}));
+    // And again: the framer's buffer was handed over with the first line; a new one works.
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "small"}}}));
+    assert_eq!(server.response(&json!(9))["result"]["content"][0]["text"], "small");
+    server.finish();
+}
+
+#[test]
+fn many_lines_in_one_write_are_each_answered_once() {
+    let mut server = fixture();
+    let mut batch = Vec::new();
+    for id in 0..2_000 {
+        batch.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes(),
+        );
+    }
+    server.send_raw(&batch);
+    let mut seen = vec![false; 2_000];
+    for _ in 0..2_000 {
+        let answer = server.recv();
+        let id = answer["id"].as_u64().expect("an id") as usize;
+        assert!(!std::mem::replace(&mut seen[id], true), "answered twice: {id}");
+    }
+    assert!(server.try_recv(Duration::from_millis(100)).is_none());
+    server.finish();
+}
+
+#[test]
+fn stdin_and_stdout_pipes_are_enlarged_for_large_messages() {
+    let mut child = Command::new(Bin::Fixture.path())
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the fixture");
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let before = rustix::pipe::fcntl_getpipe_size(stdin.as_fd()).expect("pipe size");
+    assert_eq!(before, 64 * 1024, "Linux's default pipe");
+    // Once the server answers, it has set its pipes up.
+    let mut stdin = stdin;
+    std::io::Write::write_all(
+        &mut stdin,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n",
+    )
+    .expect("write");
+    let mut reader = std::io::BufReader::new(stdout);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut reader, &mut line).expect("answer");
+    assert!(serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == 1), "{line}");
+    for (name, size) in [
+        ("stdin", rustix::pipe::fcntl_getpipe_size(stdin.as_fd()).expect("size")),
+        ("stdout", rustix::pipe::fcntl_getpipe_size(reader.get_ref().as_fd()).expect("size")),
+    ] {
+        assert_eq!(size, 256 * 1024, "{name}'s pipe");
+    }
+    drop(stdin);
+    assert!(child.wait().expect("exit").success());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_anywhere_is_a_parse_error() {
+    let mut server = fixture();
+    // In a member nobody reads, and in the params: neither is JSON.
+    for line in [
+        &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xc3\x28\"}\n"[..],
+        &b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"\xff\"}}}\n"[..],
+    ] {
+        server.send_raw(line);
+        let answer = server.recv();
+        assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32700)), "{answer}");
+    }
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    server.finish();
+}
