@@ -4,7 +4,7 @@
 //! the maximum, they are dropped as they arrive and the line is reported as [`Frame::TooLong`]
 //! when its newline comes: memory stays bounded by the maximum whatever the client sends.
 //!
-//! The transport reads straight into the framer's buffer ([`LineFramer::buffer_for_read`]), and
+//! The transport reads straight into the framer's buffer (`LineFramer::buffer_for_read`), and
 //! a large line leaves as that buffer itself rather than as a copy: a 1 MiB argument is copied
 //! once by the kernel on its way in and not again before it is parsed. Small lines (and the
 //! smaller side of a split) are copied out, so many small lines in one read cost their own size.
