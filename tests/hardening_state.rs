@@ -83,8 +83,10 @@ fn serve(root: &Path, home: &Path, extra: &[&str]) -> RawServer {
         .env("TEAAGENT_HOME", home)
         .env_remove("RUST_LOG");
     let mut server = RawServer::start(cmd);
-    // The lock is taken before the first line is read, so it is held once this answers.
+    // The lock is settled right after the first line (`initialize` is answered before that),
+    // and every later line waits for it: once a second line is answered, the lock is settled.
     server.initialize("2025-06-18");
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     server
 }
 

@@ -71,19 +71,11 @@ pub(crate) async fn run(
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
     tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
-    if let Some(lock) = shared.lock.clone() {
-        let outcome = tokio::task::spawn_blocking(move || lock.ensure()).await;
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(crate::workspace::lock::LockRefusal::HeldBy(owner))) => tracing::warn!(
-                owner_pid = owner.owner_pid,
-                since = %owner.acquired_at,
-                "another teaagent server holds this workspace: read-only tools work, the others answer -32003 until it is free"
-            ),
-            Ok(Err(crate::workspace::lock::LockRefusal::Unavailable(why))) => tracing::error!("{why}"),
-            Err(e) => tracing::error!(error = %e, "acquiring the workspace lock failed"),
-        }
-    }
+    // The workspace lock is settled after the first line, not before it: taking it is file I/O
+    // with two fsyncs (about 0.9 ms here, most of `teaagent mcp serve`'s cold start), and the
+    // first line is `initialize`, answered inline without the lock. Every later line is handled
+    // only once the attempt is over, so tools find the lock as settled as before.
+    let mut lock_pending = shared.lock.clone();
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
     loop {
         tokio::select! {
@@ -91,7 +83,12 @@ pub(crate) async fn run(
             biased;
             () = shutdown.cancelled() => break,
             frame = reader.next() => match frame {
-                Some(frame) => shared.handle_frame(frame),
+                Some(frame) => {
+                    shared.handle_frame(frame);
+                    if let Some(lock) = lock_pending.take() {
+                        settle_lock(lock).await;
+                    }
+                }
                 None => {
                     tracing::info!("stdin closed; finishing in-flight calls");
                     break;
@@ -111,6 +108,22 @@ pub(crate) async fn run(
     }
     writer.abort();
     Ok(())
+}
+
+/// Takes the workspace lock (or learns who holds it) on the blocking pool, and logs the outcome.
+async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>) {
+    // The answer the first line queued goes out first: the writer runs before the thread is made.
+    tokio::task::yield_now().await;
+    match tokio::task::spawn_blocking(move || lock.ensure()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(crate::workspace::lock::LockRefusal::HeldBy(owner))) => tracing::warn!(
+            owner_pid = owner.owner_pid,
+            since = %owner.acquired_at,
+            "another teaagent server holds this workspace: read-only tools work, the others answer -32003 until it is free"
+        ),
+        Ok(Err(crate::workspace::lock::LockRefusal::Unavailable(why))) => tracing::error!("{why}"),
+        Err(e) => tracing::error!(error = %e, "acquiring the workspace lock failed"),
+    }
 }
 
 impl Shared {
