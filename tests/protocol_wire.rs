@@ -186,6 +186,13 @@ fn oversized_lines_are_refused_without_buffering_and_the_server_keeps_serving() 
         server.response(&json!(1))["result"]["content"][0]["text"].as_str().map(str::len),
         Some(text.len())
     );
+    // One byte more, arriving whole with its newline: refused.
+    server.send(&format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}x"}}}}}}"#));
+    let response = server.recv();
+    assert_eq!(
+        (response["id"].clone(), response["error"]["data"]["reason"].clone()),
+        (Value::Null, json!("line_too_long"))
+    );
     // 64 MiB in one line: refused, and the server never held it.
     let chunk = vec![b'a'; 1024 * 1024];
     server.send_raw(

@@ -50,29 +50,8 @@ const TARGET_CRATES: usize = 100;
 const TARGET_BUILD_RATIO: f64 = 1.3;
 const TARGET_BINARY_RATIO: f64 = 1.5;
 
-const TEAAGENT_MAIN: &str = r#"use std::process::ExitCode;
-
-use teaagent_core::{Registry, Server, tool};
-
-/// Echo the text back unchanged.
-#[tool(read_only, idempotent)]
-async fn echo(
-    /// The text to echo.
-    text: String,
-) -> String {
-    text
-}
-
-fn main() -> ExitCode {
-    match Registry::builder().registered().build() {
-        Ok(registry) => Server::new(registry).run_stdio(),
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-"#;
+/// The `echo` example, as it is (the `teaagent_echo` side's `main.rs`).
+const TEAAGENT_MAIN: &str = include_str!("../examples/echo.rs");
 
 const RMCP_MAIN: &str = r#"use rmcp::{
     ServerHandler, ServiceExt,

@@ -169,8 +169,8 @@ impl Server {
 
     /// Holds the workspace lock in `registry` while serving: acquired right after the first line
     /// is handled (so `initialize` is answered without waiting for its file I/O; every later line
-    /// waits for the attempt), released at shutdown; while another live server holds it, tools that are not read-only answer
-    /// `-32003` (and each such call tries again to acquire it). Set the [`Server::workspace`]
+    /// waits for the attempt), released at shutdown; while another live server holds it, tools
+    /// that are not read-only answer `-32003` (and each such call tries again to acquire it). Set the [`Server::workspace`]
     /// first: the lock then knows the workspace by the directory it holds open (device and
     /// inode), so a renamed root or another spelling of it is still the same workspace.
     pub fn lock(mut self, registry: LockRegistry, root: impl Into<std::path::PathBuf>) -> Self {

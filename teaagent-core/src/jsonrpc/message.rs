@@ -107,32 +107,28 @@ impl Incoming {
 
     /// [`Incoming::parse`] of a line the caller gives away: the params stay in it (no copy).
     pub fn parse_line(line: Vec<u8>) -> Result<Self, Box<Rejected>> {
-        let text = match String::from_utf8(line) {
-            Ok(text) => text,
+        match String::from_utf8(line) {
+            Ok(text) => Self::parse_text(text),
             // Not UTF-8 is not JSON: let the parser say where, as it does for any other line.
-            Err(e) => return Err(not_json(serde_json::from_slice::<Envelope<'_>>(e.as_bytes()).err())),
-        };
-        match serde_json::from_str::<Envelope<'_>>(&text) {
-            Ok(env) => {
-                let (incoming, params) = Self::classify(&env)?;
-                let params = params.map(|p| params_range(&text, p));
-                Ok(incoming.with_params(params.map(|range| RawParams { text, range })))
-            }
-            Err(e) if e.is_data() => Err(reject(None, InvalidRequest::NotAMessage)),
-            Err(e) => Err(not_json(Some(e))),
+            Err(e) => Err(not_json(serde_json::from_slice::<Envelope<'_>>(e.as_bytes()).err())),
         }
     }
 
     /// Classifies a raw value that is already known to be valid JSON (a batch element).
     pub fn from_raw(raw: &RawValue) -> Result<Self, Box<Rejected>> {
-        let text = raw.get();
-        match serde_json::from_str::<Envelope<'_>>(text) {
+        Self::parse_text(raw.get().to_owned())
+    }
+
+    /// Classifies one JSON text, which becomes the home of the message's params.
+    fn parse_text(text: String) -> Result<Self, Box<Rejected>> {
+        match serde_json::from_str::<Envelope<'_>>(&text) {
             Ok(env) => {
                 let (incoming, params) = Self::classify(&env)?;
-                let params = params.map(|p| params_range(text, p));
-                Ok(incoming.with_params(params.map(|range| RawParams { text: text.to_owned(), range })))
+                let range = params.map(|p| params_range(&text, p));
+                Ok(incoming.with_params(range.map(|range| RawParams { text, range })))
             }
-            Err(_) => Err(reject(None, InvalidRequest::NotAMessage)),
+            Err(e) if e.is_data() => Err(reject(None, InvalidRequest::NotAMessage)),
+            Err(e) => Err(not_json(Some(e))),
         }
     }
 

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::call;
 use super::main_loop::Shared;
 use crate::error::{Error, ParamsProblem};
-use crate::jsonrpc::{RawParams, RequestId, error_line, result_line, result_line_sized};
+use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
+use crate::mcp::CallToolResult;
 use crate::mcp::logging::SetLevelParams;
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
@@ -28,8 +29,8 @@ pub(crate) async fn dispatch(
     cancel: CancellationToken,
 ) -> Vec<u8> {
     let route = async move {
-        let text = params;
-        let params = text.as_ref().map(RawParams::get);
+        let raw = params;
+        let params = raw.as_ref().map(RawParams::get);
         match method {
             "ping" => answer(id, Ok(serde_json::json!({}))),
             "tools/list" => {
@@ -41,13 +42,14 @@ pub(crate) async fn dispatch(
             "tools/call" => {
                 let parsed = parse_params(params);
                 // The message's text (a large argument, say) is not kept while the tool runs.
-                drop(text);
+                drop(raw);
                 match parsed {
-                    Ok(p) => match call::call_tool(shared, id, p, cancel).await {
+                    Ok(p) => {
+                        let result = call::call_tool(shared, id, p, cancel).await;
                         // Room for the content up front: a large result is written once.
-                        Ok(result) => result_line_sized(id, &result, result.wire_size_hint()),
-                        Err(error) => error_line(Some(id), &error.to_error_object()),
-                    },
+                        let size = result.as_ref().map_or(0, CallToolResult::wire_size_hint);
+                        answer_sized(id, result, size)
+                    }
                     Err(e) => answer::<()>(id, Err(e)),
                 }
             }
@@ -100,8 +102,13 @@ pub(crate) async fn dispatch(
 
 /// The response line of a result or an error.
 fn answer<T: Serialize>(id: &RequestId, result: Result<T, Error>) -> Vec<u8> {
+    answer_sized(id, result, 0)
+}
+
+/// [`answer`] with room reserved for a result of about `size` bytes.
+fn answer_sized<T: Serialize>(id: &RequestId, result: Result<T, Error>, size: usize) -> Vec<u8> {
     match result {
-        Ok(value) => result_line(id, &value),
+        Ok(value) => result_line_sized(id, &value, size),
         Err(error) => error_line(Some(id), &error.to_error_object()),
     }
 }

@@ -201,13 +201,9 @@ pub(crate) fn stdio() -> io::Result<(Input, Output, RestoreFlags)> {
         _ => false,
     };
 
-    for fd in [stdin, stdout] {
-        if kind(fd) == Some(FileType::Fifo) {
-            grow_pipe(fd);
-        }
-    }
     let input = match kind(stdin) {
         Some(FileType::Fifo) => {
+            grow_pipe(stdin);
             Input::Async(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(dup(stdin)?)?))
         }
         Some(FileType::Socket) => Input::Async(Box::new(socket(dup(stdin)?)?)),
@@ -215,6 +211,7 @@ pub(crate) fn stdio() -> io::Result<(Input, Output, RestoreFlags)> {
     };
     let output = match kind(stdout) {
         Some(FileType::Fifo) if !same_as_stderr(stdout) => {
+            grow_pipe(stdout);
             Output::Async(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(dup(stdout)?)?))
         }
         Some(FileType::Socket) if !same_as_stderr(stdout) => Output::Async(Box::new(socket(dup(stdout)?)?)),
