@@ -30,6 +30,7 @@ pub(crate) fn load(
             grants: flags.grant.clone(),
             deny: Vec::new(),
             preapprove: flags.preapprove.clone(),
+            request_state_keys: None,
         },
         strict_tool_names: true,
     };

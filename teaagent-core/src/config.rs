@@ -24,6 +24,8 @@
 //! | `TEAAGENT_GRANTS` | grants, **one per line** | `--grant`, `grants` |
 //! | `TEAAGENT_DENY` | deny rules, one per line | `deny` |
 //! | `TEAAGENT_PREAPPROVE` | `sha256:` digests, separated by lines, spaces or commas | `--preapprove` |
+//! | `TEAAGENT_REQUEST_STATE_KEY` | 64 hex digits: the key that seals approval round trips of protocol `2026-07-28` ([`crate::policy::request_state`]); servers that share it accept each other's states | [`Policy::request_state_keys`] |
+//! | `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` | the key before the current one, still accepted while rotating (for ten minutes, a state's longest life) | |
 //!
 //! Grants and deny rules are separated by line breaks because a rule may itself contain `;`
 //! (`delete_note;uses=3`), `,` (a glob's `{a,b}`) and spaces (`shell_exec:command=cargo test`),
@@ -142,6 +144,7 @@ use serde::Deserialize;
 
 use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
 use crate::policy::grant::{Grant, GrantError};
+use crate::policy::request_state::RequestStateKey;
 use crate::policy::{PermissionMode, Policy};
 use crate::server::{ServerConfig, ToolOverride};
 use crate::tool::RateLimit;
@@ -162,6 +165,10 @@ pub const ENV_GRANTS: &str = "TEAAGENT_GRANTS";
 pub const ENV_DENY: &str = "TEAAGENT_DENY";
 /// Preapproved payload digests (module docs).
 pub const ENV_PREAPPROVE: &str = "TEAAGENT_PREAPPROVE";
+/// The key that seals the modern era's approval round trips (module docs).
+pub const ENV_REQUEST_STATE_KEY: &str = "TEAAGENT_REQUEST_STATE_KEY";
+/// The previous such key, still accepted while rotating (module docs).
+pub const ENV_REQUEST_STATE_PREVIOUS_KEY: &str = "TEAAGENT_REQUEST_STATE_PREVIOUS_KEY";
 
 /// One configuration file as written. Numbers are kept as TOML values and range-checked by
 /// `Bounds::check`, so that a wrong one is reported with its key and its range.
@@ -482,6 +489,8 @@ pub struct Choices {
     pub deny: Vec<String>,
     /// Preapproved digests (`sha256:<hex>`, lower case).
     pub preapprove: Vec<String>,
+    /// The request-state key and the previous one, if chosen.
+    pub request_state_keys: Option<(RequestStateKey, Option<RequestStateKey>)>,
 }
 
 impl Choices {
@@ -539,6 +548,26 @@ impl Choices {
             }
             choices.preapprove.push(digest);
         }
+        let key = |var: &'static str| -> Result<Option<RequestStateKey>, ConfigError> {
+            let value = text(var)?;
+            if value.trim().is_empty() {
+                return Ok(None);
+            }
+            RequestStateKey::parse(&value).map(Some).map_err(|why| ConfigError::Environment { var, why })
+        };
+        let previous = key(ENV_REQUEST_STATE_PREVIOUS_KEY)?;
+        match key(ENV_REQUEST_STATE_KEY)? {
+            Some(current) => choices.request_state_keys = Some((current, previous)),
+            None if previous.is_some() => {
+                return Err(ConfigError::Environment {
+                    var: ENV_REQUEST_STATE_PREVIOUS_KEY,
+                    why: format!(
+                        "a previous key is only accepted next to the current one in {ENV_REQUEST_STATE_KEY}"
+                    ),
+                });
+            }
+            None => {}
+        }
         Ok(choices)
     }
 
@@ -550,6 +579,9 @@ impl Choices {
         self.grants.extend(later.grants);
         self.deny.extend(later.deny);
         self.preapprove.extend(later.preapprove);
+        if later.request_state_keys.is_some() {
+            self.request_state_keys = later.request_state_keys;
+        }
         self
     }
 }
@@ -598,6 +630,8 @@ pub struct Settings {
     pub servers: BTreeMap<String, McpServer>,
     /// The user configuration file (whether or not it exists).
     pub user_file: PathBuf,
+    /// The request-state keys chosen (else each process draws a random one).
+    pub request_state_keys: Option<(RequestStateKey, Option<RequestStateKey>)>,
     /// What was ignored, for stderr (raw text: escape it).
     pub warnings: Vec<String>,
 }
@@ -632,6 +666,7 @@ impl Settings {
         settings.grants.extend(chosen.grants);
         settings.denies.extend(chosen.deny);
         settings.preapproved.extend(chosen.preapprove);
+        settings.request_state_keys = chosen.request_state_keys;
         Ok(settings)
     }
 
@@ -647,6 +682,9 @@ impl Settings {
         }
         for digest in &self.preapproved {
             policy = policy.preapprove(digest).map_err(|why| GrantError { text: digest.clone(), why })?;
+        }
+        if let Some((key, previous)) = &self.request_state_keys {
+            policy = policy.request_state_keys(key.clone(), previous.clone());
         }
         Ok(policy)
     }

@@ -79,6 +79,14 @@ pub mod code {
     pub const RATE_LIMITED: i32 = -32002;
     /// The workspace is held by another live server.
     pub const WORKSPACE_LOCKED: i32 = -32003;
+    /// Over the tool's rate limit, in the modern era (`2026-07-28` forbids sending `-32002`).
+    pub const RATE_LIMITED_MODERN: i32 = -32004;
+    /// Modern era, HTTP: the `MCP-Protocol-Version` header and the request's `_meta` disagree.
+    pub const HEADER_MISMATCH: i32 = -32020;
+    /// Modern era: handling the request needs a client capability the request did not declare.
+    pub const MISSING_CLIENT_CAPABILITY: i32 = -32021;
+    /// Modern era: the request names a protocol version this server does not speak.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
 /// An error answered to the client as a JSON-RPC error.
@@ -195,6 +203,27 @@ pub enum Error {
         /// What failed.
         details: String,
     },
+    /// Modern era: the request names a protocol version this server does not speak (`-32022`,
+    /// `data: {supported, requested}`).
+    #[error("Unsupported protocol version: {requested:?} (supported: {})", supported_versions().join(", "))]
+    UnsupportedVersion {
+        /// The version the request named.
+        requested: String,
+    },
+    /// Modern era: the request needs a client capability it did not declare (`-32021`,
+    /// `data: {requiredCapabilities}`).
+    #[error("Missing required client capability `{capability}`: {details}")]
+    MissingCapability {
+        /// The capability (`elicitation`).
+        capability: &'static str,
+        /// Why it is needed.
+        details: String,
+    },
+}
+
+/// The versions a modern request may name.
+fn supported_versions() -> Vec<&'static str> {
+    crate::mcp::ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect()
 }
 
 macro_rules! reasons {
@@ -251,6 +280,10 @@ reasons! {
         NotInitialized => "not_initialized", "the session is not initialized: send `initialize` first";
         /// A second `initialize`.
         AlreadyInitialized => "already_initialized", "the session is already initialized";
+        /// `initialize` in a process whose first message chose the modern era.
+        ModernEra => "era_modern", "this process serves protocol 2026-07-28, chosen by its first message: there is no `initialize`; start a new process to use the legacy handshake";
+        /// A modern request in a process whose first message was `initialize`.
+        LegacyEra => "era_legacy", "this process serves the version negotiated by `initialize`: a request written in protocol 2026-07-28 (`_meta` naming a protocol version, or `server/discover`) is refused; start a new process for the modern era";
     }
 }
 
@@ -261,6 +294,11 @@ reasons! {
         Malformed => "invalid_params", "malformed params";
         /// A pagination cursor this server did not issue (or no longer accepts).
         InvalidCursor => "invalid_cursor", "invalid cursor";
+        /// Modern era: `_meta` lacks a required key or has a malformed one.
+        InvalidMeta => "invalid_meta", "invalid request `_meta`";
+        /// Modern era: a `requestState` that is tampered with, expired, already used, or for
+        /// another call.
+        InvalidRequestState => "invalid_request_state", "invalid `requestState`";
     }
 }
 
@@ -362,6 +400,8 @@ impl Error {
             Error::WorkspaceLocked { .. } => code::WORKSPACE_LOCKED,
             Error::ToolFailed { .. } => code::TOOL_FAILED,
             Error::Internal { .. } => code::INTERNAL_ERROR,
+            Error::UnsupportedVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
+            Error::MissingCapability { .. } => code::MISSING_CLIENT_CAPABILITY,
         }
     }
 
@@ -398,6 +438,14 @@ impl Error {
                 json!({ "tool": tool, "reason": reason, "details": details })
             }
             Error::Internal { details } => json!({ "reason": "internal_error", "details": details }),
+            Error::UnsupportedVersion { requested } => {
+                json!({ "supported": supported_versions(), "requested": requested })
+            }
+            Error::MissingCapability { capability, details } => json!({
+                "requiredCapabilities": { *capability: {} },
+                "reason": "missing_client_capability",
+                "details": details,
+            }),
         }
     }
 
@@ -436,6 +484,28 @@ impl Error {
     /// The whole JSON-RPC error object.
     pub fn to_error_object(&self) -> ErrorObject {
         ErrorObject { code: self.code(), message: self.to_string(), data: Some(self.data()) }
+    }
+
+    /// [`Error::to_error_object`] for a peer of the modern era, where the rate limit is
+    /// `-32004` (`2026-07-28` forbids `-32002`); every other code is the same in both eras.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use teaagent_core::error::{Error, code};
+    /// let e = Error::RateLimited {
+    ///     tool: "t".into(), max_calls: 1, window: Duration::from_secs(60), retry_after: Duration::from_secs(3),
+    /// };
+    /// assert_eq!(e.to_error_object_for(false).code, code::RATE_LIMITED);
+    /// let modern = e.to_error_object_for(true);
+    /// assert_eq!(modern.code, code::RATE_LIMITED_MODERN);
+    /// assert_eq!(modern.data.unwrap()["retryAfterSeconds"], 3);
+    /// ```
+    pub fn to_error_object_for(&self, modern: bool) -> ErrorObject {
+        let mut object = self.to_error_object();
+        if modern && object.code == code::RATE_LIMITED {
+            object.code = code::RATE_LIMITED_MODERN;
+        }
+        object
     }
 }
 

@@ -1,5 +1,7 @@
 //! Logs: always to stderr (stdout carries protocol messages only), and to the client as
-//! `notifications/message` once it asks for them with `logging/setLevel`.
+//! `notifications/message` once it asks for them: with `logging/setLevel` in the legacy era (for
+//! the whole session), with `_meta["io.modelcontextprotocol/logLevel"]` in the modern era (for
+//! that request only, while it runs, before its response).
 //!
 //! [`init`] installs a `tracing` subscriber with two layers, each with its own filter:
 //! stderr honours `RUST_LOG` (or the level given), the client layer honours the level the client
@@ -98,8 +100,20 @@ pub(crate) fn set_client_level(level: LoggingLevel) {
     CLIENT_LEVEL.store(level as u8, Ordering::Relaxed);
 }
 
+tokio::task_local! {
+    /// The level a modern-era request asked for in its `_meta`, while it runs.
+    static REQUEST_LEVEL: u8;
+}
+
+/// Runs a modern-era request's handling with its own log level: events raised while it runs
+/// (by the framework or the tool, on its task) reach the client at or above `level`; a request
+/// without one gets no `notifications/message` (protocol `2026-07-28`).
+pub(crate) async fn for_request<F: std::future::Future>(level: LoggingLevel, handling: F) -> F::Output {
+    REQUEST_LEVEL.scope(level as u8, handling).await
+}
+
 fn wanted(level: &tracing::Level) -> bool {
-    let min = CLIENT_LEVEL.load(Ordering::Relaxed);
+    let min = REQUEST_LEVEL.try_with(|l| *l).unwrap_or_else(|_| CLIENT_LEVEL.load(Ordering::Relaxed));
     min != OFF && LoggingLevel::of_tracing(*level) as u8 >= min
 }
 

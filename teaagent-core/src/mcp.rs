@@ -10,6 +10,7 @@ pub mod cursor;
 pub mod elicitation;
 pub mod lifecycle;
 pub mod logging;
+pub mod modern;
 pub mod notifications;
 pub mod prompts;
 pub mod resources;

@@ -56,10 +56,11 @@
 //! # }
 //! ```
 
-mod ask;
+pub(crate) mod ask;
 pub mod audit;
 pub mod digest;
 pub mod grant;
+pub mod request_state;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -274,6 +275,13 @@ pub enum Advice {
 #[derive(Debug)]
 pub struct Question(String);
 
+impl Question {
+    /// The rule that asks (the start of a denial's rule when the answer is no).
+    pub(crate) fn requirement(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
 #[derive(Debug)]
 pub struct Policy {
@@ -288,6 +296,9 @@ pub struct Policy {
     ask_timeout: Duration,
     audit: Option<AuditLog>,
     advice: Advice,
+    /// Keys and used nonces of the modern era's sealed approvals ([`request_state`]); a random
+    /// key is drawn at the first use unless [`Policy::request_state_keys`] set one.
+    states: std::sync::OnceLock<request_state::RequestStates>,
 }
 
 impl Default for Policy {
@@ -310,7 +321,32 @@ impl Policy {
             ask_timeout: Duration::from_secs(120),
             audit: None,
             advice: Advice::Code,
+            states: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Seals the modern era's approval round trips ([`request_state`]) with `key`, and accepts
+    /// states sealed with `previous` too (while rotating). Servers that must accept each other's
+    /// states (replicas behind a load balancer) share the key; by default each process draws a
+    /// random one.
+    pub fn request_state_keys(
+        self,
+        key: request_state::RequestStateKey,
+        previous: Option<request_state::RequestStateKey>,
+    ) -> Self {
+        let _ = self.states.set(request_state::RequestStates::new(key, previous));
+        self
+    }
+
+    /// The request-state keys and nonces.
+    pub(crate) fn request_states(&self) -> &request_state::RequestStates {
+        self.states.get_or_init(request_state::RequestStates::default)
+    }
+
+    /// How long a modern-era approval question stays open: the ask timeout, at most
+    /// [`request_state::MAX_LIFETIME`].
+    pub(crate) fn question_lifetime(&self) -> Duration {
+        self.ask_timeout.min(request_state::MAX_LIFETIME)
     }
 
     /// Says where this policy is configured, so that denials name what would allow the call
@@ -557,10 +593,17 @@ impl Policy {
         if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
             return allow("approved by the user for this session");
         }
-        match ask::ask(peer, &question(call), self.ask_timeout).await {
+        let answer = ask::ask(peer, &question(call), self.ask_timeout).await;
+        self.answered(call, &requirement, answer)
+    }
+
+    /// The decision an answer of the user makes; "for this session" is remembered (for the
+    /// process, in the modern era, which has no session).
+    pub(crate) fn answered(&self, call: &CallFacts<'_>, requirement: &str, answer: Answer) -> Decision {
+        match answer {
             Answer::Once => allow("approved by the user (once)"),
             Answer::Session => {
-                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(session_key(call));
                 allow("approved by the user for this session")
             }
             Answer::Deny(why) => Decision::Deny {
@@ -639,7 +682,7 @@ fn session_key(call: &CallFacts<'_>) -> String {
 /// override, zero-width character or line break can hide or fake a part of it, and never cut
 /// (only long runs of one character are folded, with their count), so the part of a long command
 /// that differs from a harmless one is always in the question.
-fn question(call: &CallFacts<'_>) -> String {
+pub(crate) fn question(call: &CallFacts<'_>) -> String {
     let tool = call.tool;
     let b = tool.behavior();
     let mut flags = Vec::new();

@@ -381,9 +381,18 @@ impl Server {
             name: name.to_owned(),
             arguments: Some(arguments),
             meta: None,
+            input_responses: None,
+            request_state: None,
         };
         let id = crate::jsonrpc::RequestId::server(0);
-        let result = call::call_tool(&shared, &id, params, CancellationToken::new()).await;
+        // No caller: the legacy pipeline, whose questions go to the terminal; never a round trip.
+        let result = match call::call_tool(&shared, &id, params, CancellationToken::new(), None).await {
+            Ok(call::CallOutcome::Complete(result)) => Ok(result),
+            Ok(call::CallOutcome::InputRequired(_)) => {
+                Err(Error::Internal { details: "a call without a client cannot ask through one".into() })
+            }
+            Err(e) => Err(e),
+        };
         if let Some(lock) = shared.lock.clone() {
             let _ = tokio::task::spawn_blocking(move || lock.release()).await;
         }

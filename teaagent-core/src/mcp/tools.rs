@@ -90,6 +90,14 @@ pub struct CallToolParams {
     /// Request metadata (`progressToken`).
     #[serde(default, rename = "_meta")]
     pub meta: Option<RequestMeta>,
+    /// Modern era, the retry of a multi round-trip request: the answers to the questions of the
+    /// `input_required` result, by their keys (ignored in the legacy era).
+    #[serde(default, rename = "inputResponses")]
+    pub input_responses: Option<super::JsonObject>,
+    /// Modern era: the `requestState` of the `input_required` result, echoed (ignored in the
+    /// legacy era).
+    #[serde(default, rename = "requestState")]
+    pub request_state: Option<String>,
 }
 
 /// `_meta` of a request.
@@ -99,6 +107,10 @@ pub struct RequestMeta {
     /// Where to send `notifications/progress` (a string or an integer, echoed as given).
     #[serde(default)]
     pub progress_token: Option<Value>,
+    /// The modern era's protocol version (`io.modelcontextprotocol/protocolVersion`): looked at
+    /// only to refuse a modern request in a legacy process.
+    #[serde(default, rename = "io.modelcontextprotocol/protocolVersion")]
+    pub protocol_version: Option<Value>,
 }
 
 /// Params of the list methods.

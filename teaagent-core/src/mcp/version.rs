@@ -12,21 +12,42 @@ pub enum ProtocolVersion {
     V2025_03_26,
     /// `2025-06-18`: structured tool output, elicitation, titles; batches removed.
     V2025_06_18,
-    /// `2025-11-25`.
+    /// `2025-11-25`, the newest version of the legacy era (with `initialize`).
     V2025_11_25,
+    /// `2026-07-28`, the modern era: no `initialize` and no session; every request carries its
+    /// version and the client's capabilities in `_meta`, and `server/discover` tells what the
+    /// server speaks (SPEC §12).
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
     /// Every supported version, oldest first.
-    pub const ALL: [ProtocolVersion; 4] = [
+    pub const ALL: [ProtocolVersion; 5] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ];
+
+    /// The versions of the legacy era, negotiated by `initialize`, oldest first.
+    pub const LEGACY: [ProtocolVersion; 4] = [
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
     ];
 
+    /// The versions of the modern era, named in each request's `_meta` and listed by
+    /// `server/discover`, newest first.
+    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
+
     /// The newest supported version.
-    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    pub const LATEST: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+    /// The newest legacy version: what `initialize` answers to a version it does not know
+    /// (`2026-07-28` included, which has no `initialize`).
+    pub const LATEST_LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 
     /// The version's date string.
     pub fn as_str(self) -> &'static str {
@@ -35,6 +56,7 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -43,10 +65,16 @@ impl ProtocolVersion {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
-    /// Negotiation: the client's version when supported, else the newest. Never an error (the
-    /// client decides whether it can speak the answer).
+    /// `initialize`'s negotiation: the client's version when it is a legacy one, else the
+    /// newest legacy version. Never an error (the client decides whether it can speak the
+    /// answer).
     pub fn negotiate(requested: &str) -> Self {
-        Self::parse(requested).unwrap_or(Self::LATEST)
+        Self::LEGACY.into_iter().find(|v| v.as_str() == requested).unwrap_or(Self::LATEST_LEGACY)
+    }
+
+    /// Whether this is a version of the modern era (`2026-07-28` on).
+    pub fn is_modern(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
     }
 
     /// Whether arguments that fail the input schema are answered as a tool result with
@@ -81,11 +109,13 @@ mod tests {
 
     #[test]
     fn echo_supported_else_newest() {
-        for v in ProtocolVersion::ALL {
+        for v in ProtocolVersion::LEGACY {
             assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
         }
-        assert_eq!(ProtocolVersion::negotiate("1999-01-01"), ProtocolVersion::LATEST);
-        assert_eq!(ProtocolVersion::negotiate(""), ProtocolVersion::LATEST);
+        assert_eq!(ProtocolVersion::negotiate("1999-01-01"), ProtocolVersion::LATEST_LEGACY);
+        assert_eq!(ProtocolVersion::negotiate(""), ProtocolVersion::LATEST_LEGACY);
+        // `initialize` never negotiates the modern era, which has no `initialize`.
+        assert_eq!(ProtocolVersion::negotiate("2026-07-28"), ProtocolVersion::V2025_11_25);
         assert!(ProtocolVersion::V2025_03_26.allows_batches());
         assert!(!ProtocolVersion::V2025_06_18.allows_batches());
     }
@@ -97,7 +127,7 @@ mod tests {
             .filter(|v| v.refuses_arguments_as_results())
             .map(ProtocolVersion::as_str)
             .collect();
-        assert_eq!(as_results, ["2025-11-25"]);
+        assert_eq!(as_results, ["2025-11-25", "2026-07-28"]);
         assert!(ProtocolVersion::LATEST.refuses_arguments_as_results());
     }
 }

@@ -42,6 +42,15 @@ pub(crate) async fn ask(peer: Option<&Peer>, question: &str, timeout: Duration) 
 }
 
 async fn elicit(peer: &Peer, version: ProtocolVersion, question: &str, timeout: Duration) -> Answer {
+    match peer.request("elicitation/create", &approval_request(version, question), timeout).await {
+        Ok(answer) => interpret(answer),
+        Err(e) => Answer::Deny(format!("no approval: {e}")),
+    }
+}
+
+/// The form that asks the user about a call: one required `decision` (`once`, `session`,
+/// `deny`), titled enum values from `2025-11-25` on, `enumNames` before.
+pub(crate) fn approval_request(version: ProtocolVersion, question: &str) -> ElicitParams {
     let decision = if version >= ProtocolVersion::V2025_11_25 {
         json!({
             "type": "string",
@@ -61,14 +70,15 @@ async fn elicit(peer: &Peer, version: ProtocolVersion, question: &str, timeout: 
         })
     };
     let schema = json!({"type": "object", "properties": {"decision": decision}, "required": ["decision"]});
-    let params = ElicitParams {
+    ElicitParams {
         message: question.to_owned(),
         requested_schema: schema.as_object().cloned().unwrap_or_default(),
-    };
-    let answer = match peer.request("elicitation/create", &params, timeout).await {
-        Ok(answer) => answer,
-        Err(e) => return Answer::Deny(format!("no approval: {e}")),
-    };
+    }
+}
+
+/// What the client's answer to [`approval_request`] says: only `accept` with a `decision` of
+/// `once` or `session` approves.
+pub(crate) fn interpret(answer: Value) -> Answer {
     match serde_json::from_value::<ElicitResult>(answer) {
         Ok(ElicitResult { action: ElicitAction::Accept, content: Some(content) }) => {
             match content.get("decision").and_then(Value::as_str) {
@@ -85,6 +95,11 @@ async fn elicit(peer: &Peer, version: ProtocolVersion, question: &str, timeout: 
         Ok(ElicitResult { action: ElicitAction::Cancel, .. }) => Answer::Deny("dismissed by the user".into()),
         Err(_) => Answer::Deny("the client's answer was malformed".into()),
     }
+}
+
+/// Whether this process has a controlling terminal to ask on.
+pub(crate) fn terminal_available() -> bool {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").is_ok()
 }
 
 /// Asks on `/dev/tty`; no terminal, a timeout or any answer but yes/session is a denial.

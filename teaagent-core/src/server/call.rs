@@ -43,32 +43,45 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::main_loop::Shared;
-use crate::error::{ArgumentError, Error, Failure, PathRefusal};
+use super::peer::SessionInfo;
+use crate::error::{ArgumentError, Error, Failure, ParamsProblem, PathRefusal};
 use crate::jsonrpc::RequestId;
+use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
-use crate::policy::{CallFacts, Decision};
+use crate::policy::request_state::{Binding, digest_of};
+use crate::policy::{CallFacts, Decision, Question};
 use crate::task::CatchUnwindExt as _;
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Resolved, Target, Workspace};
 
-/// Answers a `tools/call`: the steps above, then the answer's form for the session's protocol
+/// What a `tools/call` comes to.
+#[derive(Debug)]
+pub(crate) enum CallOutcome {
+    /// The tool's result.
+    Complete(CallToolResult),
+    /// Modern era: the user must answer first (a multi round-trip request, see [`round_trip`]).
+    InputRequired(InputRequiredResult),
+}
+
+/// Answers a `tools/call`: the steps above, then the answer's form for the caller's protocol
 /// version. Refused arguments ([`Error::InvalidArguments`], from the schema step, the decoding
 /// or the tool) are a result with `isError: true` from `2025-11-25` on (SEP-1303) and `-32602`
-/// before; every other refusal keeps its code. Without a session ([`crate::Server::call_once`])
+/// before; every other refusal keeps its code. Without a caller ([`crate::Server::call_once`])
 /// the error itself is returned.
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
     id: &RequestId,
     params: CallToolParams,
     cancel: CancellationToken,
-) -> Result<CallToolResult, Error> {
-    let answer = checked_call(shared, id, params, cancel).await;
-    let as_result = shared.peer.session().is_some_and(|s| s.version.refuses_arguments_as_results());
+    caller: Option<&SessionInfo>,
+) -> Result<CallOutcome, Error> {
+    let answer = checked_call(shared, id, params, cancel, caller).await;
+    let as_result = caller.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {
-        Err(e) if as_result => e.to_tool_result().ok_or(e),
+        Err(e) if as_result => e.to_tool_result().map(CallOutcome::Complete).ok_or(e),
         other => other,
     }
 }
@@ -76,9 +89,11 @@ pub(crate) async fn call_tool(
 async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
-    params: CallToolParams,
+    mut params: CallToolParams,
     cancel: CancellationToken,
-) -> Result<CallToolResult, Error> {
+    caller: Option<&SessionInfo>,
+) -> Result<CallOutcome, Error> {
+    let answers = (params.input_responses.take(), params.request_state.take());
     // 1. Unknown tool.
     let tool = shared.registry.get(&params.name).cloned().ok_or(Error::UnknownTool { tool: params.name })?;
     let name = tool.name();
@@ -148,7 +163,14 @@ async fn checked_call(
             // Only a person can approve it: first make sure the rate limit would let it run,
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.admit(name).map_err(rate_limited)?.refund();
-            policy.ask(&facts, Some(&shared.peer), question).await
+            match caller.filter(|c| c.version.is_modern()) {
+                None => policy.ask(&facts, Some(&shared.peer), question).await,
+                Some(caller) => match round_trip(shared, &facts, caller, &question, &paths, answers)? {
+                    RoundTrip::Answered(decision) => decision,
+                    RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
+                    RoundTrip::Terminal => policy.ask(&facts, None, question).await,
+                },
+            }
         }
     };
     let uses = match decision {
@@ -232,7 +254,7 @@ async fn checked_call(
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
     match tokio::time::timeout(timeout, run).await {
-        Ok(Ok(result)) => result,
+        Ok(Ok(result)) => result.map(CallOutcome::Complete),
         Ok(Err(panic)) => Err(Error::ToolFailed {
             tool: name.to_owned(),
             reason: Failure::Panic,
@@ -247,6 +269,101 @@ async fn checked_call(
             })
         }
     }
+}
+
+/// The key of the approval question in an `input_required` result and of its answer in the
+/// retry's `inputResponses`.
+pub(crate) const APPROVAL_INPUT: &str = "approval";
+
+/// Where a modern-era approval stands.
+enum RoundTrip {
+    /// The retry carried a good `requestState` and the user's answer: this is the decision.
+    Answered(Decision),
+    /// Ask the user through the client: an `input_required` result.
+    Ask(InputRequiredResult),
+    /// The client cannot show a form, but the server has a terminal: ask there.
+    Terminal,
+}
+
+/// An approval in the modern era, where the server cannot send the client a request: a multi
+/// round-trip request (SPEC §12). The first call gets an `input_required` result with one
+/// elicitation form ([`APPROVAL_INPUT`]) and a sealed `requestState`
+/// ([`crate::policy::request_state`]) bound to this tool, the digest of these arguments and what
+/// every `#[path]` argument resolves to now. The retry's state must verify, be unexpired and
+/// unused, and match the call as it is now (else `-32602`, audited); its answer then decides as
+/// an answer through `elicitation/create` does (`accept` with `once`/`session` approves; decline,
+/// cancel and anything else deny). A retry with a good state but no answer is asked again.
+///
+/// A client that declares no elicitation capability is never sent a form: the question goes to
+/// the server's terminal when it has one, else the call is refused with `-32021` naming
+/// `elicitation`.
+fn round_trip(
+    shared: &Shared,
+    facts: &CallFacts<'_>,
+    caller: &SessionInfo,
+    question: &Question,
+    paths: &[PathArg],
+    (responses, state): (Option<JsonObject>, Option<String>),
+) -> Result<RoundTrip, Error> {
+    let policy = &shared.policy;
+    let name = facts.tool.name();
+    let binding = Binding {
+        tool: name.to_owned(),
+        digest: facts.digest.to_owned(),
+        targets: targets_digest(paths),
+        principal: String::new(),
+    };
+    if let Some(state) = state {
+        if let Err(refusal) = policy.request_states().open(&state, &binding) {
+            audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
+            return Err(Error::InvalidParams {
+                reason: ParamsProblem::InvalidRequestState,
+                details: format!("the `requestState` of this call to `{name}` was refused: {refusal}"),
+            });
+        }
+        if let Some(answer) = responses.and_then(|mut r| r.remove(APPROVAL_INPUT)) {
+            let answer = crate::policy::ask::interpret(answer);
+            return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer)));
+        }
+    }
+    if !caller.capabilities.supports_elicitation() {
+        if crate::policy::ask::terminal_available() {
+            return Ok(RoundTrip::Terminal);
+        }
+        return Err(Error::MissingCapability {
+            capability: "elicitation",
+            details: format!(
+                "`{name}` needs the user's approval ({}); it is asked through the client's form (elicitation) or the server's terminal, and this request declares no elicitation capability while the server has no terminal",
+                question.requirement()
+            ),
+        });
+    }
+    let form = crate::policy::ask::approval_request(caller.version, &crate::policy::question(facts));
+    let mut params = serde_json::to_value(&form).map_err(|e| Error::Internal { details: e.to_string() })?;
+    if let Value::Object(params) = &mut params {
+        params.insert("mode".into(), Value::from("form"));
+    }
+    let mut input_requests = JsonObject::new();
+    input_requests.insert(
+        APPROVAL_INPUT.into(),
+        serde_json::json!({ "method": "elicitation/create", "params": params }),
+    );
+    let request_state = policy.request_states().seal(&binding, policy.question_lifetime());
+    Ok(RoundTrip::Ask(InputRequiredResult { input_requests, request_state }))
+}
+
+/// What every `#[path]` argument resolves to, as one digest: its name, the entry and target as
+/// shown, and their identities (the directories that hold them and the kinds of entry there).
+fn targets_digest(paths: &[PathArg]) -> String {
+    let parts: Vec<String> = paths
+        .iter()
+        .map(|p| match &p.resolved {
+            Some(both) => format!("{}\0{}\0{}\0{:?}", p.name, both.shown.0, both.shown.1, both.identity),
+            None => format!("{}\0(unresolved)\0{}", p.name, p.given),
+        })
+        .collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    digest_of(&parts)
 }
 
 /// Records a refusal after the policy step (best effort: the call is refused anyway).

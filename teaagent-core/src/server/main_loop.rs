@@ -19,10 +19,11 @@ use super::peer::{Out, Peer, SessionInfo};
 use super::reply::{Batch, Reply};
 use super::transport::{FrameReader, Input, Output, write_loop};
 use super::{ResourceProvider, Server, ServerConfig, router};
-use crate::error::{Error, Failure, InvalidRequest};
+use crate::error::{Error, Failure, InvalidRequest, ParamsProblem};
 use crate::jsonrpc::message::Rejected;
 use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line, result_line};
 use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
+use crate::mcp::modern::{DiscoverResult, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, ModernMeta};
 use crate::mcp::notifications::CancelledParams;
 use crate::mcp::{Implementation, InitializeParams, InitializeResult, ProtocolVersion, ServerCapabilities};
 use crate::registry::Registry;
@@ -50,6 +51,9 @@ pub(crate) struct Shared {
     pub(crate) tracker: TaskTracker,
     /// Cancelled when the server stops; every call's token is a child of it.
     stopping: CancellationToken,
+    /// Cancelled when the input ends: open `subscriptions/listen` streams end then (gracefully,
+    /// with their result) instead of holding the drain for its grace period.
+    pub(crate) input_closed: CancellationToken,
 }
 
 struct InFlight {
@@ -96,6 +100,7 @@ pub(crate) async fn run(
             },
         }
     }
+    shared.input_closed.cancel();
     shared.drain().await;
     if let Some(lock) = shared.lock.clone() {
         let _ = tokio::task::spawn_blocking(move || lock.release()).await;
@@ -153,6 +158,7 @@ impl Shared {
             waiting: AtomicUsize::new(0),
             tracker: TaskTracker::new(),
             stopping: CancellationToken::new(),
+            input_closed: CancellationToken::new(),
         }
     }
 
@@ -227,10 +233,13 @@ impl Shared {
             reply.send(self.initialize(&id, params.as_ref().map(RawParams::get)));
             return;
         }
-        if self.peer.session().is_none() && method != "ping" {
-            let error = Error::InvalidRequest { reason: InvalidRequest::NotInitialized };
-            return reply.send(error_line(Some(&id), &error.to_error_object()));
-        }
+        let caller = match self.caller(&method, params.as_ref()) {
+            Ok(caller) => caller,
+            Err(error) => {
+                let modern = self.peer.is_modern();
+                return reply.send(error_line(Some(&id), &error.to_error_object_for(modern)));
+            }
+        };
         let key = id.key().clone();
         let cancel = self.stopping.child_token();
         {
@@ -242,8 +251,14 @@ impl Shared {
             in_flight.insert(key.clone(), InFlight { cancel: cancel.clone(), abort: None });
         }
         let shared = Arc::clone(self);
+        let log_level = caller.as_ref().and_then(|c| c.log_level);
         let task = self.tracker.spawn(async move {
-            let line = router::dispatch(&shared, &id, &method, params, cancel).await;
+            let route = router::dispatch(&shared, &id, &method, params, cancel, caller);
+            // Modern era: `notifications/message` only for a request that asked, at its level.
+            let line = match log_level {
+                Some(level) => crate::logging::for_request(level, route).await,
+                None => route.await,
+            };
             // Gone from the map means cancelled while running: no response.
             if shared.in_flight().remove(id.key()).is_some() {
                 reply.send(line);
@@ -252,6 +267,55 @@ impl Shared {
         if let Some(entry) = self.in_flight().get_mut(&key) {
             entry.abort = Some(task.abort_handle());
         }
+    }
+
+    /// Who is asking (SPEC §12): the legacy session `initialize` settled, or, in the modern era,
+    /// what this request's `_meta` says. The first message fixes the era: a request that names
+    /// a protocol version in `_meta` (or is `server/discover`) chooses the modern one. `Ok(None)`:
+    /// a `ping` before any era is chosen.
+    fn caller(&self, method: &str, params: Option<&RawParams>) -> Result<Option<Arc<SessionInfo>>, Error> {
+        if let Some(session) = self.peer.legacy() {
+            // `tools/call` looks at its own `_meta` as it parses it (its arguments may be large:
+            // they are not read twice for this).
+            if method == "server/discover" || (method != "tools/call" && names_modern_version(params)) {
+                return Err(Error::InvalidRequest { reason: InvalidRequest::LegacyEra });
+            }
+            return Ok(Some(session));
+        }
+        let meta = modern_meta(params)?;
+        let modern = method == "server/discover"
+            || meta.as_ref().is_some_and(ModernMeta::is_modern)
+            || self.peer.is_modern();
+        if !modern {
+            if method == "ping" {
+                return Ok(None);
+            }
+            return Err(Error::InvalidRequest { reason: InvalidRequest::NotInitialized });
+        }
+        if !self.peer.choose_modern() {
+            return Err(Error::InvalidRequest { reason: InvalidRequest::LegacyEra });
+        }
+        let meta = meta.unwrap_or_default();
+        let invalid = |details: String| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details };
+        let Some(requested) = meta.protocol_version else {
+            return Err(invalid(format!(
+                "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
+            )));
+        };
+        let Some(version) = ProtocolVersion::MODERN.into_iter().find(|v| v.as_str() == requested) else {
+            return Err(Error::UnsupportedVersion { requested });
+        };
+        let Some(capabilities) = meta.client_capabilities else {
+            return Err(invalid(format!(
+                "every request of protocol 2026-07-28 carries `_meta[\"{META_CLIENT_CAPABILITIES}\"]` (`{{}}` for none)"
+            )));
+        };
+        let client = meta.client_info.unwrap_or_else(|| Implementation {
+            name: String::new(),
+            version: String::new(),
+            title: None,
+        });
+        Ok(Some(Arc::new(SessionInfo { version, capabilities, client, log_level: meta.log_level })))
     }
 
     fn handle_notification(&self, notification: Notification) {
@@ -283,27 +347,58 @@ impl Shared {
             Err(e) => return error_line(Some(id), &e.to_error_object()),
         };
         let version = ProtocolVersion::negotiate(&params.protocol_version);
-        let info = SessionInfo { version, capabilities: params.capabilities, client: params.client_info };
+        let info = SessionInfo {
+            version,
+            capabilities: params.capabilities,
+            client: params.client_info,
+            log_level: None,
+        };
         tracing::info!(client = %info.client.name, requested = %params.protocol_version, %version, "initialize");
+        if self.peer.is_modern() {
+            let error = Error::InvalidRequest { reason: InvalidRequest::ModernEra };
+            return error_line(Some(id), &error.to_error_object());
+        }
         if !self.peer.initialize(info) {
             let error = Error::InvalidRequest { reason: InvalidRequest::AlreadyInitialized };
             return error_line(Some(id), &error.to_error_object());
         }
         let result = InitializeResult {
             protocol_version: version,
-            capabilities: ServerCapabilities {
-                tools: Some(ListCapability::default()),
-                resources: self.resources.as_ref().map(|_| ResourcesCapability::default()),
-                // No prompt provider exists yet: `prompts/list` still answers (empty) for
-                // clients that call it anyway, but the capability is not declared (SPEC §4: each
-                // only when the server has it), so clients do not show an empty prompts menu.
-                prompts: None,
-                logging: Some(Default::default()),
-            },
+            capabilities: self.capabilities(),
             server_info: self.info.clone(),
             instructions: self.config.instructions.clone(),
         };
         result_line(id, &result)
+    }
+
+    /// What the server implements, the same in both eras.
+    fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(ListCapability::default()),
+            resources: self.resources.as_ref().map(|_| ResourcesCapability::default()),
+            // No prompt provider exists yet: `prompts/list` still answers (empty) for
+            // clients that call it anyway, but the capability is not declared (SPEC §4: each
+            // only when the server has it), so clients do not show an empty prompts menu.
+            prompts: None,
+            logging: Some(Default::default()),
+        }
+    }
+
+    /// `server/discover` (modern era): the versions a request may name, the capabilities, the
+    /// instructions. The server's name and version go in the result's `_meta`, as on every
+    /// modern result. Only modern versions are listed: the legacy ones are negotiated by
+    /// `initialize` in a process of their own.
+    pub(crate) fn discover(&self) -> DiscoverResult {
+        DiscoverResult {
+            supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
+            capabilities: self.capabilities(),
+            instructions: self.config.instructions.clone(),
+        }
+    }
+
+    /// `{"name": "teaagent", "version": …}` (or the author's).
+    pub(crate) fn server_info(&self) -> &Implementation {
+        &self.info
     }
 
     /// Waits for a turn to run; refuses when too many are already waiting.
@@ -348,4 +443,26 @@ impl Shared {
     fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// The modern `_meta` of a request's params, if it has one; params that are not an object, or a
+/// `_meta` whose reserved keys have the wrong shape, are `-32602`.
+fn modern_meta(params: Option<&RawParams>) -> Result<Option<ModernMeta>, Error> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta", default)]
+        meta: Option<ModernMeta>,
+    }
+    let Some(params) = params else { return Ok(None) };
+    serde_json::from_str::<Params>(params.get())
+        .map(|p| p.meta)
+        .map_err(|e| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details: e.to_string() })
+}
+
+/// Whether a legacy request's params name a modern protocol version in `_meta` (a request of the
+/// other era).
+fn names_modern_version(params: Option<&RawParams>) -> bool {
+    let Some(params) = params else { return false };
+    memchr::memmem::find(params.get().as_bytes(), META_PROTOCOL_VERSION.as_bytes()).is_some()
+        && modern_meta(Some(params)).ok().flatten().is_some_and(|m| m.is_modern())
 }

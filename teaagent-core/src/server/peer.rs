@@ -22,15 +22,28 @@ pub(crate) enum Out {
     Close(oneshot::Sender<()>),
 }
 
-/// What `initialize` settled.
+/// Who is asking: what `initialize` settled for the life of the process (legacy era), or what
+/// one request's `_meta` says (modern era, where every request speaks for itself).
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
-    /// The negotiated version.
+    /// The negotiated version (legacy) or the request's version (modern).
     pub version: ProtocolVersion,
     /// The client's capabilities.
     pub capabilities: ClientCapabilities,
-    /// The client's name and version.
+    /// The client's name and version (a modern request may leave it out: then empty).
     pub client: Implementation,
+    /// Modern era: the lowest level of `notifications/message` this request wants (none
+    /// without it). Always `None` in the legacy era, where `logging/setLevel` sets the level.
+    pub log_level: Option<crate::mcp::LoggingLevel>,
+}
+
+/// The era a process serves, fixed by its first message (SPEC §12).
+#[derive(Debug)]
+pub(crate) enum Era {
+    /// `initialize` came first: this is the session it settled.
+    Legacy(Arc<SessionInfo>),
+    /// A modern request (or `server/discover`) came first.
+    Modern,
 }
 
 /// Why a request to the client got no result.
@@ -46,6 +59,12 @@ pub enum PeerError {
     /// The session ended first.
     #[error("the session ended before the client answered")]
     Closed,
+    /// The peer speaks protocol `2026-07-28`, in which a server sends the client no requests
+    /// (it asks through an `input_required` result instead).
+    #[error(
+        "protocol 2026-07-28 has no requests from server to client; ask through an input_required result"
+    )]
+    NotInThisEra,
 }
 
 /// A handle on the session with the client. Cheap to clone.
@@ -56,7 +75,7 @@ pub struct Peer {
 
 struct Inner {
     out: mpsc::UnboundedSender<Out>,
-    info: OnceLock<SessionInfo>,
+    era: OnceLock<Era>,
     pending: Mutex<HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicU64,
 }
@@ -66,21 +85,45 @@ impl Peer {
         Self {
             inner: Arc::new(Inner {
                 out,
-                info: OnceLock::new(),
+                era: OnceLock::new(),
                 pending: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(1),
             }),
         }
     }
 
-    /// What `initialize` settled, once it has happened.
+    /// What `initialize` settled, once it has happened (never in the modern era, which has no
+    /// session).
     pub fn session(&self) -> Option<&SessionInfo> {
-        self.inner.info.get()
+        match self.inner.era.get() {
+            Some(Era::Legacy(info)) => Some(info),
+            _ => None,
+        }
     }
 
-    /// Records the session; `false` if it was already initialized.
+    /// The legacy session, shared.
+    pub(crate) fn legacy(&self) -> Option<Arc<SessionInfo>> {
+        match self.inner.era.get() {
+            Some(Era::Legacy(info)) => Some(Arc::clone(info)),
+            _ => None,
+        }
+    }
+
+    /// Whether this process serves the modern era.
+    pub fn is_modern(&self) -> bool {
+        matches!(self.inner.era.get(), Some(Era::Modern))
+    }
+
+    /// Records the legacy session; `false` if an era was already chosen (a second `initialize`,
+    /// or an `initialize` after a modern request).
     pub(crate) fn initialize(&self, info: SessionInfo) -> bool {
-        self.inner.info.set(info).is_ok()
+        self.inner.era.set(Era::Legacy(Arc::new(info))).is_ok()
+    }
+
+    /// Fixes the modern era unless the legacy one was chosen; `true` when the era is modern.
+    pub(crate) fn choose_modern(&self) -> bool {
+        let _ = self.inner.era.set(Era::Modern);
+        self.is_modern()
     }
 
     /// Sends a notification to the client.
@@ -106,6 +149,9 @@ impl Peer {
         params: &T,
         timeout: Duration,
     ) -> Result<Value, PeerError> {
+        if self.is_modern() {
+            return Err(PeerError::NotInThisEra);
+        }
         let id = RequestId::server(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending().insert(id.key().clone(), tx);

@@ -8,67 +8,91 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::call;
+use super::call::{self, CallOutcome};
 use super::main_loop::Shared;
-use crate::error::{Error, ParamsProblem};
+use super::peer::SessionInfo;
+use crate::error::{Error, InvalidRequest, ParamsProblem};
 use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
-use crate::mcp::CallToolResult;
+use crate::mcp::Implementation;
 use crate::mcp::logging::SetLevelParams;
+use crate::mcp::modern::{
+    CacheScope, InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
+};
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
-use crate::mcp::tools::PaginatedParams;
+use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::task::CatchUnwindExt as _;
 
 /// Answers one request (never `initialize`, which the main loop handles inline). A panic
-/// anywhere in here still produces an answer.
+/// anywhere in here still produces an answer. `caller` is who asks ([`Shared::caller`]); in the
+/// modern era every result is [`Modern`]-decorated and the rate limit is `-32004`.
 pub(crate) async fn dispatch(
     shared: &Arc<Shared>,
     id: &RequestId,
     method: &str,
     params: Option<RawParams>,
     cancel: CancellationToken,
+    caller: Option<Arc<SessionInfo>>,
 ) -> Vec<u8> {
+    let modern = caller.as_ref().is_some_and(|c| c.version.is_modern());
+    let answers = &Answers { shared, id, modern };
     let route = async move {
         let raw = params;
         let params = raw.as_ref().map(RawParams::get);
         match method {
-            "ping" => answer(id, Ok(serde_json::json!({}))),
+            // Gone in `2026-07-28`: no session to keep alive, no session-wide log level.
+            "ping" | "logging/setLevel" if modern => {
+                answers.error(Error::MethodNotFound { method: method.to_owned() })
+            }
+            "ping" => answers.ok(Ok(serde_json::json!({})), Cache::None),
+            "server/discover" => answers.ok(Ok(shared.discover()), Cache::Public),
+            "subscriptions/listen" if modern => match parse_params::<ListenParams>(params) {
+                Ok(p) => answers.ok(listen(shared, id, p, &cancel).await, Cache::None),
+                Err(e) => answers.error(e),
+            },
             "tools/list" => {
                 let page = parse_params::<PaginatedParams>(params).and_then(|p| {
                     shared.registry.list_page(p.cursor.as_deref(), shared.config.tools_page_size)
                 });
-                answer(id, page)
+                answers.ok(page, Cache::Public)
             }
             "tools/call" => {
-                let parsed = parse_params(params);
+                let parsed = parse_params::<CallToolParams>(params);
                 // The message's text (a large argument, say) is not kept while the tool runs.
                 drop(raw);
                 match parsed {
-                    Ok(p) => {
-                        let result = call::call_tool(shared, id, p, cancel).await;
-                        // Room for the content up front: a large result is written once.
-                        let size = result.as_ref().map_or(0, CallToolResult::wire_size_hint);
-                        answer_sized(id, result, size)
+                    Ok(p) if !modern && p.meta.as_ref().is_some_and(|m| m.protocol_version.is_some()) => {
+                        answers.error(Error::InvalidRequest { reason: InvalidRequest::LegacyEra })
                     }
-                    Err(e) => answer::<()>(id, Err(e)),
+                    Ok(p) => match call::call_tool(shared, id, p, cancel, caller.as_deref()).await {
+                        Ok(CallOutcome::Complete(result)) => {
+                            // Room for the content up front: a large result is written once.
+                            let size = result.wire_size_hint();
+                            answers.sized(Ok(result), size, Cache::None)
+                        }
+                        Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
+                        Err(e) => answers.error(e),
+                    },
+                    Err(e) => answers.error(e),
                 }
             }
-            "prompts/list" => {
-                answer(id, parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult::default()))
-            }
+            "prompts/list" => answers.ok(
+                parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult::default()),
+                Cache::Public,
+            ),
             "logging/setLevel" => {
                 let set = parse_params::<SetLevelParams>(params).map(|p| {
                     crate::logging::set_client_level(p.level);
                     serde_json::json!({})
                 });
-                answer(id, set)
+                answers.ok(set, Cache::None)
             }
             "resources/list" | "resources/read" | "resources/templates/list" => match &shared.resources {
-                None => answer::<()>(id, Err(Error::MethodNotFound { method: method.to_owned() })),
+                None => answers.error(Error::MethodNotFound { method: method.to_owned() }),
                 Some(provider) => match method {
                     "resources/list" => match parse_params::<PaginatedParams>(params) {
-                        Ok(p) => answer(id, provider.list(p.cursor).await),
-                        Err(e) => answer::<()>(id, Err(e)),
+                        Ok(p) => answers.ok(provider.list(p.cursor).await, Cache::Private),
+                        Err(e) => answers.error(e),
                     },
                     "resources/read" => match parse_params::<ReadResourceParams>(params) {
                         Ok(p) => {
@@ -76,41 +100,157 @@ pub(crate) async fn dispatch(
                                 let _turn = shared.turn("resources/read").await?;
                                 provider.read(p.uri).await
                             };
-                            answer(id, read.await)
+                            answers.ok(read.await, Cache::Private)
                         }
-                        Err(e) => answer::<()>(id, Err(e)),
+                        Err(e) => answers.error(e),
                     },
-                    _ => answer(
-                        id,
+                    _ => answers.ok(
                         parse_params::<PaginatedParams>(params).map(|_| ListResourceTemplatesResult {
                             resource_templates: provider.templates(),
                         }),
+                        Cache::Public,
                     ),
                 },
             },
-            _ => answer::<()>(id, Err(Error::MethodNotFound { method: method.to_owned() })),
+            _ => answers.error(Error::MethodNotFound { method: method.to_owned() }),
         }
     };
     match AssertUnwindSafe(route).catch_unwind().await {
         Ok(line) => line,
         Err(panic) => {
             let details = crate::logging::panic_message(panic.as_ref());
-            error_line(Some(id), &Error::Internal { details }.to_error_object())
+            answers.error(Error::Internal { details })
         }
     }
 }
 
-/// The response line of a result or an error.
-fn answer<T: Serialize>(id: &RequestId, result: Result<T, Error>) -> Vec<u8> {
-    answer_sized(id, result, 0)
+/// How long a modern client may keep a result (`ttlMs`/`cacheScope`, on lists, reads and
+/// discovery; SPEC §12).
+#[derive(Clone, Copy)]
+enum Cache {
+    /// Not a cacheable result.
+    None,
+    /// The same for every client for the life of the server (the tool list, the templates,
+    /// discovery): an hour, shared caches allowed.
+    Public,
+    /// Workspace contents, which change under the server: stale at once, for this client only.
+    Private,
 }
 
-/// [`answer`] with room reserved for a result of about `size` bytes.
-fn answer_sized<T: Serialize>(id: &RequestId, result: Result<T, Error>, size: usize) -> Vec<u8> {
-    match result {
-        Ok(value) => result_line_sized(id, &value, size),
-        Err(error) => error_line(Some(id), &error.to_error_object()),
+/// `ttlMs` of [`Cache::Public`] results: the lists are fixed for the life of the server, but a
+/// restarted server (a new version) may serve others, so an hour rather than forever.
+const PUBLIC_TTL_MS: u64 = 3_600_000;
+
+/// Writes the answers of one request, in its era's form.
+struct Answers<'a> {
+    shared: &'a Shared,
+    id: &'a RequestId,
+    modern: bool,
+}
+
+impl Answers<'_> {
+    fn ok<T: Serialize>(&self, result: Result<T, Error>, cache: Cache) -> Vec<u8> {
+        self.sized(result, 0, cache)
     }
+
+    /// A result (with room reserved for about `size` bytes) or an error.
+    fn sized<T: Serialize>(&self, result: Result<T, Error>, size: usize, cache: Cache) -> Vec<u8> {
+        match result {
+            Err(error) => self.error(error),
+            Ok(value) if !self.modern => result_line_sized(self.id, &value, size),
+            Ok(value) => {
+                let ttl = match cache {
+                    Cache::None => None,
+                    Cache::Public => Some((PUBLIC_TTL_MS, CacheScope::Public)),
+                    Cache::Private => Some((0, CacheScope::Private)),
+                };
+                let decorated =
+                    Modern { result: &value, result_type: "complete", ttl, server: self.server_info() };
+                result_line_sized(self.id, &decorated, size)
+            }
+        }
+    }
+
+    fn input_required(&self, question: &InputRequiredResult) -> Vec<u8> {
+        let decorated =
+            Modern { result: question, result_type: "input_required", ttl: None, server: self.server_info() };
+        result_line_sized(self.id, &decorated, 0)
+    }
+
+    fn error(&self, error: Error) -> Vec<u8> {
+        error_line(Some(self.id), &error.to_error_object_for(self.modern))
+    }
+
+    fn server_info(&self) -> &Implementation {
+        self.shared.server_info()
+    }
+}
+
+/// A modern-era result: the method's own members, then `resultType`, the cache hints when the
+/// result has them, and `_meta` with the server's name and version added to whatever `_meta` the
+/// result carries (a refused call's report, say).
+struct Modern<'a, T> {
+    result: &'a T,
+    result_type: &'static str,
+    ttl: Option<(u64, CacheScope)>,
+    server: &'a Implementation,
+}
+
+impl<T: Serialize> Serialize for Modern<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeMap};
+        let value = serde_json::to_value(self.result).map_err(S::Error::custom)?;
+        let serde_json::Value::Object(mut members) = value else {
+            return Err(S::Error::custom("a result is a JSON object"));
+        };
+        let mut meta = match members.remove("_meta") {
+            Some(serde_json::Value::Object(meta)) => meta,
+            _ => serde_json::Map::new(),
+        };
+        meta.insert(
+            META_SERVER_INFO.to_owned(),
+            serde_json::to_value(self.server).map_err(S::Error::custom)?,
+        );
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &members {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("resultType", self.result_type)?;
+        if let Some((ttl, scope)) = self.ttl {
+            map.serialize_entry("ttlMs", &ttl)?;
+            map.serialize_entry("cacheScope", &scope)?;
+        }
+        map.serialize_entry("_meta", &meta)?;
+        map.end()
+    }
+}
+
+/// `subscriptions/listen`: acknowledges the notifications this server will send, then keeps the
+/// stream open until the client cancels it (`notifications/cancelled`: no response, as for any
+/// cancelled request) or the input ends (then the stream's final result).
+///
+/// This server's lists never change while it runs (its capabilities say `listChanged: false`)
+/// and it has no resource subscriptions, so the acknowledged set is empty: nothing is promised
+/// that would never come, and nothing the client did not ask for is ever sent.
+async fn listen(
+    shared: &Shared,
+    id: &RequestId,
+    _params: ListenParams,
+    cancel: &CancellationToken,
+) -> Result<serde_json::Value, Error> {
+    // The id exactly as the client wrote it (its JSON type included).
+    let id: serde_json::Value =
+        serde_json::from_str(id.raw()).map_err(|e| Error::Internal { details: e.to_string() })?;
+    let subscription = serde_json::json!({ META_SUBSCRIPTION_ID: id });
+    shared.peer.notify(
+        "notifications/subscriptions/acknowledged",
+        &serde_json::json!({ "_meta": subscription, "notifications": SubscriptionFilter::default() }),
+    );
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = shared.input_closed.cancelled() => {}
+    }
+    Ok(serde_json::json!({ "_meta": subscription }))
 }
 
 /// Parses a method's params (absent params parse as `{}`); a mismatch is `-32602`.

@@ -148,11 +148,15 @@ impl ToolContext {
 
     /// Reports progress. Sends `notifications/progress` when the request carried a
     /// `progressToken`; otherwise does nothing. MCP requires progress to increase, so a value not
-    /// above the previous one is dropped.
+    /// above the previous one is dropped, and so is everything after the call was cancelled (a
+    /// cancelled request gets no further message).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let (Some(token), Some(peer)) = (&self.inner.progress_token, &self.inner.peer) else {
             return;
         };
+        if self.inner.cancel.is_cancelled() {
+            return;
+        }
         {
             let mut last = self.inner.last_progress.lock().unwrap_or_else(|p| p.into_inner());
             if last.is_some_and(|l| progress <= l) || !progress.is_finite() {
