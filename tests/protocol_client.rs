@@ -1,5 +1,6 @@
 //! End to end with the official Rust MCP SDK as the client: the real binaries, spawned over the
-//! child-process transport, initialized under every supported version and an unknown one.
+//! child-process transport, initialized under every supported version and an unknown one; the
+//! rest of the suite runs in both eras (the legacy `initialize` and protocol `2026-07-28`).
 
 #![allow(deprecated)]
 
@@ -15,7 +16,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use teaagent_tests::Bin;
 
-use client::{Event, connect, timely, version};
+use client::{Event, Handshake, connect, connect_as, timely, version};
 
 fn workspace() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("teaagent-e2e-{}", std::process::id()));
@@ -75,7 +76,13 @@ async fn every_binary_initializes_under_every_version_and_an_unknown_one() {
 
 #[tokio::test]
 async fn the_example_lists_its_echo_tool_with_schema_and_annotations() {
-    let (client, _) = connect(Bin::Echo.path(), &[], &[], ProtocolVersion::V_2025_06_18).await;
+    for handshake in Handshake::both() {
+        the_example_lists_its_echo_tool(handshake).await;
+    }
+}
+
+async fn the_example_lists_its_echo_tool(handshake: Handshake) {
+    let (client, _) = connect_as(Bin::Echo.path(), &[], &[], handshake).await;
     let tools = timely(client.list_all_tools()).await.expect("tools/list");
     assert_eq!(tools.len(), 1);
     let echo = &tools[0];
@@ -95,8 +102,14 @@ async fn the_example_lists_its_echo_tool_with_schema_and_annotations() {
 
 #[tokio::test]
 async fn pagination_through_the_client_visits_every_tool_once() {
+    for handshake in Handshake::both() {
+        pagination_visits_every_tool_once(handshake).await;
+    }
+}
+
+async fn pagination_visits_every_tool_once(handshake: Handshake) {
     let env = [("FIXTURE_EXTRA_TOOLS", "250"), ("FIXTURE_PAGE_SIZE", "100")];
-    let (client, _) = connect(Bin::Fixture.path(), &[], &env, ProtocolVersion::V_2025_11_25).await;
+    let (client, _) = connect_as(Bin::Fixture.path(), &[], &env, handshake).await;
     let first = timely(client.list_tools(None)).await.expect("first page");
     assert_eq!(first.tools.len(), 100);
     let cursor = first.next_cursor.clone().expect("a next page");
@@ -127,7 +140,13 @@ async fn pagination_through_the_client_visits_every_tool_once() {
 
 #[tokio::test]
 async fn errors_reach_the_client_with_their_codes_and_data() {
-    let (client, _) = connect(Bin::Fixture.path(), &[], &[], ProtocolVersion::V_2025_06_18).await;
+    for handshake in [Handshake::Legacy(ProtocolVersion::V_2025_06_18), Handshake::Modern] {
+        errors_reach_the_client(handshake).await;
+    }
+}
+
+async fn errors_reach_the_client(handshake: Handshake) {
+    let (client, _) = connect_as(Bin::Fixture.path(), &[], &[], handshake).await;
     match timely(client.call_tool(CallToolRequestParams::new("missing"))).await {
         Err(ServiceError::McpError(e)) => {
             assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
@@ -149,7 +168,14 @@ async fn errors_reach_the_client_with_their_codes_and_data() {
 
 #[tokio::test]
 async fn progress_and_logs_reach_a_real_client() {
-    let (client, mut events) = connect(Bin::Fixture.path(), &[], &[], ProtocolVersion::V_2025_06_18).await;
+    for handshake in [Handshake::Legacy(ProtocolVersion::V_2025_06_18), Handshake::Modern] {
+        progress_and_logs(handshake).await;
+    }
+}
+
+async fn progress_and_logs(handshake: Handshake) {
+    let modern = matches!(handshake, Handshake::Modern);
+    let (client, mut events) = connect_as(Bin::Fixture.path(), &[], &[], handshake).await;
     let args = json!({"ms": 300, "steps": 3}).as_object().cloned().expect("object");
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("slow").with_arguments(args),
@@ -171,9 +197,21 @@ async fn progress_and_logs_reach_a_real_client() {
     assert!(progress.iter().all(|p| p.progress_token == token));
     assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), vec![1.0, 2.0, 3.0]);
 
-    timely(client.set_level(SetLevelRequestParams::new(LoggingLevel::Warning))).await.expect("setLevel");
     let args = json!({"level": "warn", "message": "disk almost full"}).as_object().cloned().expect("object");
-    timely(client.call_tool(CallToolRequestParams::new("log").with_arguments(args))).await.expect("log");
+    let log = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("log").with_arguments(args),
+    ));
+    // The level: for the session (legacy), or in the request's own `_meta` (modern).
+    let mut options = PeerRequestOptions::default();
+    if modern {
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_log_level(LoggingLevel::Warning);
+        options = options.with_meta(meta);
+    } else {
+        timely(client.set_level(SetLevelRequestParams::new(LoggingLevel::Warning))).await.expect("setLevel");
+    }
+    let sent = timely(client.send_request_with_option(log, options)).await.expect("sent");
+    timely(sent.await_response()).await.expect("log");
     let log = loop {
         match timely(events.recv()).await {
             Some(Event::Log(l)) => break l,
@@ -188,7 +226,13 @@ async fn progress_and_logs_reach_a_real_client() {
 
 #[tokio::test]
 async fn a_cancelled_call_leaves_the_session_usable() {
-    let (client, _) = connect(Bin::Fixture.path(), &[], &[], ProtocolVersion::V_2025_06_18).await;
+    for handshake in [Handshake::Legacy(ProtocolVersion::V_2025_06_18), Handshake::Modern] {
+        a_cancelled_call_leaves_the_server_usable(handshake).await;
+    }
+}
+
+async fn a_cancelled_call_leaves_the_server_usable(handshake: Handshake) {
+    let (client, _) = connect_as(Bin::Fixture.path(), &[], &[], handshake).await;
     let args = json!({"ms": 60000}).as_object().cloned().expect("object");
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(
         CallToolRequestParams::new("slow").with_arguments(args),

@@ -400,11 +400,13 @@ async fn approvals_are_multi_round_trip_requests_for_the_cli_in_prompt_mode() {
     assert_eq!(asked.lock().unwrap_or_else(|p| p.into_inner()).len(), 2, "another path is asked about");
     timely(client.cancel()).await.expect("shut down");
 
-    // Decline and cancel deny (-32001), and nothing is created.
+    // Decline, cancel and anything but an approving answer deny (-32001), and nothing is created.
     for (reply, why) in [
         (ElicitResult::new(ElicitationAction::Decline), "declined by the user"),
         (ElicitResult::new(ElicitationAction::Cancel), "dismissed by the user"),
         (accept("deny").expect("reply"), "denied by the user"),
+        (accept("maybe").expect("reply"), "malformed"),
+        (ElicitResult::new(ElicitationAction::Accept), "no `decision`"),
     ] {
         let Connected { client, asked, .. } =
             connect(prompt_server(&ws, &home), true, Some(reply), None).await;

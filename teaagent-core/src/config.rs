@@ -859,6 +859,28 @@ mod tests {
     }
 
     #[test]
+    fn request_state_keys_come_from_two_variables() {
+        let (a, b) = ("ab".repeat(32), "cd".repeat(32));
+        let choices =
+            vars(&[(ENV_REQUEST_STATE_KEY, &a), (ENV_REQUEST_STATE_PREVIOUS_KEY, &b)]).expect("keys");
+        let (key, previous) = choices.request_state_keys.expect("chosen");
+        assert_eq!(key, RequestStateKey::parse(&a).expect("key"));
+        assert_eq!(previous, Some(RequestStateKey::parse(&b).expect("key")));
+        assert!(vars(&[]).expect("none").request_state_keys.is_none());
+        for (pairs, var) in [
+            (vec![(ENV_REQUEST_STATE_KEY, "short")], ENV_REQUEST_STATE_KEY),
+            (
+                vec![(ENV_REQUEST_STATE_KEY, a.as_str()), (ENV_REQUEST_STATE_PREVIOUS_KEY, "zz")],
+                ENV_REQUEST_STATE_PREVIOUS_KEY,
+            ),
+            (vec![(ENV_REQUEST_STATE_PREVIOUS_KEY, b.as_str())], ENV_REQUEST_STATE_PREVIOUS_KEY),
+        ] {
+            let e = vars(&pairs).expect_err("refused").to_string();
+            assert!(e.contains(var), "{e}");
+        }
+    }
+
+    #[test]
     fn rules_are_one_per_line_and_may_hold_semicolons_and_spaces() {
         let choices = vars(&[
             (

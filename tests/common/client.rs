@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use tokio::sync::mpsc;
 
 /// How long any client operation may take before the test fails.
@@ -61,6 +61,22 @@ pub(crate) fn version(text: &str) -> ProtocolVersion {
     serde_json::from_value(serde_json::Value::String(text.to_owned())).expect("any string is a version")
 }
 
+/// How a client starts.
+#[derive(Debug, Clone)]
+pub(crate) enum Handshake {
+    /// `initialize` with this version (the legacy era).
+    Legacy(ProtocolVersion),
+    /// `server/discover`, then `_meta` on every request (protocol `2026-07-28`).
+    Modern,
+}
+
+impl Handshake {
+    /// The two eras, each with its newest version: the end-to-end suite runs in both.
+    pub(crate) fn both() -> [Handshake; 2] {
+        [Handshake::Legacy(ProtocolVersion::V_2025_11_25), Handshake::Modern]
+    }
+}
+
 /// Spawns `bin` with `args` and `env`, and initializes with `protocol`.
 pub(crate) async fn connect(
     bin: &Path,
@@ -68,18 +84,39 @@ pub(crate) async fn connect(
     env: &[(&str, &str)],
     protocol: ProtocolVersion,
 ) -> (Client, mpsc::UnboundedReceiver<Event>) {
+    connect_as(bin, args, env, Handshake::Legacy(protocol)).await
+}
+
+/// Spawns `bin` with `args` and `env`, and starts the way `handshake` says. In the modern era the
+/// client's response cache is off, so every request reaches the server.
+pub(crate) async fn connect_as(
+    bin: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    handshake: Handshake,
+) -> (Client, mpsc::UnboundedReceiver<Event>) {
     let cmd = tokio::process::Command::new(bin).configure(|c| {
         c.args(args).envs(env.iter().copied());
     });
     let (transport, _) =
         TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn the server");
-    let config = ClientConfig::new(ClientCapabilities::default(), Implementation::new("teaagent-e2e", "0.1"))
-        .with_protocol_version(protocol);
+    let config = ClientConfig::new(ClientCapabilities::default(), Implementation::new("teaagent-e2e", "0.1"));
     let (tx, rx) = mpsc::unbounded_channel();
-    let client = tokio::time::timeout(WAIT, Recorder { config, events: tx }.serve(transport))
-        .await
-        .expect("initialize in time")
-        .expect("initialize succeeds");
+    let client = match handshake {
+        Handshake::Legacy(protocol) => {
+            let config = config.with_protocol_version(protocol);
+            tokio::time::timeout(WAIT, Recorder { config, events: tx }.serve(transport)).await
+        }
+        Handshake::Modern => {
+            let mode =
+                ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            tokio::time::timeout(WAIT, Recorder { config, events: tx }.serve_with_lifecycle(transport, mode))
+                .await
+        }
+    }
+    .expect("initialize in time")
+    .expect("initialize succeeds");
+    client.set_response_cache_config(ClientCacheConfig::disabled()).await;
     (client, rx)
 }
 
