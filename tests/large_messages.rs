@@ -97,17 +97,21 @@ fn stdin_and_stdout_pipes_are_enlarged_for_large_messages() {
     let stdout = child.stdout.take().expect("stdout");
     let before = rustix::pipe::fcntl_getpipe_size(stdin.as_fd()).expect("pipe size");
     assert_eq!(before, 64 * 1024, "Linux's default pipe");
-    // Once the server answers, it has set its pipes up.
+    // Once the server answers a request after the handshake (which may be answered early,
+    // before the server is set up), it has set its pipes up.
     let mut stdin = stdin;
     std::io::Write::write_all(
         &mut stdin,
-        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n",
     )
     .expect("write");
     let mut reader = std::io::BufReader::new(stdout);
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut reader, &mut line).expect("answer");
-    assert!(serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == 1), "{line}");
+    for id in [1, 2] {
+        line.clear();
+        std::io::BufRead::read_line(&mut reader, &mut line).expect("answer");
+        assert!(serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id), "{line}");
+    }
     for (name, size) in [
         ("stdin", rustix::pipe::fcntl_getpipe_size(stdin.as_fd()).expect("size")),
         ("stdout", rustix::pipe::fcntl_getpipe_size(reader.get_ref().as_fd()).expect("size")),

@@ -117,9 +117,17 @@ async fn connect(
 }
 
 fn command(bin: Bin, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+    command_of(bin.path(), args, env)
+}
+
+fn command_of(
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> tokio::process::Command {
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-    tokio::process::Command::new(bin.path()).configure(move |c| {
+    tokio::process::Command::new(program).configure(move |c| {
         c.args(&args).envs(env.iter().map(|(k, v)| (k, v)));
     })
 }
@@ -419,9 +427,24 @@ async fn approvals_are_multi_round_trip_requests_for_the_cli_in_prompt_mode() {
         timely(client.cancel()).await.expect("shut down");
     }
 
-    // A client that cannot show a form, and a server with no terminal: -32021 naming the
-    // capability.
-    let Connected { client, .. } = connect(prompt_server(&ws, &home), false, None, None).await;
+    // A client that cannot show a form, and a server with no terminal (started in a session of
+    // its own, so whoever runs the tests is never asked on theirs): -32021 naming the capability.
+    let root = ws.root();
+    let home_dir = home.base();
+    let detached = command_of(
+        "setsid",
+        &[
+            Bin::Teaagent.path().to_str().expect("utf-8"),
+            "mcp",
+            "serve",
+            "--root",
+            root.to_str().expect("utf-8"),
+            "--permission-mode",
+            "prompt",
+        ],
+        &[("TEAAGENT_HOME", home_dir.to_str().expect("utf-8"))],
+    );
+    let Connected { client, .. } = connect(detached, false, None, None).await;
     let missing = mcp_error(timely(client.call_tool(create("never.txt"))).await);
     assert_eq!(missing.code.0, -32021, "{missing:?}");
     assert_eq!(missing.data.expect("data")["requiredCapabilities"], json!({"elicitation": {}}));

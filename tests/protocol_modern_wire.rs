@@ -100,10 +100,11 @@ fn every_new_error_code_on_the_wire() {
         let (code, data) = error_of(&refused);
         assert_eq!((code, data["reason"].clone()), (-32602, json!("invalid_meta")), "{refused}");
     }
-    // -32601: the methods 2026-07-28 removed.
+    // -32601: the methods 2026-07-28 removed, with or without `_meta`.
     for method in ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
         let refused = server.request(method, modern(json!({"level": "debug", "uri": "x"})));
         assert_eq!(error_of(&refused).0, -32601, "{method}");
+        assert_eq!(error_of(&server.request(method, json!({}))).0, -32601, "{method} without _meta");
     }
     server.finish();
 
@@ -136,7 +137,10 @@ fn modern_results_say_what_they_are_and_how_long_they_keep() {
     assert!(result.get("ttlMs").is_none(), "a call result is not cacheable: {result}");
     assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     // A refused argument keeps its report in `_meta`, next to the server's name.
-    let refused = server.request("tools/call", modern(json!({"name": "slow", "arguments": {"ms": "soon"}})));
+    server.send_json(&json!({"jsonrpc": "2.0", "id": "refused", "method": "tools/call",
+        "params": modern(json!({"name": "slow", "arguments": {"ms": "soon"}}))}));
+    let (refused, raw) = server.response_raw(&json!("refused"));
+    assert_eq!(raw.matches("\"_meta\"").count(), 1, "one `_meta` member: {raw}");
     let result = &refused["result"];
     assert_eq!((result["isError"].clone(), result["resultType"].clone()), (json!(true), json!("complete")));
     assert_eq!(result["_meta"]["reason"], "invalid_arguments");
@@ -165,13 +169,20 @@ fn modern_results_say_what_they_are_and_how_long_they_keep() {
     let mut loud = modern(json!({"name": "log", "arguments": {"level": "error", "message": "m2"}}));
     loud["_meta"]["io.modelcontextprotocol/logLevel"] = json!("warning");
     assert!(server.request("tools/call", loud)["result"].is_object());
+    // A blocking tool's events carry the request's level to the thread that runs it.
+    let mut blocking = modern(json!({"name": "log_blocking", "arguments": {"message": "m3"}}));
+    blocking["_meta"]["io.modelcontextprotocol/logLevel"] = json!("warning");
+    assert!(server.request("tools/call", blocking)["result"].is_object());
+    let quiet =
+        server.request("tools/call", modern(json!({"name": "log_blocking", "arguments": {"message": "m4"}})));
+    assert!(quiet["result"].is_object());
     let logs: Vec<Value> = server
         .drain(Duration::from_millis(300))
         .into_iter()
         .filter(|m| m["method"] == "notifications/message")
         .collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    assert_eq!(logs[0]["params"]["data"]["message"], "m2");
+    let messages: Vec<&Value> = logs.iter().map(|l| &l["params"]["data"]["message"]).collect();
+    assert_eq!(messages, [&json!("m2"), &json!("m3")], "{logs:?}");
     server.finish();
 }
 
@@ -195,7 +206,8 @@ fn a_listen_stream_is_acknowledged_first_and_ends_with_the_input() {
     );
     assert_eq!(server.recv()["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
     server.close_stdin();
-    let end = server.response(&json!(7));
+    let (end, raw) = server.response_raw(&json!(7));
+    assert_eq!(raw.matches("\"_meta\"").count(), 1, "one `_meta` member: {raw}");
     assert_eq!(end["result"]["resultType"], "complete");
     assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
     let rest = server.drain(Duration::from_millis(200));
@@ -358,4 +370,88 @@ fn replicas_that_share_a_key_accept_each_others_states_and_others_do_not() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("TEAAGENT_REQUEST_STATE_KEY"));
+}
+
+#[test]
+fn an_answer_without_its_state_or_with_a_state_in_use_approves_nothing() {
+    let (ws, home) = (Tree::new(), Tree::new());
+    let mut server = prompt_fixture(&ws, &home, 60_000);
+    // An approving answer with no state: asked again, nothing runs.
+    let call = create("free.txt", "x");
+    let mut unsealed = call.clone();
+    unsealed["inputResponses"] =
+        json!({"approval": {"action": "accept", "content": {"decision": "session"}}});
+    let asked = server.request("tools/call", unsealed);
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(!ws.path("ws/free.txt").exists());
+    // A state that is not a string is no state of ours.
+    let mut odd = retry(&call, &json!({"forged": true}), "once");
+    odd["id"] = json!(1);
+    refused_state(&server.request("tools/call", odd), "not issued by this server");
+    // The same state sent twice at once: one call runs, the other is a replay. (A file that
+    // exists, so the first call does not change what the path leads to.)
+    let call = modern(json!({"name": "write_file", "arguments": {"path": "src/a.txt", "content": "x"}}));
+    let state = ask(&mut server, &call);
+    let again = retry(&call, &state, "once");
+    for id in ["twin-1", "twin-2"] {
+        server.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": again}));
+    }
+    let answers = [server.response(&json!("twin-1")), server.response(&json!("twin-2"))];
+    let ran = answers.iter().filter(|a| a["result"]["resultType"] == "complete").count();
+    let replays = answers
+        .iter()
+        .filter(|a| a["error"]["data"]["reason"] == "invalid_request_state")
+        .filter(|a| a["error"]["data"]["details"].as_str().is_some_and(|d| d.contains("used already")))
+        .count();
+    assert_eq!((ran, replays), (1, 1), "{answers:?}");
+    assert_eq!(std::fs::read_to_string(ws.path("ws/src/a.txt")).expect("written"), "x");
+    server.finish();
+}
+
+#[test]
+fn an_approval_is_not_spent_by_a_call_refused_after_it() {
+    let (ws, home) = (Tree::new(), Tree::new());
+    // Another server holds the workspace lock: calls that may write are refused with -32003
+    // after the approval was given.
+    let mut holder = Command::new(Bin::Fixture.path());
+    holder.env("FIXTURE_ROOT", ws.root()).env("TEAAGENT_HOME", home.base());
+    let mut holder = RawServer::start(holder);
+    holder.initialize("2025-11-25");
+    let mut server = prompt_fixture(&ws, &home, 60_000);
+    let call = create("later.txt", "x");
+    let state = ask(&mut server, &call);
+    let locked = server.request("tools/call", retry(&call, &state, "once"));
+    assert_eq!(error_of(&locked).0, -32003, "{locked}");
+    assert!(!ws.path("ws/later.txt").exists());
+    // The lock is freed: the same answer still approves the call, once.
+    holder.finish();
+    let ran = server.request("tools/call", retry(&call, &state, "once"));
+    assert_eq!(ran["result"]["resultType"], "complete", "{ran}");
+    assert!(ws.path("ws/later.txt").exists());
+    std::fs::remove_file(ws.path("ws/later.txt")).expect("remove");
+    refused_state(&server.request("tools/call", retry(&call, &state, "once")), "used already");
+    server.finish();
+}
+
+#[test]
+fn a_legacy_call_ignores_round_trip_fields_and_asks_through_its_session() {
+    let (ws, home) = (Tree::new(), Tree::new());
+    let mut server = prompt_fixture(&ws, &home, 60_000);
+    let init = server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "l", "version": "0"}}),
+    );
+    assert!(init["result"].is_object());
+    let params = json!({"name": "create_file", "arguments": {"path": "legacy.txt", "content": "x"},
+        "requestState": "ta1.00.00", "inputResponses": {"approval": {"action": "accept", "content": {"decision": "once"}}}});
+    server.send_json(&json!({"jsonrpc": "2.0", "id": "l-1", "method": "tools/call", "params": params}));
+    // The legacy era asks with a request of its own; the unsealed answer in the params counts
+    // for nothing.
+    let question = server.recv();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    server.send_json(&json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}));
+    let denied = server.response(&json!("l-1"));
+    assert_eq!(error_of(&denied).0, -32001, "{denied}");
+    assert!(!ws.path("ws/legacy.txt").exists());
+    server.finish();
 }

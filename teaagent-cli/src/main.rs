@@ -23,7 +23,7 @@ use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
-use teaagent_core::{Registry, Server, ServerConfig, Workspace, visible};
+use teaagent_core::{Announcement, Registry, Server, ServerConfig, Workspace, visible};
 
 use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
@@ -73,15 +73,20 @@ fn registry() -> anyhow::Result<Registry> {
         .context("the built-in tools are invalid")
 }
 
-/// Everything `mcp serve` and `run` share: the workspace, the configuration, the policy.
-fn server(flags: &CallFlags) -> anyhow::Result<(Server, Workspace)> {
+/// The workspace of `--root` (default: the current directory), opened: from here on the server
+/// works through this handle, whatever happens to the path.
+fn workspace(flags: &CallFlags) -> anyhow::Result<Workspace> {
+    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    Ok(Workspace::open(&root)?)
+}
+
+/// Everything `mcp serve` and `run` share: the configuration, the policy, on `workspace`.
+fn server(flags: &CallFlags, workspace: Workspace) -> anyhow::Result<(Server, Workspace)> {
     for id in &flags.approve_call_id {
         eprintln!(
             "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
         );
     }
-    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let workspace = Workspace::open(&root)?;
     let registry = registry()?;
     let settings = config::load(flags, &workspace, &registry)?;
     for warning in &settings.warnings {
@@ -114,7 +119,13 @@ fn harden() {
 fn serve(flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(&flags.log_level);
     harden();
-    let (server, workspace) = server(&flags)?;
+    // The root is pinned first (a handshake answered means the workspace is this one), then a
+    // waiting `initialize` is answered before the tools, the configuration and the policy are
+    // made ready (`teaagent_core::server::early`): `mcp serve` always serves resources and has
+    // no instructions.
+    let workspace = workspace(&flags)?;
+    let early = Server::answer_initialize_early(Announcement::teaagent(true));
+    let (server, workspace) = server(&flags, workspace)?;
     if std::io::stdin().is_terminal() {
         eprintln!(
             "teaagent {} — an MCP server for {}\n\
@@ -127,13 +138,13 @@ fn serve(flags: CallFlags) -> anyhow::Result<ExitCode> {
         );
     }
     tracing::info!(root = %workspace.root().display(), "workspace");
-    Ok(server.run_stdio())
+    Ok(server.run_stdio_after(early))
 }
 
 fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(if flags.log_level == "info" { "warn" } else { &flags.log_level });
     harden();
-    let (server, _) = server(&flags)?;
+    let (server, _) = server(&flags, workspace(&flags)?)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(server.call_once(tool, args));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

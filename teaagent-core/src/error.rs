@@ -282,6 +282,8 @@ reasons! {
         AlreadyInitialized => "already_initialized", "the session is already initialized";
         /// `initialize` in a process whose first message chose the modern era.
         ModernEra => "era_modern", "this process serves protocol 2026-07-28, chosen by its first message: there is no `initialize`; start a new process to use the legacy handshake";
+        /// More `subscriptions/listen` streams than the server keeps open at once.
+        TooManyListeners => "too_many_subscriptions", "too many `subscriptions/listen` streams are open; cancel one first";
         /// A modern request in a process whose first message was `initialize`.
         LegacyEra => "era_legacy", "this process serves the version negotiated by `initialize`: a request written in protocol 2026-07-28 (`_meta` naming a protocol version, or `server/discover`) is refused; start a new process for the modern era";
     }

@@ -81,7 +81,7 @@ pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
-pub use server::{Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
+pub use server::{Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
 pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,

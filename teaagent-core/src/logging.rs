@@ -101,19 +101,39 @@ pub(crate) fn set_client_level(level: LoggingLevel) {
 }
 
 tokio::task_local! {
-    /// The level a modern-era request asked for in its `_meta`, while it runs.
-    static REQUEST_LEVEL: u8;
+    /// The level a modern-era request asked for in its `_meta`, while it runs (`None`: the
+    /// session's, set by `logging/setLevel` in the legacy era).
+    static REQUEST_LEVEL: Option<u8>;
 }
 
-/// Runs a modern-era request's handling with its own log level: events raised while it runs
-/// (by the framework or the tool, on its task) reach the client at or above `level`; a request
-/// without one gets no `notifications/message` (protocol `2026-07-28`).
-pub(crate) async fn for_request<F: std::future::Future>(level: LoggingLevel, handling: F) -> F::Output {
-    REQUEST_LEVEL.scope(level as u8, handling).await
+/// Runs a request's handling with its own log level, when it has one: events raised while it
+/// runs (by the framework or the tool, on its task or a blocking thread it started through
+/// [`in_request_scope`]) reach the client at or above `level`. A modern-era request without one
+/// gets no `notifications/message` (protocol `2026-07-28`; the session-wide level is never set
+/// in that era).
+///
+/// Not an `async fn`: that would keep `handling` twice in the request's state (an argument and
+/// the scope that owns it), and every request's future is moved when it is spawned.
+pub(crate) fn for_request<F: std::future::Future>(
+    level: Option<LoggingLevel>,
+    handling: F,
+) -> impl std::future::Future<Output = F::Output> {
+    REQUEST_LEVEL.scope(level.map(|l| l as u8), handling)
+}
+
+/// Wraps `f`, a closure about to run on another thread for the current request, so the events it
+/// raises there use the request's log level too.
+pub(crate) fn in_request_scope<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
+    let level = REQUEST_LEVEL.try_with(|l| *l).ok().flatten();
+    move || match level {
+        Some(level) => REQUEST_LEVEL.sync_scope(Some(level), f),
+        None => f(),
+    }
 }
 
 fn wanted(level: &tracing::Level) -> bool {
-    let min = REQUEST_LEVEL.try_with(|l| *l).unwrap_or_else(|_| CLIENT_LEVEL.load(Ordering::Relaxed));
+    let min =
+        REQUEST_LEVEL.try_with(|l| *l).ok().flatten().unwrap_or_else(|| CLIENT_LEVEL.load(Ordering::Relaxed));
     min != OFF && LoggingLevel::of_tracing(*level) as u8 >= min
 }
 

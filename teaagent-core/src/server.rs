@@ -80,6 +80,7 @@ use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 
 mod call;
 mod config;
+pub mod early;
 pub mod framing;
 mod main_loop;
 mod peer;
@@ -89,6 +90,7 @@ mod transport;
 mod watch;
 
 pub use config::{ServerConfig, ToolOverride};
+pub use early::{Announcement, EarlyStdio};
 pub use peer::{Peer, PeerError, SessionInfo};
 
 /// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
@@ -113,6 +115,8 @@ pub struct Server {
     policy_from: PolicyFrom,
     info: Implementation,
     states: States,
+    /// [`Server::prepare`] ran.
+    prepared: bool,
 }
 
 /// Where a server's policy comes from (see the module docs).
@@ -138,12 +142,9 @@ impl Server {
             lock: None,
             policy: Policy::default(),
             policy_from: PolicyFrom::Unset,
-            info: Implementation {
-                name: "teaagent".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                title: None,
-            },
+            info: early::default_server_info(),
             states: States::default(),
+            prepared: false,
         }
     }
 
@@ -316,6 +317,10 @@ impl Server {
     /// (no tools; which tools will need an approval, see [`Policy::approvals_needed`]), the deny
     /// rules' hidden paths.
     fn prepare(&mut self, stdio: bool) -> io::Result<()> {
+        if self.prepared {
+            return Ok(());
+        }
+        self.prepared = true;
         self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.warn_if_no_tools();
         self.resolve_policy(stdio)?;
@@ -333,14 +338,58 @@ impl Server {
     /// configuration files (module docs); one that cannot be used is an error of kind
     /// [`io::ErrorKind::InvalidInput`] wrapping the [`ConfigError`], before anything is read.
     /// So is a tool that takes state the server was not given ([`MissingState`]).
-    pub async fn serve_stdio(mut self) -> io::Result<()> {
+    pub async fn serve_stdio(self) -> io::Result<()> {
+        self.serve_stdio_after(None).await
+    }
+
+    /// [`Server::serve_stdio`], taking over from an early answer to `initialize`.
+    async fn serve_stdio_after(mut self, early: Option<EarlyStdio>) -> io::Result<()> {
         self.prepare(true)?;
-        let (input, output, _restore) = transport::stdio()?;
         let shutdown = CancellationToken::new();
         let signals = tokio::spawn(on_signal(shutdown.clone()));
-        let result = main_loop::run(self, input, output, shutdown).await;
+        let early = early.and_then(|early| early::take_over(early, &self.announcement()));
+        let result = match transport::stdio() {
+            Ok((input, output, _restore)) => main_loop::run(self, input, output, shutdown, early).await,
+            Err(e) => Err(e),
+        };
         signals.abort();
         result
+    }
+
+    /// What this server announces at `initialize` (for [`Server::answer_initialize_early`]).
+    pub fn announcement(&self) -> Announcement {
+        Announcement {
+            server_info: self.info.clone(),
+            resources: self.resources.is_some(),
+            instructions: self.config.instructions.clone(),
+        }
+    }
+
+    /// Answers the first `initialize` now if it is already waiting on stdin, before the caller
+    /// gets the server ready (builds the registry, reads its configuration); hand the result to
+    /// [`Server::run_stdio_after`]. Never waits for input. The answer says what `announcement` says, which
+    /// must be what the server will announce ([`Server::announcement`]; a difference is logged
+    /// as a warning). See [`early`] for what this changes for a client.
+    ///
+    /// [`Server::run_stdio`] does this by itself once the server is built; this is for a `main`
+    /// that has work to do before that, as the `teaagent` command has:
+    ///
+    /// ```no_run
+    /// use teaagent_core::{Announcement, Registry, Server};
+    /// let early = Server::answer_initialize_early(Announcement::teaagent(false));
+    /// let registry = Registry::builder().registered().build().expect("valid tools"); // the slow part
+    /// std::process::exit(match Server::new(registry).run_stdio_after(early) {
+    ///     code if code == std::process::ExitCode::SUCCESS => 0,
+    ///     _ => 1,
+    /// });
+    /// ```
+    pub fn answer_initialize_early(announcement: Announcement) -> EarlyStdio {
+        EarlyStdio::start(announcement)
+    }
+
+    /// [`Server::run_stdio`] after [`Server::answer_initialize_early`].
+    pub fn run_stdio_after(self, early: EarlyStdio) -> ExitCode {
+        self.run_stdio_with(Some(early))
     }
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
@@ -353,7 +402,7 @@ impl Server {
         self.prepare(false)?;
         let input = transport::Input::Async(Box::new(reader));
         let output = transport::Output::Async(Box::new(writer));
-        main_loop::run(self, input, output, shutdown).await
+        main_loop::run(self, input, output, shutdown, None).await
     }
 
     /// Makes one call through the whole pipeline — validation, confinement, policy, rate limit,
@@ -425,13 +474,23 @@ impl Server {
     /// A server missing state its tools take ([`Server::state`]) logs [`MissingState`] and
     /// returns exit code 1 without serving.
     pub fn run_stdio(self) -> ExitCode {
+        self.run_stdio_with(None)
+    }
+
+    fn run_stdio_with(mut self, early: Option<EarlyStdio>) -> ExitCode {
+        // A waiting `initialize` is answered before the rest gets ready: the logs, the policy
+        // from the environment and the files, the runtime (see `early`).
+        let early = early.unwrap_or_else(|| EarlyStdio::start(self.announcement()));
         crate::logging::init("info");
         if let Err(missing) = self.check_state() {
             tracing::error!("{missing}");
             return ExitCode::FAILURE;
         }
         let Ok(caller) = tokio::runtime::Handle::try_current() else {
-            return self.run_on_own_runtime();
+            if let Err(e) = self.prepare(true) {
+                return exit_code(Err(e));
+            }
+            return self.run_on_own_runtime(Some(early));
         };
         if matches!(caller.runtime_flavor(), tokio::runtime::RuntimeFlavor::CurrentThread) {
             tracing::warn!(
@@ -447,7 +506,7 @@ impl Server {
         }
         let thread = std::thread::Builder::new()
             .name("teaagent-server".into())
-            .spawn(move || self.run_on_own_runtime());
+            .spawn(move || self.run_on_own_runtime(Some(early)));
         match thread.map(std::thread::JoinHandle::join) {
             Ok(Ok(code)) => code,
             Ok(Err(_)) => {
@@ -465,7 +524,7 @@ impl Server {
     }
 
     /// [`Server::run_stdio`] on this thread, which must not be in a runtime.
-    fn run_on_own_runtime(self) -> ExitCode {
+    fn run_on_own_runtime(self, early: Option<EarlyStdio>) -> ExitCode {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {
@@ -473,23 +532,29 @@ impl Server {
                 return ExitCode::FAILURE;
             }
         };
-        let result = runtime.block_on(self.serve_stdio());
+        let result = runtime.block_on(self.serve_stdio_after(early));
         // Blocking tool threads that outlived the grace period must not hold the exit.
         runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-        match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) if e.get_ref().is_some_and(|inner| inner.is::<ConfigError>()) => {
-                tracing::error!("cannot start: {}", crate::visible::escape(&e.to_string()));
-                let usage = e
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<ConfigError>())
-                    .is_some_and(ConfigError::is_usage);
-                if usage { ExitCode::from(2) } else { ExitCode::FAILURE }
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "the server stopped with an error");
-                ExitCode::FAILURE
-            }
+        exit_code(result)
+    }
+}
+
+/// The exit code of a serve: 0, 2 for a configuration that cannot be used, 1 otherwise (each
+/// failure logged).
+fn exit_code(result: io::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.get_ref().is_some_and(|inner| inner.is::<ConfigError>()) => {
+            tracing::error!("cannot start: {}", crate::visible::escape(&e.to_string()));
+            let usage = e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<ConfigError>())
+                .is_some_and(ConfigError::is_usage);
+            if usage { ExitCode::from(2) } else { ExitCode::FAILURE }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "the server stopped with an error");
+            ExitCode::FAILURE
         }
     }
 }

@@ -143,7 +143,10 @@ impl Handler {
         Handler::new(move |ctx, args| {
             let f = Arc::clone(&f);
             async move {
-                match tokio::task::spawn_blocking(move || f(ctx, args)).await {
+                // The request's log level goes along to the blocking thread (`logging`).
+                match tokio::task::spawn_blocking(crate::logging::in_request_scope(move || f(ctx, args)))
+                    .await
+                {
                     Ok(result) => result,
                     Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                     Err(e) => Err(Error::Internal { details: e.to_string() }),

@@ -46,7 +46,7 @@ impl ClientCapabilities {
 }
 
 /// A program's name and version.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Implementation {
     /// Machine name.
     pub name: String,

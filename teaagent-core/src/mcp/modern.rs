@@ -32,8 +32,8 @@ pub struct ModernMeta {
     /// [`META_CLIENT_CAPABILITIES`].
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
     pub client_capabilities: Option<ClientCapabilities>,
-    /// [`META_CLIENT_INFO`].
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    /// [`META_CLIENT_INFO`]; informative only, so a malformed one is taken as absent.
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, deserialize_with = "lenient")]
     pub client_info: Option<Implementation>,
     /// [`META_LOG_LEVEL`].
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
@@ -45,6 +45,14 @@ impl ModernMeta {
     pub fn is_modern(&self) -> bool {
         self.protocol_version.is_some()
     }
+}
+
+/// `Some` when the value has the type's shape, else `None` (never an error).
+fn lenient<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 /// How long a client may keep a result, and who may share the copy.

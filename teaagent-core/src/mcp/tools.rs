@@ -92,12 +92,13 @@ pub struct CallToolParams {
     pub meta: Option<RequestMeta>,
     /// Modern era, the retry of a multi round-trip request: the answers to the questions of the
     /// `input_required` result, by their keys (ignored in the legacy era).
+    /// Kept raw: checked only in the modern era.
     #[serde(default, rename = "inputResponses")]
-    pub input_responses: Option<super::JsonObject>,
+    pub input_responses: Option<Value>,
     /// Modern era: the `requestState` of the `input_required` result, echoed (ignored in the
-    /// legacy era).
+    /// legacy era; kept raw, checked only in the modern era).
     #[serde(default, rename = "requestState")]
-    pub request_state: Option<String>,
+    pub request_state: Option<Value>,
 }
 
 /// `_meta` of a request.

@@ -12,8 +12,13 @@
 //! - what each `#[path]` argument resolved to (its target and the identity of the directory that
 //!   holds it), so an answer given about one file cannot approve a call that now leads to another,
 //! - the principal (the authenticated client, when the transport has one; empty on stdio),
-//! - a random nonce, so each state is accepted **once** (the nonce is recorded until the state
-//!   expires; a replay is refused),
+//! - a random nonce, so each state approves **one** call: opening it reserves the nonce for the
+//!   call (a concurrent second use is a replay), the call spends it when it is admitted to run,
+//!   and a call refused after the approval (rate limit, workspace lock, overload — or the user's
+//!   "no") releases it, so the approval is not lost to a refusal that was not about it (SPEC §4:
+//!   a refused call uses no approval). Nonces are remembered, in this process, for longer than a
+//!   state lives; replicas that share a key (below) do not share them yet, so until they do (the
+//!   fleet's shared state) a state can approve one call on each replica,
 //! - an expiry, at most [`MAX_LIFETIME`] away.
 //!
 //! A state that does not verify, has expired, was used already, or is for another call is
@@ -32,10 +37,10 @@
 //! `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` for the lifetime of a state (ten minutes at most), after
 //! which the previous key can go.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -79,10 +84,11 @@ impl RequestStateKey {
     /// ```
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        if text.len() != 64 {
+        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!(
-                "a request-state key is 64 hex digits (32 random bytes, e.g. `openssl rand -hex 32`); got {} characters",
-                text.chars().count()
+                "a request-state key is 64 hex digits (32 random bytes, e.g. `openssl rand -hex 32`); got {} characters{}",
+                text.chars().count(),
+                if text.len() == 64 { " that are not all hex digits" } else { "" }
             ));
         }
         let mut key = [0u8; 32];
@@ -129,6 +135,8 @@ pub(crate) enum Refusal {
     Replayed,
     /// For another call: `what` differs (tool, arguments, path targets, principal).
     Mismatch(&'static str),
+    /// Too many approvals in the last minutes to remember another ([`MAX_NONCES`]).
+    Busy,
 }
 
 impl std::fmt::Display for Refusal {
@@ -136,8 +144,13 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::Forged => f.write_str("it was not issued by this server or was altered"),
             Refusal::Expired => f.write_str("it has expired; call again to be asked again"),
-            Refusal::Replayed => f.write_str("it was used already (an answer approves one call)"),
+            Refusal::Replayed => {
+                f.write_str("it was used already, or is in use (an answer approves one call)")
+            }
             Refusal::Mismatch(what) => write!(f, "it was issued for a call with other {what}"),
+            Refusal::Busy => {
+                f.write_str("too many approvals were given in the last minutes; try again later")
+            }
         }
     }
 }
@@ -158,12 +171,81 @@ struct Payload {
     e: u64,
 }
 
-/// The keys and the nonces already used.
+/// The keys, and the nonces of states in use or used.
 #[derive(Debug)]
 pub(crate) struct RequestStates {
     key: RequestStateKey,
     previous: Option<RequestStateKey>,
-    used: Mutex<HashMap<String, u64>>,
+    nonces: Mutex<Nonces>,
+}
+
+/// Nonces of the states that were opened: reserved by a call still on its way, or spent by one
+/// that ran. Each is kept until [`KEEP`] after it was opened, measured on the monotonic clock (a
+/// wall clock set back cannot make a spent state good again), and dropped in order.
+#[derive(Debug, Default)]
+struct Nonces {
+    state: HashMap<String, (Nonce, Instant)>,
+    order: VecDeque<(Instant, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nonce {
+    Reserved,
+    Spent,
+}
+
+/// How long a nonce is remembered: longer than any state lives.
+const KEEP: Duration = Duration::from_secs(MAX_LIFETIME.as_secs() + 60);
+
+/// Most nonces remembered at once; past it, states are refused until older ones are forgotten
+/// (fail closed: a flood of approvals cannot make the server forget which it has seen).
+pub(crate) const MAX_NONCES: usize = 65_536;
+
+impl Nonces {
+    fn forget_old(&mut self, now: Instant) {
+        while let Some((until, _)) = self.order.front() {
+            if *until > now {
+                break;
+            }
+            let Some((until, nonce)) = self.order.pop_front() else { break };
+            if self.state.get(&nonce).is_some_and(|(_, u)| *u == until) {
+                self.state.remove(&nonce);
+            }
+        }
+    }
+}
+
+/// A state's approval, held by the call it was opened for: [`Reservation::spend`] when the call
+/// is admitted to run; dropped unspent (the call refused later — rate limit, workspace lock,
+/// overload — or denied), the state may be used again until it expires.
+#[derive(Debug)]
+pub(crate) struct Reservation<'a> {
+    states: &'a RequestStates,
+    nonce: String,
+    spent: bool,
+}
+
+impl Reservation<'_> {
+    /// The call runs: the state is used up.
+    pub(crate) fn spend(mut self) {
+        let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((state, _)) = nonces.state.get_mut(&self.nonce) {
+            *state = Nonce::Spent;
+        }
+        self.spent = true;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.spent {
+            return;
+        }
+        let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
+        if nonces.state.get(&self.nonce).is_some_and(|(state, _)| *state == Nonce::Reserved) {
+            nonces.state.remove(&self.nonce);
+        }
+    }
 }
 
 impl Default for RequestStates {
@@ -174,7 +256,7 @@ impl Default for RequestStates {
 
 impl RequestStates {
     pub(crate) fn new(key: RequestStateKey, previous: Option<RequestStateKey>) -> Self {
-        Self { key, previous, used: Mutex::new(HashMap::new()) }
+        Self { key, previous, nonces: Mutex::new(Nonces::default()) }
     }
 
     /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]).
@@ -194,13 +276,12 @@ impl RequestStates {
         format!("{PREFIX}{}.{}", hex(&payload), hex(&tag))
     }
 
-    /// Verifies `token` for `binding` and, when it is good, records its nonce (so it is
-    /// accepted once).
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<(), Refusal> {
+    /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call (a
+    /// second use while reserved, or after it was spent, is a replay).
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, Refusal> {
         let payload = self.verified(token).ok_or(Refusal::Forged)?;
         let payload: Payload = serde_json::from_slice(&payload).map_err(|_| Refusal::Forged)?;
-        let now = now_ms();
-        if now >= payload.e {
+        if now_ms() >= payload.e {
             return Err(Refusal::Expired);
         }
         if payload.t != binding.tool {
@@ -215,12 +296,19 @@ impl RequestStates {
         if payload.c != binding.principal {
             return Err(Refusal::Mismatch("client identity"));
         }
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        used.retain(|_, expiry| *expiry > now);
-        if used.insert(payload.n, payload.e).is_some() {
+        let now = Instant::now();
+        let mut nonces = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
+        nonces.forget_old(now);
+        if nonces.state.contains_key(&payload.n) {
             return Err(Refusal::Replayed);
         }
-        Ok(())
+        if nonces.state.len() >= MAX_NONCES {
+            return Err(Refusal::Busy);
+        }
+        let until = now + KEEP;
+        nonces.state.insert(payload.n.clone(), (Nonce::Reserved, until));
+        nonces.order.push_back((until, payload.n.clone()));
+        Ok(Reservation { states: self, nonce: payload.n, spent: false })
     }
 
     /// The payload of a well-formed token whose tag verifies under the key or the previous one.
@@ -298,11 +386,23 @@ mod tests {
         let states = RequestStates::default();
         let token = states.seal(&binding(), Duration::from_secs(60));
         let other = Binding { digest: "sha256:bb".into(), ..binding() };
-        assert_eq!(states.open(&token, &other), Err(Refusal::Mismatch("arguments")));
+        assert_eq!(states.open(&token, &other).err(), Some(Refusal::Mismatch("arguments")));
         let other = Binding { tool: "u".into(), ..binding() };
-        assert_eq!(states.open(&token, &other), Err(Refusal::Mismatch("tool")));
-        assert_eq!(states.open(&token, &binding()), Ok(()));
-        assert_eq!(states.open(&token, &binding()), Err(Refusal::Replayed));
+        assert_eq!(states.open(&token, &other).err(), Some(Refusal::Mismatch("tool")));
+        let reservation = states.open(&token, &binding()).expect("good");
+        // In use: a concurrent second retry is a replay.
+        assert_eq!(states.open(&token, &binding()).err(), Some(Refusal::Replayed));
+        // Released (the call was refused later): good again; spent (it ran): never again.
+        drop(reservation);
+        states.open(&token, &binding()).expect("released").spend();
+        assert_eq!(states.open(&token, &binding()).err(), Some(Refusal::Replayed));
+    }
+
+    #[test]
+    fn key_text_is_hex_only() {
+        assert!(RequestStateKey::parse(&"é".repeat(32)).is_err());
+        assert!(RequestStateKey::parse(&"+f".repeat(32)).is_err());
+        assert!(RequestStateKey::parse(&"AB".repeat(32)).is_ok());
     }
 
     #[test]
@@ -314,15 +414,15 @@ mod tests {
             let mut bytes = token.clone().into_bytes();
             bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
             let altered = String::from_utf8(bytes).expect("ascii");
-            assert_eq!(states.open(&altered, &binding()), Err(Refusal::Forged));
+            assert_eq!(states.open(&altered, &binding()).err(), Some(Refusal::Forged));
         }
         for junk in ["", "ta1.", "ta1..", "ta1.zz.zz", "xx1.00.00", &"a".repeat(10_000)] {
-            assert_eq!(states.open(junk, &binding()), Err(Refusal::Forged));
+            assert_eq!(states.open(junk, &binding()).err(), Some(Refusal::Forged));
         }
         let elsewhere = RequestStates::default();
-        assert_eq!(elsewhere.open(&token, &binding()), Err(Refusal::Forged));
+        assert_eq!(elsewhere.open(&token, &binding()).err(), Some(Refusal::Forged));
         let expired = states.seal(&binding(), Duration::ZERO);
-        assert_eq!(states.open(&expired, &binding()), Err(Refusal::Expired));
+        assert_eq!(states.open(&expired, &binding()).err(), Some(Refusal::Expired));
     }
 
     #[test]
@@ -332,10 +432,10 @@ mod tests {
         let before = RequestStates::new(old.clone(), None);
         let token = before.seal(&binding(), Duration::from_secs(60));
         let replica = RequestStates::new(new.clone(), Some(old));
-        assert_eq!(replica.open(&token, &binding()), Ok(()));
+        assert!(replica.open(&token, &binding()).is_ok());
         let after = RequestStates::new(new, None);
         let token = before.seal(&binding(), Duration::from_secs(60));
-        assert_eq!(after.open(&token, &binding()), Err(Refusal::Forged));
+        assert_eq!(after.open(&token, &binding()).err(), Some(Refusal::Forged));
     }
 
     #[test]

@@ -50,7 +50,7 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
-use crate::policy::request_state::{Binding, digest_of};
+use crate::policy::request_state::{Binding, Refusal, Reservation, digest_of};
 use crate::policy::{CallFacts, Decision, Question};
 use crate::task::CatchUnwindExt as _;
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
@@ -157,6 +157,8 @@ async fn checked_call(
             retry_after,
         }
     };
+    // Modern era: the `requestState` whose answer approved this call, spent only if it runs.
+    let mut approval = None;
     let decision = match policy.decide_now(&facts) {
         Ok(decision) => decision,
         Err(question) => {
@@ -166,7 +168,10 @@ async fn checked_call(
             match caller.filter(|c| c.version.is_modern()) {
                 None => policy.ask(&facts, Some(&shared.peer), question).await,
                 Some(caller) => match round_trip(shared, &facts, caller, &question, &paths, answers)? {
-                    RoundTrip::Answered(decision) => decision,
+                    RoundTrip::Answered(decision, held) => {
+                        approval = Some(held);
+                        decision
+                    }
                     RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
                     RoundTrip::Terminal => policy.ask(&facts, None, question).await,
                 },
@@ -232,6 +237,9 @@ async fn checked_call(
             details: "nothing was done; add a grant or raise its `uses`".into(),
         });
     }
+    if let Some(approval) = approval.take() {
+        approval.spend();
+    }
 
     // 7. Run: wait for a turn, then the handler under its timeout, panics caught.
     let _turn = shared.turn(name).await?;
@@ -276,9 +284,10 @@ async fn checked_call(
 pub(crate) const APPROVAL_INPUT: &str = "approval";
 
 /// Where a modern-era approval stands.
-enum RoundTrip {
-    /// The retry carried a good `requestState` and the user's answer: this is the decision.
-    Answered(Decision),
+enum RoundTrip<'a> {
+    /// The retry carried a good `requestState` and the user's answer: this is the decision, and
+    /// the state, reserved for this call (spent if it runs, released if it is refused).
+    Answered(Decision, Reservation<'a>),
     /// Ask the user through the client: an `input_required` result.
     Ask(InputRequiredResult),
     /// The client cannot show a form, but the server has a terminal: ask there.
@@ -297,14 +306,14 @@ enum RoundTrip {
 /// A client that declares no elicitation capability is never sent a form: the question goes to
 /// the server's terminal when it has one, else the call is refused with `-32021` naming
 /// `elicitation`.
-fn round_trip(
-    shared: &Shared,
+fn round_trip<'a>(
+    shared: &'a Shared,
     facts: &CallFacts<'_>,
     caller: &SessionInfo,
     question: &Question,
     paths: &[PathArg],
-    (responses, state): (Option<JsonObject>, Option<String>),
-) -> Result<RoundTrip, Error> {
+    (responses, state): (Option<Value>, Option<Value>),
+) -> Result<RoundTrip<'a>, Error> {
     let policy = &shared.policy;
     let name = facts.tool.name();
     let binding = Binding {
@@ -314,17 +323,29 @@ fn round_trip(
         principal: String::new(),
     };
     if let Some(state) = state {
-        if let Err(refusal) = policy.request_states().open(&state, &binding) {
-            audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
-            return Err(Error::InvalidParams {
-                reason: ParamsProblem::InvalidRequestState,
-                details: format!("the `requestState` of this call to `{name}` was refused: {refusal}"),
-            });
-        }
-        if let Some(answer) = responses.and_then(|mut r| r.remove(APPROVAL_INPUT)) {
+        let opened = match &state {
+            Value::String(state) => policy.request_states().open(state, &binding),
+            _ => Err(Refusal::Forged),
+        };
+        let held = match opened {
+            Ok(held) => held,
+            Err(refusal) => {
+                audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
+                return Err(Error::InvalidParams {
+                    reason: ParamsProblem::InvalidRequestState,
+                    details: format!("the `requestState` of this call to `{name}` was refused: {refusal}"),
+                });
+            }
+        };
+        let answer = match responses {
+            Some(Value::Object(mut responses)) => responses.remove(APPROVAL_INPUT),
+            _ => None,
+        };
+        if let Some(answer) = answer {
             let answer = crate::policy::ask::interpret(answer);
-            return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer)));
+            return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer), held));
         }
+        // A good state without an answer: asked again (a fresh state), this one released.
     }
     if !caller.capabilities.supports_elicitation() {
         if crate::policy::ask::terminal_available() {

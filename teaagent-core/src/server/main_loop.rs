@@ -14,6 +14,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::early::{Announcement, EarlyRead};
 use super::framing::Frame;
 use super::peer::{Out, Peer, SessionInfo};
 use super::reply::{Batch, Reply};
@@ -54,7 +55,13 @@ pub(crate) struct Shared {
     /// Cancelled when the input ends: open `subscriptions/listen` streams end then (gracefully,
     /// with their result) instead of holding the drain for its grace period.
     pub(crate) input_closed: CancellationToken,
+    /// Open `subscriptions/listen` streams ([`MAX_LISTENERS`]).
+    pub(crate) listeners: AtomicUsize,
 }
+
+/// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
+/// until cancelled).
+pub(crate) const MAX_LISTENERS: usize = 16;
 
 struct InFlight {
     cancel: CancellationToken,
@@ -67,6 +74,7 @@ pub(crate) async fn run(
     input: Input,
     output: Output,
     shutdown: CancellationToken,
+    early: Option<EarlyRead>,
 ) -> io::Result<()> {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     // A failed write means the client is gone: that stops the loop like EOF.
@@ -81,6 +89,16 @@ pub(crate) async fn run(
     // only once the attempt is over, so tools find the lock as settled as before.
     let mut lock_pending = shared.lock.clone();
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
+    if let Some(read) = early {
+        if let Some(info) = read.session {
+            tracing::info!(client = %info.client.name, %info.version, "initialize (answered early)");
+            shared.peer.initialize(info);
+            if let Some(lock) = lock_pending.take() {
+                settle_lock(lock).await;
+            }
+        }
+        reader.preload(&read.bytes, read.eof);
+    }
     loop {
         tokio::select! {
             // Stop first: once asked to stop, no new line is started.
@@ -159,6 +177,7 @@ impl Shared {
             tracker: TaskTracker::new(),
             stopping: CancellationToken::new(),
             input_closed: CancellationToken::new(),
+            listeners: AtomicUsize::new(0),
         }
     }
 
@@ -253,12 +272,9 @@ impl Shared {
         let shared = Arc::clone(self);
         let log_level = caller.as_ref().and_then(|c| c.log_level);
         let task = self.tracker.spawn(async move {
-            let route = router::dispatch(&shared, &id, &method, params, cancel, caller);
             // Modern era: `notifications/message` only for a request that asked, at its level.
-            let line = match log_level {
-                Some(level) => crate::logging::for_request(level, route).await,
-                None => route.await,
-            };
+            let route = router::dispatch(&shared, &id, &method, params, cancel, caller);
+            let line = crate::logging::for_request(log_level, route).await;
             // Gone from the map means cancelled while running: no response.
             if shared.in_flight().remove(id.key()).is_some() {
                 reply.send(line);
@@ -294,6 +310,10 @@ impl Shared {
         }
         if !self.peer.choose_modern() {
             return Err(Error::InvalidRequest { reason: InvalidRequest::LegacyEra });
+        }
+        // The methods 2026-07-28 removed are unknown whatever their `_meta` says.
+        if REMOVED_IN_MODERN.contains(&method) {
+            return Err(Error::MethodNotFound { method: method.to_owned() });
         }
         let meta = meta.unwrap_or_default();
         let invalid = |details: String| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details };
@@ -342,46 +362,34 @@ impl Shared {
     }
 
     fn initialize(&self, id: &RequestId, params: Option<&str>) -> Vec<u8> {
-        let params: InitializeParams = match router::parse_params(params) {
-            Ok(p) => p,
-            Err(e) => return error_line(Some(id), &e.to_error_object()),
-        };
-        let version = ProtocolVersion::negotiate(&params.protocol_version);
-        let info = SessionInfo {
-            version,
-            capabilities: params.capabilities,
-            client: params.client_info,
-            log_level: None,
-        };
-        tracing::info!(client = %info.client.name, requested = %params.protocol_version, %version, "initialize");
         if self.peer.is_modern() {
             let error = Error::InvalidRequest { reason: InvalidRequest::ModernEra };
             return error_line(Some(id), &error.to_error_object());
         }
+        let (line, info) = match initialize_answer(id, params, &self.announcement()) {
+            Ok(answer) => answer,
+            Err(line) => return line,
+        };
+        tracing::info!(client = %info.client.name, %info.version, "initialize");
         if !self.peer.initialize(info) {
             let error = Error::InvalidRequest { reason: InvalidRequest::AlreadyInitialized };
             return error_line(Some(id), &error.to_error_object());
         }
-        let result = InitializeResult {
-            protocol_version: version,
-            capabilities: self.capabilities(),
+        line
+    }
+
+    /// What this server announces at `initialize`.
+    pub(crate) fn announcement(&self) -> Announcement {
+        Announcement {
             server_info: self.info.clone(),
+            resources: self.resources.is_some(),
             instructions: self.config.instructions.clone(),
-        };
-        result_line(id, &result)
+        }
     }
 
     /// What the server implements, the same in both eras.
     fn capabilities(&self) -> ServerCapabilities {
-        ServerCapabilities {
-            tools: Some(ListCapability::default()),
-            resources: self.resources.as_ref().map(|_| ResourcesCapability::default()),
-            // No prompt provider exists yet: `prompts/list` still answers (empty) for
-            // clients that call it anyway, but the capability is not declared (SPEC §4: each
-            // only when the server has it), so clients do not show an empty prompts menu.
-            prompts: None,
-            logging: Some(Default::default()),
-        }
+        capabilities(self.resources.is_some())
     }
 
     /// `server/discover` (modern era): the versions a request may name, the capabilities, the
@@ -443,6 +451,49 @@ impl Shared {
     fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Methods protocol `2026-07-28` removed: `-32601` in the modern era.
+pub(crate) const REMOVED_IN_MODERN: [&str; 4] =
+    ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// What the server implements, the same in both eras.
+fn capabilities(resources: bool) -> ServerCapabilities {
+    ServerCapabilities {
+        tools: Some(ListCapability::default()),
+        resources: resources.then(ResourcesCapability::default),
+        // No prompt provider exists yet: `prompts/list` still answers (empty) for clients that
+        // call it anyway, but the capability is not declared (SPEC §4: each only when the server
+        // has it), so clients do not show an empty prompts menu.
+        prompts: None,
+        logging: Some(Default::default()),
+    }
+}
+
+/// The answer to an `initialize` request and the session it settles (the version negotiated),
+/// or the error line for params that are not `initialize`'s. Shared by the main loop and the
+/// early answer ([`super::early`]).
+pub(crate) fn initialize_answer(
+    id: &RequestId,
+    params: Option<&str>,
+    announcement: &Announcement,
+) -> Result<(Vec<u8>, SessionInfo), Vec<u8>> {
+    let params: InitializeParams =
+        router::parse_params(params).map_err(|e| error_line(Some(id), &e.to_error_object()))?;
+    let version = ProtocolVersion::negotiate(&params.protocol_version);
+    let result = InitializeResult {
+        protocol_version: version,
+        capabilities: capabilities(announcement.resources),
+        server_info: announcement.server_info.clone(),
+        instructions: announcement.instructions.clone(),
+    };
+    let info = SessionInfo {
+        version,
+        capabilities: params.capabilities,
+        client: params.client_info,
+        log_level: None,
+    };
+    Ok((result_line(id, &result), info))
 }
 
 /// The modern `_meta` of a request's params, if it has one; params that are not an object, or a

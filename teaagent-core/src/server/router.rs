@@ -9,14 +9,14 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{self, CallOutcome};
-use super::main_loop::Shared;
+use super::main_loop::{MAX_LISTENERS, Shared};
 use super::peer::SessionInfo;
 use crate::error::{Error, InvalidRequest, ParamsProblem};
 use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
-use crate::mcp::Implementation;
+use crate::mcp::CallToolResult;
 use crate::mcp::logging::SetLevelParams;
 use crate::mcp::modern::{
-    CacheScope, InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
+    InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
 };
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
@@ -47,7 +47,15 @@ pub(crate) async fn dispatch(
             "ping" => answers.ok(Ok(serde_json::json!({})), Cache::None),
             "server/discover" => answers.ok(Ok(shared.discover()), Cache::Public),
             "subscriptions/listen" if modern => match parse_params::<ListenParams>(params) {
-                Ok(p) => answers.ok(listen(shared, id, p, &cancel).await, Cache::None),
+                // Boxed: a rare, long-lived request should not grow every request's future.
+                Ok(p) => match Box::pin(listen(shared, id, p, &cancel)).await {
+                    // The final result: empty but for the subscription's id in `_meta`.
+                    Ok(meta) if modern => {
+                        answers.modern(&serde_json::json!({}), "complete", Cache::None, meta, 0)
+                    }
+                    Ok(meta) => answers.ok(Ok(serde_json::json!({ "_meta": meta })), Cache::None),
+                    Err(e) => answers.error(e),
+                },
                 Err(e) => answers.error(e),
             },
             "tools/list" => {
@@ -65,11 +73,7 @@ pub(crate) async fn dispatch(
                         answers.error(Error::InvalidRequest { reason: InvalidRequest::LegacyEra })
                     }
                     Ok(p) => match call::call_tool(shared, id, p, cancel, caller.as_deref()).await {
-                        Ok(CallOutcome::Complete(result)) => {
-                            // Room for the content up front: a large result is written once.
-                            let size = result.wire_size_hint();
-                            answers.sized(Ok(result), size, Cache::None)
-                        }
+                        Ok(CallOutcome::Complete(result)) => answers.call_result(result),
                         Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
                         Err(e) => answers.error(e),
                     },
@@ -158,70 +162,79 @@ impl Answers<'_> {
         match result {
             Err(error) => self.error(error),
             Ok(value) if !self.modern => result_line_sized(self.id, &value, size),
-            Ok(value) => {
-                let ttl = match cache {
-                    Cache::None => None,
-                    Cache::Public => Some((PUBLIC_TTL_MS, CacheScope::Public)),
-                    Cache::Private => Some((0, CacheScope::Private)),
-                };
-                let decorated =
-                    Modern { result: &value, result_type: "complete", ttl, server: self.server_info() };
-                result_line_sized(self.id, &decorated, size)
-            }
+            Ok(value) => self.modern(&value, "complete", cache, serde_json::Map::new(), size),
         }
     }
 
+    /// A tool's result: its own `_meta`, if any, goes into the modern result's.
+    fn call_result(&self, mut result: CallToolResult) -> Vec<u8> {
+        // Room for the content up front: a large result is written once.
+        let size = result.wire_size_hint();
+        if !self.modern {
+            return result_line_sized(self.id, &result, size);
+        }
+        let meta = result.meta.take().unwrap_or_default();
+        self.modern(&result, "complete", Cache::None, meta, size)
+    }
+
     fn input_required(&self, question: &InputRequiredResult) -> Vec<u8> {
-        let decorated =
-            Modern { result: question, result_type: "input_required", ttl: None, server: self.server_info() };
-        result_line_sized(self.id, &decorated, 0)
+        self.modern(question, "input_required", Cache::None, serde_json::Map::new(), 0)
+    }
+
+    /// A modern-era result: the method's own members, written straight from the result (a
+    /// pre-serialised listing included), then `resultType`, the cache hints when the result has
+    /// them, and `_meta` with the server's name and version added to `meta` (the `_meta` the
+    /// result carried, taken out of it so the key is written once).
+    fn modern<T: Serialize>(
+        &self,
+        result: &T,
+        result_type: &'static str,
+        cache: Cache,
+        mut meta: serde_json::Map<String, serde_json::Value>,
+        size: usize,
+    ) -> Vec<u8> {
+        let server = serde_json::to_value(self.shared.server_info()).unwrap_or_default();
+        meta.insert(META_SERVER_INFO.to_owned(), server);
+        let mut out = Vec::with_capacity(256 + size);
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.extend_from_slice(self.id.raw().as_bytes());
+        out.extend_from_slice(b",\"result\":");
+        let start = out.len();
+        let written = serde_json::to_writer(&mut out, result);
+        // The result is a JSON object: its members, then ours, before its closing brace.
+        while out.last().is_some_and(u8::is_ascii_whitespace) {
+            out.pop();
+        }
+        if written.is_err() || out.len() <= start || out.pop() != Some(b'}') {
+            return self.error(Error::Internal { details: "a result that is not a JSON object".into() });
+        }
+        while out.last().is_some_and(u8::is_ascii_whitespace) {
+            out.pop();
+        }
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"resultType\":\"");
+        out.extend_from_slice(result_type.as_bytes());
+        out.push(b'"');
+        let hints = match cache {
+            Cache::None => None,
+            Cache::Public => Some((PUBLIC_TTL_MS, "public")),
+            Cache::Private => Some((0, "private")),
+        };
+        if let Some((ttl, scope)) = hints {
+            out.extend_from_slice(format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\"").as_bytes());
+        }
+        out.extend_from_slice(b",\"_meta\":");
+        if serde_json::to_writer(&mut out, &meta).is_err() {
+            return self.error(Error::Internal { details: "result `_meta` cannot be written".into() });
+        }
+        out.extend_from_slice(b"}}\n");
+        out
     }
 
     fn error(&self, error: Error) -> Vec<u8> {
         error_line(Some(self.id), &error.to_error_object_for(self.modern))
-    }
-
-    fn server_info(&self) -> &Implementation {
-        self.shared.server_info()
-    }
-}
-
-/// A modern-era result: the method's own members, then `resultType`, the cache hints when the
-/// result has them, and `_meta` with the server's name and version added to whatever `_meta` the
-/// result carries (a refused call's report, say).
-struct Modern<'a, T> {
-    result: &'a T,
-    result_type: &'static str,
-    ttl: Option<(u64, CacheScope)>,
-    server: &'a Implementation,
-}
-
-impl<T: Serialize> Serialize for Modern<'_, T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error as _, SerializeMap};
-        let value = serde_json::to_value(self.result).map_err(S::Error::custom)?;
-        let serde_json::Value::Object(mut members) = value else {
-            return Err(S::Error::custom("a result is a JSON object"));
-        };
-        let mut meta = match members.remove("_meta") {
-            Some(serde_json::Value::Object(meta)) => meta,
-            _ => serde_json::Map::new(),
-        };
-        meta.insert(
-            META_SERVER_INFO.to_owned(),
-            serde_json::to_value(self.server).map_err(S::Error::custom)?,
-        );
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in &members {
-            map.serialize_entry(key, value)?;
-        }
-        map.serialize_entry("resultType", self.result_type)?;
-        if let Some((ttl, scope)) = self.ttl {
-            map.serialize_entry("ttlMs", &ttl)?;
-            map.serialize_entry("cacheScope", &scope)?;
-        }
-        map.serialize_entry("_meta", &meta)?;
-        map.end()
     }
 }
 
@@ -237,11 +250,24 @@ async fn listen(
     id: &RequestId,
     _params: ListenParams,
     cancel: &CancellationToken,
-) -> Result<serde_json::Value, Error> {
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    /// Counts an open stream until it ends, however it ends (an abort included).
+    struct Open<'a>(&'a std::sync::atomic::AtomicUsize);
+    impl Drop for Open<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+    if shared.listeners.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= MAX_LISTENERS {
+        shared.listeners.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        return Err(Error::InvalidRequest { reason: InvalidRequest::TooManyListeners });
+    }
+    let _open = Open(&shared.listeners);
     // The id exactly as the client wrote it (its JSON type included).
     let id: serde_json::Value =
         serde_json::from_str(id.raw()).map_err(|e| Error::Internal { details: e.to_string() })?;
-    let subscription = serde_json::json!({ META_SUBSCRIPTION_ID: id });
+    let mut subscription = serde_json::Map::new();
+    subscription.insert(META_SUBSCRIPTION_ID.to_owned(), id);
     shared.peer.notify(
         "notifications/subscriptions/acknowledged",
         &serde_json::json!({ "_meta": subscription, "notifications": SubscriptionFilter::default() }),
@@ -250,7 +276,7 @@ async fn listen(
         () = cancel.cancelled() => {}
         () = shared.input_closed.cancelled() => {}
     }
-    Ok(serde_json::json!({ "_meta": subscription }))
+    Ok(subscription)
 }
 
 /// Parses a method's params (absent params parse as `{}`); a mismatch is `-32602`.

@@ -123,7 +123,7 @@ async fn isolated(
     running: Running,
 ) -> Result<CallToolResult, Error> {
     let handle = tokio::runtime::Handle::current();
-    let task = tokio::task::spawn_blocking(move || {
+    let task = tokio::task::spawn_blocking(crate::logging::in_request_scope(move || {
         // Counted by the server's tracker until the thread is done with the tool, not until
         // the call is answered: a call that timed out, or the shutdown's drain that aborted its
         // task, must still wait for it before the workspace lock is released.
@@ -134,7 +134,7 @@ async fn isolated(
                 () = cancel.cancelled() => None,
             }
         })
-    });
+    }));
     match task.await {
         Ok(Some(result)) => result,
         // Cancelled, timed out or stopping: the caller answers (or not) for that.
