@@ -360,6 +360,44 @@ fn replicas_that_share_a_key_accept_each_others_states_and_others_do_not() {
     assert!(ws.path("ws/fleet.txt").exists());
     replica.finish();
 
+    // The key from the user's configuration file works the same; from a workspace's file (a
+    // cloned repository's) it is ignored: such a server accepts none of the fleet's states.
+    let call = create("fleet2.txt", "x");
+    let mut first = serve(&shared);
+    let state = ask(&mut first, &call);
+    first.finish();
+    let (own_home, own_ws) = (Tree::new(), Tree::new());
+    std::fs::write(own_home.base().join("config.toml"), format!("request_state_key = \"{shared}\"\n"))
+        .expect("config");
+    std::fs::create_dir_all(own_ws.path("ws/.teaagent")).expect("mkdir");
+    std::fs::write(own_ws.path("ws/.teaagent/config.toml"), format!("request_state_key = \"{shared}\"\n"))
+        .expect("config");
+    let serve_with = |home: &Tree| {
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--permission-mode", "prompt", "--root"])
+            .arg(ws.root())
+            .env("TEAAGENT_HOME", home.base());
+        RawServer::start(cmd)
+    };
+    let mut by_repository = {
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--permission-mode", "prompt", "--root"])
+            .arg(own_ws.root())
+            .env("TEAAGENT_HOME", home.base());
+        RawServer::start(cmd)
+    };
+    let other_ws_call = create("fleet2.txt", "x");
+    refused_state(
+        &by_repository.request("tools/call", retry(&other_ws_call, &state, "once")),
+        "not issued by this server",
+    );
+    assert!(by_repository.stderr().contains("ignored `request_state_key`"), "{}", by_repository.stderr());
+    by_repository.finish();
+    let mut by_user_file = serve_with(&own_home);
+    let ran = by_user_file.request("tools/call", retry(&call, &state, "once"));
+    assert_eq!(ran["result"]["resultType"], "complete", "{ran}");
+    by_user_file.finish();
+
     // A key that is not 64 hex digits is a configuration error (exit 2), not a weak key.
     let out = Command::new(Bin::Teaagent.path())
         .args(["mcp", "serve", "--root"])

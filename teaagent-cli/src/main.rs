@@ -28,8 +28,9 @@ use teaagent_core::{Announcement, Registry, Server, ServerConfig, Workspace, vis
 use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
 fn main() -> ExitCode {
+    let early = EarlyServe::start();
     let cli = Cli::parse();
-    match run(cli) {
+    match run(cli, early) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("teaagent: {}", one_line(&e));
@@ -46,9 +47,9 @@ fn one_line(e: &anyhow::Error) -> String {
     e.chain().map(|cause| visible::escape(&cause.to_string())).collect::<Vec<_>>().join(": ")
 }
 
-fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+fn run(cli: Cli, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Mcp { command: Mcp::Serve(args) } => serve(args.flags),
+        Command::Mcp { command: Mcp::Serve(args) } => serve(args.flags, early),
         Command::Run(args) => {
             call(&args.tool, args.args.unwrap_or_else(|| serde_json::json!({})), args.json, args.flags)
         }
@@ -116,15 +117,54 @@ fn harden() {
     }
 }
 
-fn serve(flags: CallFlags) -> anyhow::Result<ExitCode> {
+/// `mcp serve`'s first answer, given before the command line is parsed in full (clap builds
+/// its whole command tree first, a tenth of a millisecond): when the arguments are `mcp serve`
+/// and options, the root they name is opened (a handshake answered means the workspace is this
+/// one) and a waiting `initialize` is answered (`teaagent_core::server::early`; `mcp serve`
+/// always serves resources and has no instructions). Anything unusual — help, version, a root
+/// that cannot be opened — is left to the normal path, which reports it.
+struct EarlyServe {
+    root: PathBuf,
+    workspace: Workspace,
+    answer: teaagent_core::EarlyStdio,
+}
+
+impl EarlyServe {
+    fn start() -> Option<Self> {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        if args.len() < 2 || args[0] != "mcp" || args[1] != "serve" {
+            return None;
+        }
+        let mut root = PathBuf::from(".");
+        let mut rest = args[2..].iter();
+        while let Some(arg) = rest.next() {
+            let text = arg.to_str()?;
+            if matches!(text, "-h" | "--help" | "-V" | "--version" | "--") {
+                return None;
+            }
+            if text == "--root" {
+                root = PathBuf::from(rest.next()?);
+            } else if let Some(value) = text.strip_prefix("--root=") {
+                root = PathBuf::from(value);
+            }
+        }
+        let workspace = Workspace::open(&root).ok()?;
+        let answer = Server::answer_initialize_early(Announcement::teaagent(true));
+        Some(Self { root, workspace, answer })
+    }
+}
+
+fn serve(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(&flags.log_level);
     harden();
-    // The root is pinned first (a handshake answered means the workspace is this one), then a
-    // waiting `initialize` is answered before the tools, the configuration and the policy are
-    // made ready (`teaagent_core::server::early`): `mcp serve` always serves resources and has
-    // no instructions.
-    let workspace = workspace(&flags)?;
-    let early = Server::answer_initialize_early(Announcement::teaagent(true));
+    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let (workspace, early) = match early {
+        // The root the full parse names is the one opened early; if the quick look read the
+        // arguments otherwise, the right one is opened now (what was read early is kept).
+        Some(early) if early.root == root => (early.workspace, early.answer),
+        Some(early) => (workspace(&flags)?, early.answer),
+        None => (workspace(&flags)?, Server::answer_initialize_early(Announcement::teaagent(true))),
+    };
     let (server, workspace) = server(&flags, workspace)?;
     if std::io::stdin().is_terminal() {
         eprintln!(

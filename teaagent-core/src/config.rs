@@ -24,8 +24,8 @@
 //! | `TEAAGENT_GRANTS` | grants, **one per line** | `--grant`, `grants` |
 //! | `TEAAGENT_DENY` | deny rules, one per line | `deny` |
 //! | `TEAAGENT_PREAPPROVE` | `sha256:` digests, separated by lines, spaces or commas | `--preapprove` |
-//! | `TEAAGENT_REQUEST_STATE_KEY` | 64 hex digits: the key that seals approval round trips of protocol `2026-07-28` ([`crate::policy::request_state`]); servers that share it accept each other's states | [`Policy::request_state_keys`] |
-//! | `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` | the key before the current one, still accepted while rotating (for ten minutes, a state's longest life) | |
+//! | `TEAAGENT_REQUEST_STATE_KEY` | 64 hex digits: the key that seals approval round trips of protocol `2026-07-28` ([`crate::policy::request_state`]); servers that share it accept each other's states | `request_state_key` (the user's file only: a workspace's file that sets it is ignored with a warning), [`Policy::request_state_keys`] |
+//! | `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` | the key before the current one, still accepted while rotating (for ten minutes, a state's longest life) | `request_state_previous_key` |
 //!
 //! Grants and deny rules are separated by line breaks because a rule may itself contain `;`
 //! (`delete_note;uses=3`), `,` (a glob's `{a,b}`) and spaces (`shell_exec:command=cargo test`),
@@ -180,6 +180,10 @@ pub struct ConfigFile {
     deny: Option<Vec<String>>,
     #[serde(default)]
     tools: BTreeMap<String, ToolConfig>,
+    /// The request-state key (user's file only; module docs).
+    request_state_key: Option<String>,
+    /// The previous request-state key, while rotating (user's file only).
+    request_state_previous_key: Option<String>,
     /// External MCP servers (`[mcp_servers.NAME]`), for the `teaagent` command.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServer>,
@@ -666,7 +670,9 @@ impl Settings {
         settings.grants.extend(chosen.grants);
         settings.denies.extend(chosen.deny);
         settings.preapproved.extend(chosen.preapprove);
-        settings.request_state_keys = chosen.request_state_keys;
+        if chosen.request_state_keys.is_some() {
+            settings.request_state_keys = chosen.request_state_keys;
+        }
         Ok(settings)
     }
 
@@ -764,6 +770,23 @@ impl Settings {
             }
         }
         self.servers = file.mcp_servers;
+        let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {
+            text.as_deref().map(RequestStateKey::parse).transpose().map_err(|why| ConfigError::Invalid {
+                file: path.to_path_buf(),
+                why: format!("`{name}`: {why}"),
+            })
+        };
+        let previous = key(&file.request_state_previous_key, "request_state_previous_key")?;
+        match key(&file.request_state_key, "request_state_key")? {
+            Some(current) => self.request_state_keys = Some((current, previous)),
+            None if previous.is_some() => {
+                return Err(ConfigError::Invalid {
+                    file: path.to_path_buf(),
+                    why: "`request_state_previous_key` is only accepted next to `request_state_key`".into(),
+                });
+            }
+            None => {}
+        }
         Ok(())
     }
 
@@ -776,6 +799,12 @@ impl Settings {
     ) -> Result<(), ConfigError> {
         // Warnings are raw text too: whoever prints them escapes them.
         let shown = path.display();
+        if file.request_state_key.is_some() || file.request_state_previous_key.is_some() {
+            // Whoever sets the key can seal approvals: never a cloned repository.
+            self.warnings.push(format!(
+                "{shown}: ignored `request_state_key`: only your own configuration or TEAAGENT_REQUEST_STATE_KEY may set the key that seals approvals"
+            ));
+        }
         if let Some(mode) = file.permission_mode {
             if mode.permissiveness() <= self.mode.permissiveness() {
                 self.mode = mode;

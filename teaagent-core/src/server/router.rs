@@ -72,11 +72,13 @@ pub(crate) async fn dispatch(
                     Ok(p) if !modern && p.meta.as_ref().is_some_and(|m| m.protocol_version.is_some()) => {
                         answers.error(Error::InvalidRequest { reason: InvalidRequest::LegacyEra })
                     }
-                    Ok(p) => match call::call_tool(shared, id, p, cancel, caller.as_deref()).await {
-                        Ok(CallOutcome::Complete(result)) => answers.call_result(result),
-                        Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
-                        Err(e) => answers.error(e),
-                    },
+                    Ok(p) => {
+                        match Box::pin(call::call_tool(shared, id, p, cancel, caller.as_deref())).await {
+                            Ok(CallOutcome::Complete(result)) => answers.call_result(result),
+                            Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
+                            Err(e) => answers.error(e),
+                        }
+                    }
                     Err(e) => answers.error(e),
                 }
             }
