@@ -72,6 +72,8 @@ pub(crate) async fn dispatch(
                     Ok(p) if !modern && p.meta.as_ref().is_some_and(|m| m.protocol_version.is_some()) => {
                         answers.error(Error::InvalidRequest { reason: InvalidRequest::LegacyEra })
                     }
+                    // Boxed: the call's future is most of a request's, and every request's task
+                    // is moved when it is spawned (unboxed, pipelined calls lost a fifth).
                     Ok(p) => {
                         match Box::pin(call::call_tool(shared, id, p, cancel, caller.as_deref())).await {
                             Ok(CallOutcome::Complete(result)) => answers.call_result(result),
