@@ -8,7 +8,7 @@
 
 use std::process::ExitCode;
 
-use teaagent_core::{Registry, Server, tool};
+use teaagent_core::{Server, tool};
 
 /// Echo the text back unchanged.
 #[tool(read_only, idempotent)]
@@ -19,12 +19,8 @@ async fn echo(
     text
 }
 
+/// Every `#[tool]` of the program, collected once a waiting `initialize` has been answered
+/// (`Server::registered`); invalid tools stop it with exit code 1 and the problems on stderr.
 fn main() -> ExitCode {
-    match Registry::builder().registered().build() {
-        Ok(registry) => Server::new(registry).run_stdio(),
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+    Server::registered().run_stdio()
 }

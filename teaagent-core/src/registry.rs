@@ -270,6 +270,21 @@ impl RegistryBuilder {
     }
 }
 
+impl Registry {
+    /// A registry with no tools.
+    pub(crate) fn empty() -> Self {
+        Registry {
+            inner: Arc::new(Inner {
+                tools: Vec::new(),
+                validators: Vec::new(),
+                by_name: HashMap::new(),
+                listing: Vec::new(),
+                fingerprint: fingerprint(std::iter::empty()),
+            }),
+        }
+    }
+}
+
 /// Whether `name` is a valid tool name: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())

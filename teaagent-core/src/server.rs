@@ -106,7 +106,7 @@ pub trait ResourceProvider: Send + Sync + 'static {
 
 /// An MCP server: a registry, limits, and optionally a workspace, its lock and resources.
 pub struct Server {
-    registry: Registry,
+    registry: Tools,
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
     workspace: Option<Workspace>,
@@ -117,6 +117,37 @@ pub struct Server {
     states: States,
     /// [`Server::prepare`] ran.
     prepared: bool,
+}
+
+/// A server's tools: given to [`Server::new`], or collected from the program's `#[tool]`
+/// functions the first time they are needed ([`Server::registered`]).
+struct Tools {
+    registry: std::sync::OnceLock<Registry>,
+    /// Why collecting them failed (the registry is then empty).
+    error: std::sync::OnceLock<crate::registry::RegistryError>,
+}
+
+impl Tools {
+    fn get(&self) -> &Registry {
+        self.registry.get_or_init(|| match Registry::builder().registered().build() {
+            Ok(registry) => registry,
+            Err(e) => {
+                let _ = self.error.set(e);
+                Registry::empty()
+            }
+        })
+    }
+
+    /// The tools, collected now if they were not yet; `Err` when they are invalid.
+    fn check(&self) -> Result<&Registry, &crate::registry::RegistryError> {
+        let registry = self.get();
+        self.error.get().map_or(Ok(registry), Err)
+    }
+
+    fn into_registry(self) -> Registry {
+        let _ = self.get();
+        self.registry.into_inner().unwrap_or_else(Registry::empty)
+    }
 }
 
 /// Where a server's policy comes from (see the module docs).
@@ -134,6 +165,34 @@ impl Server {
     /// A server for `registry` with the default [`ServerConfig`], announcing itself as
     /// `{"name": "teaagent", "version": <this crate's version>}`.
     pub fn new(registry: Registry) -> Self {
+        Self::with_tools(Tools { registry: registry.into(), error: std::sync::OnceLock::new() })
+    }
+
+    /// A server for every `#[tool]` function of the program (what
+    /// `Registry::builder().registered().build()` collects), collected when the server starts,
+    /// after [`Server::run_stdio`] has answered a waiting `initialize` ([`early`]): the fastest
+    /// start for the common case. Invalid tools stop [`Server::run_stdio`] with exit code 1 and
+    /// the problems on stderr (the serve methods return them as an error); [`Server::registry`]
+    /// collects them at once when called first.
+    ///
+    /// ```no_run
+    /// use teaagent_core::{Server, tool};
+    ///
+    /// /// Echo the text back.
+    /// #[tool(read_only)]
+    /// async fn echo(text: String) -> String {
+    ///     text
+    /// }
+    ///
+    /// fn main() -> std::process::ExitCode {
+    ///     Server::registered().run_stdio()
+    /// }
+    /// ```
+    pub fn registered() -> Self {
+        Self::with_tools(Tools { registry: std::sync::OnceLock::new(), error: std::sync::OnceLock::new() })
+    }
+
+    fn with_tools(registry: Tools) -> Self {
         Self {
             registry,
             config: ServerConfig::default(),
@@ -242,7 +301,7 @@ impl Server {
 
     /// Every state type the tools take, checked against what [`Server::state`] was given.
     pub fn check_state(&self) -> Result<(), MissingState> {
-        self.states.check(&self.registry)
+        self.states.check(self.registry.get())
     }
 
     /// Announces another name and version in `serverInfo` (for servers built on teaagent).
@@ -254,7 +313,7 @@ impl Server {
 
     /// The registry served.
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        self.registry.get()
     }
 
     /// Tells the policy which arguments are commands ([`Policy::know_tools`]) and installs its
@@ -266,8 +325,9 @@ impl Server {
     /// order); every clone of the workspace (tools, resources) shares the filter. A workspace
     /// that already has a filter (installed by its owner) keeps it, with a warning.
     fn hide_denied_paths(&self) {
-        self.policy.know_tools(&self.registry);
-        let (Some(workspace), Some(hidden)) = (&self.workspace, self.policy.hidden_paths(&self.registry))
+        self.policy.know_tools(self.registry.get());
+        let (Some(workspace), Some(hidden)) =
+            (&self.workspace, self.policy.hidden_paths(self.registry.get()))
         else {
             return;
         };
@@ -281,7 +341,7 @@ impl Server {
     /// [`RegistryBuilder::registered`](crate::RegistryBuilder::registered) (or `.tool(...)`)
     /// rather than an intent. A warning, not a refusal: a server may offer only resources.
     fn warn_if_no_tools(&self) {
-        if self.registry.is_empty() {
+        if self.registry.get().is_empty() {
             tracing::warn!(
                 "this server offers no tools: `#[tool]` functions are listed only by \
                  `Registry::builder().registered()`, hand-built ones by `.tool(...)` or `.tools(...)`"
@@ -302,7 +362,7 @@ impl Server {
             return Ok(());
         }
         let sources = Sources { workspace: self.workspace.as_ref(), ..Sources::environment() };
-        let settings = Settings::load(&sources, &self.registry).map_err(config_error)?;
+        let settings = Settings::load(&sources, self.registry.get()).map_err(config_error)?;
         for warning in &settings.warnings {
             tracing::warn!("{}", crate::visible::escape(warning));
         }
@@ -321,10 +381,13 @@ impl Server {
             return Ok(());
         }
         self.prepared = true;
+        if let Err(e) = self.registry.check() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, e.clone()));
+        }
         self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.warn_if_no_tools();
         self.resolve_policy(stdio)?;
-        if let Some(line) = self.policy.approvals_needed(&self.registry) {
+        if let Some(line) = self.policy.approvals_needed(self.registry.get()) {
             tracing::info!("{line}");
         }
         self.hide_denied_paths();
@@ -482,6 +545,10 @@ impl Server {
         // from the environment and the files, the runtime (see `early`).
         let early = early.unwrap_or_else(|| EarlyStdio::start(self.announcement()));
         crate::logging::init("info");
+        if let Err(e) = self.registry.check() {
+            tracing::error!("the program's tools are invalid: {e}");
+            return ExitCode::FAILURE;
+        }
         if let Err(missing) = self.check_state() {
             tracing::error!("{missing}");
             return ExitCode::FAILURE;

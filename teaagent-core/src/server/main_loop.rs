@@ -158,13 +158,14 @@ impl Shared {
             .iter()
             .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
             .collect();
-        let limiter = crate::rate_limit::RateLimiter::new(&server.registry, &overrides);
+        let registry = server.registry.into_registry();
+        let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides);
         Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
             policy: server.policy,
             limiter,
             blockers: super::watch::Blockers::new(server.config.slow_poll),
-            registry: server.registry,
+            registry,
             config: server.config,
             resources: server.resources,
             peer,
