@@ -13,7 +13,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode,
     FormElicitationCapability, Implementation, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion, RequestMetaObject, ServerResult, SubscriptionFilter,
+    ProtocolVersion, RequestMetaObject, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
@@ -29,7 +29,6 @@ const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 enum Event {
-    Progress(ProgressNotificationParam),
     Log(LoggingMessageNotificationParam),
 }
 
@@ -66,10 +65,6 @@ impl ClientHandler for Peer {
             self.asked.lock().unwrap_or_else(|p| p.into_inner()).push(message);
         }
         Ok(self.reply.clone().unwrap_or(ElicitResult::new(ElicitationAction::Decline)))
-    }
-
-    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
-        let _ = self.events.send(Event::Progress(params));
     }
 
     async fn on_logging_message(
@@ -249,78 +244,39 @@ async fn errors_carry_the_codes_of_the_modern_era() {
     timely(client.cancel()).await.expect("shut down");
 }
 
+/// Sends `request`, with `logLevel` in its `_meta` when `level` is given, and waits for its answer.
+async fn send_with_level(client: &Client, request: ClientRequest, level: Option<LoggingLevel>) {
+    let mut options = PeerRequestOptions::default();
+    if let Some(level) = level {
+        let mut meta = RequestMetaObject::new();
+        meta.set_log_level(level);
+        options = options.with_meta(meta);
+    }
+    let sent = timely(client.send_request_with_option(request, options)).await.expect("sent");
+    timely(sent.await_response()).await.expect("answered");
+}
+
+// Progress under the modern handshake is `protocol_client.rs`'s test, which runs in both eras.
 #[tokio::test]
-async fn progress_per_request_logs_and_cancellation() {
+async fn per_request_logs_and_cancellation() {
     let Connected { client, mut events, .. } =
         connect(command(Bin::Fixture, &[], &[]), false, None, None).await;
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-        CallToolRequestParams::new("slow").with_arguments(args(json!({"ms": 300, "steps": 3}))),
-    ));
-    let handle = timely(client.send_cancellable_request(request, PeerRequestOptions::no_options()))
-        .await
-        .expect("sent");
-    let token = handle.progress_token.clone();
-    let result = timely(handle.await_response()).await.expect("a result");
-    assert!(matches!(result, ServerResult::CallToolResult(_)), "{result:?}");
-    let mut progress = Vec::new();
-    while progress.len() < 3 {
-        match timely(events.recv()).await {
-            Some(Event::Progress(p)) => progress.push(p),
-            Some(Event::Log(l)) => panic!("a log no request asked for: {l:?}"),
-            None => break,
-        }
-    }
-    assert!(progress.iter().all(|p| p.progress_token == token));
-    assert_eq!(progress.iter().map(|p| p.progress).collect::<Vec<_>>(), vec![1.0, 2.0, 3.0]);
-
-    // Without `logLevel` in `_meta`, a request gets no `notifications/message`...
     let log = |message: &str| {
         ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new("log")
                 .with_arguments(args(json!({"level": "warn", "message": message}))),
         ))
     };
-    timely(
-        timely(client.send_request_with_option(log("unasked"), PeerRequestOptions::default()))
-            .await
-            .expect("sent")
-            .await_response(),
-    )
-    .await
-    .expect("log");
-    // ...with it, the request's events at or above that level.
-    let mut meta = RequestMetaObject::new();
-    meta.set_log_level(LoggingLevel::Warning);
-    timely(
-        timely(client.send_request_with_option(log("asked"), PeerRequestOptions::default().with_meta(meta)))
-            .await
-            .expect("sent")
-            .await_response(),
-    )
-    .await
-    .expect("log");
-    let mut meta = RequestMetaObject::new();
-    meta.set_log_level(LoggingLevel::Error);
-    timely(
-        timely(
-            client.send_request_with_option(
-                log("below the level"),
-                PeerRequestOptions::default().with_meta(meta),
-            ),
-        )
-        .await
-        .expect("sent")
-        .await_response(),
-    )
-    .await
-    .expect("log");
+    // Without `logLevel` in `_meta`, a request gets no `notifications/message`; with it, the
+    // request's events at or above that level.
+    send_with_level(&client, log("unasked"), None).await;
+    send_with_level(&client, log("asked"), Some(LoggingLevel::Warning)).await;
+    send_with_level(&client, log("below the level"), Some(LoggingLevel::Error)).await;
     // Let late notifications arrive, then look at everything that came.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let mut logs = Vec::new();
-    while let Ok(event) = events.try_recv() {
-        if let Event::Log(l) = event {
-            logs.push(l);
-        }
+    while let Ok(Event::Log(l)) = events.try_recv() {
+        logs.push(l);
     }
     assert_eq!(logs.len(), 1, "{logs:?}");
     assert_eq!(logs[0].level, LoggingLevel::Warning);

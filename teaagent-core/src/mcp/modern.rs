@@ -55,7 +55,7 @@ fn lenient<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
     Ok(serde_json::from_value(value).ok())
 }
 
-/// How long a client may keep a result, and who may share the copy.
+/// Who may share a cached copy of a result (`cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {
@@ -63,6 +63,16 @@ pub enum CacheScope {
     Public,
     /// For this client only (workspace contents).
     Private,
+}
+
+impl CacheScope {
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
 }
 
 /// `server/discover` result (the cache hints and `_meta` are added with every modern result).

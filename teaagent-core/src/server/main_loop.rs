@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
     pub(crate) blockers: super::watch::Blockers,
     info: Implementation,
+    /// `info` as JSON, for modern results.
+    info_value: serde_json::Value,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
     run_permits: Semaphore,
@@ -171,6 +173,7 @@ impl Shared {
             peer,
             workspace: server.workspace,
             lock: server.lock,
+            info_value: serde_json::to_value(&server.info).unwrap_or_default(),
             info: server.info,
             states: server.states,
             in_flight: Mutex::new(HashMap::new()),
@@ -405,9 +408,10 @@ impl Shared {
         }
     }
 
-    /// `{"name": "teaagent", "version": …}` (or the author's).
-    pub(crate) fn server_info(&self) -> &Implementation {
-        &self.info
+    /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result
+    /// carries in `_meta` (made once).
+    pub(crate) fn server_info_value(&self) -> &serde_json::Value {
+        &self.info_value
     }
 
     /// Waits for a turn to run; refuses when too many are already waiting.

@@ -16,7 +16,7 @@ use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
 use crate::mcp::CallToolResult;
 use crate::mcp::logging::SetLevelParams;
 use crate::mcp::modern::{
-    InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
+    CacheScope, InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
 };
 use crate::mcp::prompts::ListPromptsResult;
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
@@ -40,10 +40,7 @@ pub(crate) async fn dispatch(
         let raw = params;
         let params = raw.as_ref().map(RawParams::get);
         match method {
-            // Gone in `2026-07-28`: no session to keep alive, no session-wide log level.
-            "ping" | "logging/setLevel" if modern => {
-                answers.error(Error::MethodNotFound { method: method.to_owned() })
-            }
+            // (The methods 2026-07-28 removed never get here in that era: `Shared::caller`.)
             "ping" => answers.ok(Ok(serde_json::json!({})), Cache::None),
             "server/discover" => answers.ok(Ok(shared.discover()), Cache::Public),
             "subscriptions/listen" if modern => match parse_params::<ListenParams>(params) {
@@ -197,8 +194,7 @@ impl Answers<'_> {
         mut meta: serde_json::Map<String, serde_json::Value>,
         size: usize,
     ) -> Vec<u8> {
-        let server = serde_json::to_value(self.shared.server_info()).unwrap_or_default();
-        meta.insert(META_SERVER_INFO.to_owned(), server);
+        meta.insert(META_SERVER_INFO.to_owned(), self.shared.server_info_value().clone());
         let mut out = Vec::with_capacity(256 + size);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(self.id.raw().as_bytes());
@@ -223,11 +219,13 @@ impl Answers<'_> {
         out.push(b'"');
         let hints = match cache {
             Cache::None => None,
-            Cache::Public => Some((PUBLIC_TTL_MS, "public")),
-            Cache::Private => Some((0, "private")),
+            Cache::Public => Some((PUBLIC_TTL_MS, CacheScope::Public)),
+            Cache::Private => Some((0, CacheScope::Private)),
         };
         if let Some((ttl, scope)) = hints {
-            out.extend_from_slice(format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\"").as_bytes());
+            out.extend_from_slice(
+                format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{}\"", scope.as_str()).as_bytes(),
+            );
         }
         out.extend_from_slice(b",\"_meta\":");
         if serde_json::to_writer(&mut out, &meta).is_err() {
