@@ -249,16 +249,12 @@ fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
 #[test]
 fn trust_allow_inspect_change_and_deny() {
     let (tree, home) = (Tree::new(), Tree::new());
+    // A real MCP server (`allow` starts it once to pin its tools), in a file the test may change.
     let exe = home.base().join("my-server");
-    std::fs::write(&exe, "#!/bin/sh\necho v1\n").expect("script");
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&exe).expect("meta").permissions(),
-        0o755,
-    );
-    Command::new("chmod").arg("755").arg(&exe).status().expect("chmod");
+    std::fs::copy(Bin::Rogue.path(), &exe).expect("copy the test server");
     home.write(
         "config.toml",
-        &format!("[mcp_servers.my-server]\ncommand = \"{}\"\nargs = [\"--stdio\"]\nenv = {{ API_URL = \"http://localhost:8080\" }}\n", exe.display()),
+        &format!("[mcp_servers.my-server]\ncommand = \"{}\"\nargs = [\"--noise\"]\nenv = {{ API_URL = \"http://localhost:8080\" }}\n", exe.display()),
     );
     let cwd = tree.root();
     let undecided = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "list"]));
@@ -271,7 +267,9 @@ fn trust_allow_inspect_change_and_deny() {
         "values stay out: {inspect}"
     );
     assert!(inspect.contains("allowed, and the fingerprint matches"), "{inspect}");
-    std::fs::write(&exe, "#!/bin/sh\necho v2 evil\n").expect("change the executable");
+    let mut evil = std::fs::read(&exe).expect("exe");
+    evil.extend_from_slice(b"v2 evil");
+    std::fs::write(&exe, evil).expect("change the executable");
     let changed = stdout(&teaagent(&home, &cwd, &["mcp", "trust", "inspect", "my-server"]));
     assert!(changed.contains("CHANGED") && changed.contains("executable sha256"), "{changed}");
     assert!(stdout(&teaagent(&home, &cwd, &["mcp", "trust", "list"])).contains("CHANGED"));

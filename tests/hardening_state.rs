@@ -610,19 +610,22 @@ fn links_inside_the_home_are_never_written_through() {
         let target = outside.path().join(format!("{name}.target"));
         std::fs::write(&target, "").expect("target");
         std::os::unix::fs::symlink(&target, home.path().join(name)).expect("link");
-        std::fs::write(home.path().join("config.toml"), "[mcp_servers.s]\ncommand = \"/bin/true\"\n")
-            .expect("config");
+        std::fs::write(home.path().join("config.toml"), rogue_config("s")).expect("config");
         let out = teaagent_in(home.path(), &root, &["mcp", "trust", "allow", "s"]);
         assert_eq!(std::fs::read_to_string(&target).expect("target"), "", "{name}: {}", stderr(&out));
     }
+}
+
+/// A configuration that declares `name` as the tests' MCP server (`allow` starts it once).
+fn rogue_config(name: &str) -> String {
+    format!("[mcp_servers.{name}]\ncommand = {:?}\n", Bin::Rogue.path().display().to_string())
 }
 
 #[test]
 fn a_trust_store_others_may_write_is_not_trusted() {
     let tree = Tree::new();
     let home = new_home();
-    std::fs::write(home.path().join("config.toml"), "[mcp_servers.s]\ncommand = \"/bin/true\"\n")
-        .expect("config");
+    std::fs::write(home.path().join("config.toml"), rogue_config("s")).expect("config");
     let allow = teaagent_in(home.path(), &tree.root(), &["mcp", "trust", "allow", "s"]);
     assert!(allow.status.success(), "{}", stderr(&allow));
     let store = home.path().join("trust.json");
@@ -692,7 +695,10 @@ fn trust_list_and_inspect_escape_every_value() {
     // Every line of the output is one field: no value broke a line.
     assert!(inspect.lines().all(|l| l.contains(':')), "{inspect}");
 
-    // A decision, then a changed argument: the differences are escaped too.
+    // A decision (on a command that starts: `allow` reads its tools), then a changed argument:
+    // the differences are escaped too.
+    let config = config.replace(r"/bin/tr\u200bue\u001b[2K\nfake", &Bin::Rogue.path().display().to_string());
+    std::fs::write(home.path().join("config.toml"), &config).expect("config");
     let allow = teaagent_in(home.path(), &tree.root(), &["mcp", "trust", "allow", name]);
     assert!(allow.status.success(), "{}", stderr(&allow));
     for c in RAW {

@@ -11,6 +11,7 @@
 
 mod cli;
 mod config;
+mod external;
 mod trust;
 
 use std::io::IsTerminal;
@@ -19,6 +20,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{CommandFactory, Parser};
+use teaagent_core::gateway::{Gateway, SEPARATOR};
 use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
@@ -81,15 +83,26 @@ fn workspace(flags: &CallFlags) -> anyhow::Result<Workspace> {
     Ok(Workspace::open(&root)?)
 }
 
-/// Everything `mcp serve` and `run` share: the configuration, the policy, on `workspace`.
-fn server(flags: &CallFlags, workspace: Workspace) -> anyhow::Result<(Server, Workspace)> {
+/// Everything `mcp serve` and `run` share: the configuration, the policy, the gateway, on
+/// `workspace`.
+fn server(
+    flags: &CallFlags,
+    workspace: Workspace,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<(Server, Workspace, Gateway)> {
     for id in &flags.approve_call_id {
         eprintln!(
             "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
         );
     }
-    let registry = registry()?;
-    let settings = config::load(flags, &workspace, &registry)?;
+    let (registry, gateway) = external::registry_with_gateway(flags, wanted)?;
+    let settings = match config::load(flags, &workspace, &registry) {
+        Ok(settings) => settings,
+        Err(e) => {
+            gateway.shutdown();
+            return Err(e.into());
+        }
+    };
     for warning in &settings.warnings {
         eprintln!("teaagent: warning: {}", visible::escape(warning));
     }
@@ -105,8 +118,9 @@ fn server(flags: &CallFlags, workspace: Workspace) -> anyhow::Result<(Server, Wo
         .policy(policy)
         .workspace(workspace.clone())
         .resources(WorkspaceResources::new(workspace.clone()))
-        .lock(locks, root);
-    Ok((server, workspace))
+        .lock(locks, root)
+        .availability(gateway.clone());
+    Ok((server, workspace, gateway))
 }
 
 /// Children of this process (shell_exec) must not reach its stdin or stdout through
@@ -149,9 +163,16 @@ impl EarlyServe {
             }
         }
         let workspace = Workspace::open(&root).ok()?;
-        let answer = Server::answer_initialize_early(Announcement::teaagent(true));
+        let answer = Server::answer_initialize_early(serve_announcement());
         Some(Self { root, workspace, answer })
     }
+}
+
+/// What `mcp serve` announces: resources, and `tools.listChanged` (its gateway may withhold the
+/// tools of an external server while it runs; known before the configuration is read, so said
+/// whether or not servers are configured — a capability to send, never a promise that it will).
+fn serve_announcement() -> Announcement {
+    Announcement { tools_list_changed: true, ..Announcement::teaagent(true) }
 }
 
 fn serve(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
@@ -163,9 +184,9 @@ fn serve(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode
         // arguments otherwise, the right one is opened now (what was read early is kept).
         Some(early) if early.root == root => (early.workspace, early.answer),
         Some(early) => (workspace(&flags)?, early.answer),
-        None => (workspace(&flags)?, Server::answer_initialize_early(Announcement::teaagent(true))),
+        None => (workspace(&flags)?, Server::answer_initialize_early(serve_announcement())),
     };
-    let (server, workspace) = server(&flags, workspace)?;
+    let (server, workspace, gateway) = server(&flags, workspace, |_| true)?;
     if std::io::stdin().is_terminal() {
         eprintln!(
             "teaagent {} — an MCP server for {}\n\
@@ -178,16 +199,22 @@ fn serve(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode
         );
     }
     tracing::info!(root = %workspace.root().display(), "workspace");
-    Ok(server.run_stdio_after(early))
+    let code = server.run_stdio_after(early);
+    gateway.shutdown();
+    Ok(code)
 }
 
 fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(if flags.log_level == "info" { "warn" } else { &flags.log_level });
     harden();
-    let (server, _) = server(&flags, workspace(&flags)?)?;
+    // Only the external server the tool belongs to is started.
+    let (server, _, gateway) = server(&flags, workspace(&flags)?, |name| {
+        tool.strip_prefix(name).is_some_and(|t| t.starts_with(SEPARATOR))
+    })?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(server.call_once(tool, args));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    gateway.shutdown();
     match outcome {
         Ok(result) => {
             if json {
@@ -229,32 +256,74 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
 }
 
 fn tools(json: bool) -> anyhow::Result<ExitCode> {
-    let registry = registry()?;
+    let external::Listing { tools: external, refused, states } = external::listing()?;
+    let registry = Registry::builder()
+        .tools(teaagent_core::tools::builtin())
+        .tools(external)
+        .build()
+        .context("the tools are invalid")?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&registry.listing())?);
+        let listing: Vec<serde_json::Value> = registry
+            .listing()
+            .into_iter()
+            .map(|mut entry| {
+                let name = entry["name"].as_str().unwrap_or_default().to_owned();
+                if let Some((server, state)) = external::server_of(&name, &states) {
+                    entry["_meta"] =
+                        serde_json::json!({"io.teaagent/server": server, "io.teaagent/state": state});
+                }
+                entry
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 4]> = registry
-        .iter()
-        .map(|t| {
-            let b = t.behavior();
-            let flags: Vec<&str> = [
-                (b.read_only, "read-only"),
-                (b.destructive, "destructive"),
-                (b.idempotent, "idempotent"),
-                (b.stateful, "stateful"),
-                (b.open_world, "open-world"),
-            ]
-            .into_iter()
-            .filter_map(|(on, name)| on.then_some(name))
-            .collect();
-            let limit = t
-                .rate_limit()
-                .map_or("-".to_owned(), |l| format!("{} per {}s", l.max_calls, l.window.as_secs_f64()));
-            [t.name().to_owned(), t.tier().to_string(), flags.join(", "), limit]
-        })
+    let annotations = |t: &teaagent_core::ToolDef| {
+        let b = t.behavior();
+        let flags: Vec<&str> = [
+            (b.read_only, "read-only"),
+            (b.destructive, "destructive"),
+            (b.idempotent, "idempotent"),
+            (b.stateful, "stateful"),
+            (b.open_world, "open-world"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
         .collect();
+        flags.join(", ")
+    };
+    let limit = |t: &teaagent_core::ToolDef| {
+        t.rate_limit().map_or("-".to_owned(), |l| format!("{} per {}s", l.max_calls, l.window.as_secs_f64()))
+    };
+    let mut rows: Vec<[String; 4]> = Vec::new();
+    let mut external_rows: Vec<[String; 5]> = Vec::new();
+    for t in registry.iter() {
+        match external::server_of(t.name(), &states) {
+            None => rows.push([t.name().to_owned(), t.tier().to_string(), annotations(t), limit(t)]),
+            Some((server, state)) => external_rows.push([
+                t.name().to_owned(),
+                visible::shown(server),
+                t.tier().to_string(),
+                limit(t),
+                state.to_owned(),
+            ]),
+        }
+    }
+    for [server, state] in refused {
+        external_rows.push([
+            format!("{}{SEPARATOR}*", visible::shown(&server)),
+            visible::shown(&server),
+            "-".into(),
+            "-".into(),
+            visible::escape(&state),
+        ]);
+    }
     print_table(&["TOOL", "TIER", "ANNOTATIONS", "RATE LIMIT"], &rows);
+    if !external_rows.is_empty() {
+        println!();
+        println!("external tools (not read-only, open-world; destructive from tier high):");
+        print_table(&["TOOL", "SERVER", "TIER", "RATE LIMIT", "STATE"], &external_rows);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -323,16 +392,28 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
         }
         Trust::Allow { name } => {
             let server = declared(&name)?;
-            trust::decide(&name, &server, trust::Decision::Allow)?;
+            // Started once to read what the model will read; nothing is recorded if that fails.
+            let now = trust::fingerprint(&server);
+            let tools = trust::probe(&trust::launch(&name, &server, &now)?)?;
             println!(
-                "allowed `{}` as configured now ({})",
+                "`{}` offers {} tool{}; this is what the model will read (as {}__TOOL):\n",
                 visible::shown(&name),
-                visible::shown(&server.command)
+                tools.tools().len(),
+                if tools.tools().len() == 1 { "" } else { "s" },
+                visible::shown(&name)
+            );
+            print!("{}", tools.describe());
+            trust::decide(&name, &server, trust::Decision::Allow, Some(&tools))?;
+            println!(
+                "\nallowed `{}` as configured now ({}), with these tools pinned (sha256 {}): if they change, teaagent withholds them until you allow it again",
+                visible::shown(&name),
+                visible::shown(&server.command),
+                tools.sha256()
             );
         }
         Trust::Deny { name } => {
             let server = declared(&name)?;
-            trust::decide(&name, &server, trust::Decision::Deny)?;
+            trust::decide(&name, &server, trust::Decision::Deny, None)?;
             println!("denied `{}`: teaagent will never start it", visible::shown(&name));
         }
         Trust::Inspect { name } => {

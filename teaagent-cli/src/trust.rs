@@ -10,6 +10,13 @@
 //! server counts as not decided) with a warning on stderr, until `chmod 600` fixes it or a new
 //! decision replaces it (written with user-only permissions, keeping none of its records).
 //!
+//! **Pinned tool lists** (rug-pull protection, [`teaagent_core::gateway`]): `allow` starts the
+//! server once, shows its tools in full (what the model will read), and pins them with the
+//! decision: the record holds the list's SHA-256, and the list itself is kept next to the store
+//! as `trust-tools-<sha256>.json` (content-addressed: a file whose content does not hash to its
+//! name is refused, so the pin cannot be edited behind the record). `mcp serve` offers the
+//! pinned descriptions and schemas, and withholds a server whose live list differs.
+//!
 //! Everything shown (`list`, `inspect`) comes from configuration files and the store, so every
 //! value is escaped visibly ([`shown`]): a control sequence, a bidirectional override
 //! or a zero-width character in a name, command or argument is shown, never interpreted, and
@@ -23,6 +30,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use teaagent_core::home::{Home, MAX_CONFIG_BYTES};
 use teaagent_core::visible::shown;
+
+use teaagent_core::gateway::{GatewayOptions, Launch, ToolList};
 
 use crate::config::McpServer;
 
@@ -52,6 +61,91 @@ pub(crate) struct Record {
     decision: Decision,
     fingerprint: Fingerprint,
     decided_at: String,
+    /// The SHA-256 of the tool list pinned at `allow` (none for a denial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tools_sha256: Option<String>,
+}
+
+/// The most a pinned tool list may take (a large server's schemas, far from this).
+const MAX_PIN_BYTES: u64 = 64 * 1024 * 1024;
+
+fn pin_file(sha256: &str) -> String {
+    format!("trust-tools-{sha256}.json")
+}
+
+/// Whether a server may start, and with which pinned tools.
+pub(crate) enum Verdict {
+    /// Allowed, unchanged, with this pinned list.
+    Start(ToolList),
+    /// Not started, and why.
+    Refuse(String),
+}
+
+/// What the record says about starting the server as configured now.
+pub(crate) fn verdict(record: Option<&Record>, now: &Fingerprint) -> Verdict {
+    let Some(record) = record else {
+        return Verdict::Refuse("not decided (allow it with `teaagent mcp trust allow`)".into());
+    };
+    if record.decision == Decision::Deny {
+        return Verdict::Refuse("denied".into());
+    }
+    if record.fingerprint != *now {
+        let what: Vec<&str> =
+            differences(&record.fingerprint, now).into_iter().map(|(what, _, _)| what).collect();
+        return Verdict::Refuse(format!(
+            "changed since it was allowed ({}; `teaagent mcp trust inspect` shows how)",
+            what.join(", ")
+        ));
+    }
+    let Some(sha) = &record.tools_sha256 else {
+        return Verdict::Refuse(
+            "allowed before tool lists were pinned: allow it again to pin the tools it offers".into(),
+        );
+    };
+    match read_pin(sha) {
+        Ok(list) => Verdict::Start(list),
+        Err(why) => Verdict::Refuse(format!("{why}: allow it again")),
+    }
+}
+
+/// The pinned list whose hash is `sha256`, checked against it.
+fn read_pin(sha256: &str) -> Result<ToolList, String> {
+    let home = home().map_err(|e| format!("{e:#}"))?;
+    if !sha256.bytes().all(|b| b.is_ascii_hexdigit()) || sha256.len() != 64 {
+        return Err("its pinned tool list is damaged".into());
+    }
+    let bytes = match home.read(&pin_file(sha256), MAX_PIN_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err("its pinned tool list is missing".into()),
+        Err(e) => return Err(format!("its pinned tool list cannot be read ({e})")),
+    };
+    let tools: Vec<serde_json::Value> =
+        serde_json::from_slice(&bytes).map_err(|_| "its pinned tool list is damaged".to_owned())?;
+    let list = ToolList::new(tools);
+    if list.sha256() != sha256 {
+        return Err("its pinned tool list does not match the record".into());
+    }
+    Ok(list)
+}
+
+/// How to start the server as configured now (the executable its fingerprint resolved).
+pub(crate) fn launch(name: &str, server: &McpServer, now: &Fingerprint) -> anyhow::Result<Launch> {
+    let Some(program) = now.executable.clone() else {
+        anyhow::bail!("the command `{}` of `{}` is not found", shown(&server.command), shown(name));
+    };
+    Ok(Launch {
+        name: name.to_owned(),
+        program,
+        args: server.args.clone(),
+        env: server.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+    })
+}
+
+/// Reads a server's tool list once (starting and stopping it).
+pub(crate) fn probe(launch: &Launch) -> anyhow::Result<ToolList> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let list = runtime.block_on(teaagent_core::gateway::probe(launch, GatewayOptions::default()));
+    list.map_err(|why| anyhow::anyhow!("cannot read the tools of `{}`: {why}", shown(&launch.name)))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -133,15 +227,27 @@ fn read(home: &Home) -> anyhow::Result<TrustFile> {
     }
 }
 
-/// Records a decision for `name` as configured now.
-pub(crate) fn decide(name: &str, server: &McpServer, decision: Decision) -> anyhow::Result<Record> {
+/// Records a decision for `name` as configured now (an `allow` with the tool list it pins).
+pub(crate) fn decide(
+    name: &str,
+    server: &McpServer,
+    decision: Decision,
+    tools: Option<&ToolList>,
+) -> anyhow::Result<Record> {
     let home = home()?;
     let path = home.file(FILE_NAME);
     let record = Record {
         decision,
         fingerprint: fingerprint(server),
         decided_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        tools_sha256: tools.map(|t| t.sha256().to_owned()),
     };
+    if let Some(list) = tools {
+        let mut body = serde_json::to_vec_pretty(list.tools())?;
+        body.push(b'\n');
+        home.write_atomic(&pin_file(list.sha256()), &body)
+            .with_context(|| format!("cannot write {}", home.file(&pin_file(list.sha256())).display()))?;
+    }
     home.locked(LOCK_NAME, || {
         let mut file = read(&home).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
         file.version = 1;
@@ -166,6 +272,9 @@ pub(crate) fn status(record: Option<&Record>, now: &Fingerprint) -> &'static str
         Some(r) if r.decision == Decision::Deny => "denied: teaagent will never start it",
         Some(r) if r.fingerprint != *now => {
             "CHANGED since it was allowed: teaagent will not start it until allowed again"
+        }
+        Some(r) if r.tools_sha256.is_none() => {
+            "allowed before tool lists were pinned: teaagent will not start it until allowed again"
         }
         Some(_) => "allowed, and the fingerprint matches: teaagent may start it",
     }
@@ -215,7 +324,32 @@ pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) 
         }
     }
     out.push_str(&format!("status:      {}\n", status(record, &now)));
+    match record.and_then(|r| r.tools_sha256.as_ref()) {
+        Some(sha) => out.push_str(&format!("tools:       pinned, sha256 {sha}\n")),
+        None => out.push_str("tools:       none pinned\n"),
+    }
+    // The live list is read only from a server that may start (allowed and unchanged).
+    if let Verdict::Start(pinned) = verdict(record, &now) {
+        match launch(name, server, &now).and_then(|l| probe(&l)) {
+            Ok(live) if live.sha256() == pinned.sha256() => {
+                out.push_str(&format!("live tools:  {} tools, the same as pinned\n", live.tools().len()))
+            }
+            Ok(live) => {
+                out.push_str(
+                    "live tools:  CHANGED since it was allowed: teaagent withholds its tools until allowed again\n",
+                );
+                for line in pinned.differences(&live) {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+            Err(e) => out.push_str(&format!("live tools:  not read: {}\n", visible_error(&e))),
+        }
+    }
     out
+}
+
+fn visible_error(e: &anyhow::Error) -> String {
+    e.chain().map(|c| teaagent_core::visible::escape(&c.to_string())).collect::<Vec<_>>().join(": ")
 }
 
 fn differences(then: &Fingerprint, now: &Fingerprint) -> Vec<(&'static str, String, String)> {

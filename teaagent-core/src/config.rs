@@ -73,6 +73,7 @@
 //! | `permission_mode` | one of the five modes |
 //! | `grants`, `deny` | rules as `--grant` takes them ([`crate::policy::grant`]) |
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings (used by the `teaagent` command only) |
+//! | `mcp_servers.NAME.tier`, `tiers.TOOL` | `low`, `medium`, `high` (default) or `critical`: the tier of the server's tools (the user's file only) |
 //!
 //! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
 //! be no limit at all, and 30 days, 1 day and a million calls are far beyond any real use while
@@ -147,7 +148,7 @@ use crate::policy::grant::{Grant, GrantError};
 use crate::policy::request_state::RequestStateKey;
 use crate::policy::{PermissionMode, Policy};
 use crate::server::{ServerConfig, ToolOverride};
-use crate::tool::RateLimit;
+use crate::tool::{RateLimit, Tier};
 use crate::visible;
 use crate::workspace::PathError;
 use crate::{Registry, Workspace};
@@ -212,9 +213,46 @@ pub struct McpServer {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Its environment.
+    /// Its environment: all of it (nothing else of teaagent's environment reaches it).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The tier of its tools in the permission policy: `low`, `medium`, `high` (the default:
+    /// an external server's own annotations are never trusted) or `critical`.
+    #[serde(default)]
+    pub tier: Option<String>,
+    /// Tiers of single tools, by the server's own tool names (over `tier`).
+    #[serde(default)]
+    pub tiers: BTreeMap<String, String>,
+}
+
+impl McpServer {
+    /// The tier of its tools (`tier`; `high` when none is set or it is not valid).
+    pub fn tier(&self) -> Tier {
+        self.tier.as_deref().and_then(Tier::parse).unwrap_or(Tier::High)
+    }
+
+    /// The tier of its tool `tool` (`tiers.TOOL`, else [`McpServer::tier`]).
+    pub fn tier_of(&self, tool: &str) -> Tier {
+        self.tiers.get(tool).and_then(|t| Tier::parse(t)).unwrap_or_else(|| self.tier())
+    }
+
+    fn check(&self, name: &str, file: &Path) -> Result<(), ConfigError> {
+        let bad = |key: String, value: &str| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            why: format!("`{key}` = {value:?}: expected one of \"low\", \"medium\", \"high\", \"critical\""),
+        };
+        if let Some(t) = &self.tier
+            && Tier::parse(t).is_none()
+        {
+            return Err(bad(format!("mcp_servers.{name}.tier"), t));
+        }
+        for (tool, t) in &self.tiers {
+            if Tier::parse(t).is_none() {
+                return Err(bad(format!("mcp_servers.{name}.tiers.{tool}"), t));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The allowed range of a numeric configuration value.
@@ -768,6 +806,9 @@ impl Settings {
             if let Some(o) = self.tool_override(name, tool, path, registry, strict)? {
                 self.overrides.insert(name.clone(), o);
             }
+        }
+        for (name, server) in &file.mcp_servers {
+            server.check(name, path)?;
         }
         self.servers = file.mcp_servers;
         let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {

@@ -349,6 +349,13 @@ reasons! {
         Internal => "internal", "failed inside the framework";
         /// Too many calls were already waiting for a turn.
         Overloaded => "overloaded", "was refused because the server is overloaded";
+        /// Its external server (the gateway's) exited during the call; it is being restarted.
+        ExternalExited => "external_server_exited", "failed because its external server exited during the call";
+        /// Its external server is not running (starting, restarting, or failed to start).
+        ExternalUnavailable => "external_server_unavailable", "is unavailable because its external server is not running";
+        /// Its external server's tools are withheld (its tool list changed since the user
+        /// allowed it, or it is no longer trusted) until the user allows it again.
+        Withheld => "withheld", "is withheld until the user allows its external server again";
     }
 }
 

@@ -16,6 +16,9 @@
 //!
 //! ## Cargo features
 //!
+//! - **`gateway`** (off by default): [`gateway`](mod@gateway) — external MCP servers started as
+//!   child processes, their tools served under this server's policy (what `teaagent mcp serve`
+//!   does with the servers the user allowed). Only tokio's `process` feature, no new crate.
 //! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
 //!   (`teaagent_core::tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
 //!   files served as resources (`workspace::{walk, uri, resources}`). They bring ripgrep's
@@ -61,6 +64,8 @@ extern crate self as teaagent_core;
 pub mod __private;
 pub mod config;
 pub mod error;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 pub mod home;
 pub mod jsonrpc;
 pub mod logging;
@@ -81,7 +86,9 @@ pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
-pub use server::{Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, ToolOverride};
+pub use server::{
+    Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, ToolAvailability, ToolOverride,
+};
 pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,

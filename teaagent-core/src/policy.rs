@@ -415,6 +415,23 @@ impl Policy {
         Some(format!("tools that {verb} in {mode} mode: {}; {how}", list.join(", ")))
     }
 
+    /// Whether every call of `tool` would be refused, whatever its arguments: a live deny rule
+    /// covers the tool as a whole, or the mode needs an approval that nothing configured can
+    /// give (not `prompt`, no live grant naming the tool, no preapproved digest at all — a
+    /// digest does not say which tool it is for). Such tools are left out of what the model
+    /// sees where the server chooses so (the gateway's external tools); they are still refused
+    /// at `tools/call`.
+    pub fn always_refuses(&self, tool: &ToolDef) -> bool {
+        let now = SystemTime::now();
+        if self.denies.iter().any(|d| d.is_live(now) && d.covers_tool(tool.name())) {
+            return true;
+        }
+        self.mode.requirement(tool).is_some()
+            && self.mode != PermissionMode::Prompt
+            && self.preapproved.is_empty()
+            && !self.grants.iter().any(|g| g.is_live(now) && g.names_tool(tool.name()))
+    }
+
     /// The mode.
     pub fn mode(&self) -> PermissionMode {
         self.mode

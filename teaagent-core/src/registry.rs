@@ -142,6 +142,17 @@ impl Registry {
 
     /// One page of `tools/list` as JSON text: `{"tools":[...],"nextCursor":...}`.
     pub fn list_page(&self, cursor: Option<&str>, page_size: usize) -> Result<Box<RawValue>, Error> {
+        self.list_page_where(cursor, page_size, |_| true)
+    }
+
+    /// One page of `tools/list` of the tools `shown` keeps. A cursor is a position in the whole
+    /// registry, so pages stay consistent when what is shown changes between them.
+    pub fn list_page_where(
+        &self,
+        cursor: Option<&str>,
+        page_size: usize,
+        shown: impl Fn(&ToolDef) -> bool,
+    ) -> Result<Box<RawValue>, Error> {
         let total = self.inner.listing.len();
         let start = match cursor {
             None => 0,
@@ -158,20 +169,29 @@ impl Registry {
                 }
             }
         };
-        let end = start.saturating_add(page_size.max(1)).min(total);
-        let mut out = String::with_capacity(64 + 512 * (end - start));
+        let mut out = String::with_capacity(64 + 512 * page_size.min(total - start.min(total)));
         out.push_str("{\"tools\":[");
-        for (i, raw) in self.inner.listing[start..end].iter().enumerate() {
-            if i > 0 {
+        let mut listed = 0;
+        let mut next = None;
+        for i in start..total {
+            if !shown(&self.inner.tools[i]) {
+                continue;
+            }
+            if listed == page_size.max(1) {
+                next = Some(i);
+                break;
+            }
+            if listed > 0 {
                 out.push(',');
             }
-            out.push_str(raw.get());
+            out.push_str(self.inner.listing[i].get());
+            listed += 1;
         }
         out.push(']');
-        if end < total {
+        if let Some(position) = next {
             let next = Cursor {
                 list: "tools".into(),
-                position: end.to_string(),
+                position: position.to_string(),
                 fingerprint: self.inner.fingerprint,
             };
             out.push_str(",\"nextCursor\":\"");

@@ -117,6 +117,27 @@ pub struct Server {
     states: States,
     /// [`Server::prepare`] ran.
     prepared: bool,
+    availability: Option<Arc<dyn ToolAvailability>>,
+}
+
+/// Tools of a registry whose availability changes while the server runs: the gateway's
+/// external tools (`teaagent_core::gateway`, feature `gateway`). A withheld tool is left out of
+/// `tools/list` and refused at `tools/call` (`-32000`, `reason: "withheld"`); an external tool
+/// that the policy would refuse whatever the call ([`Policy::always_refuses`]) is left out of
+/// `tools/list` too (and still refused at `tools/call`). When the set may have changed, the
+/// client is told `notifications/tools/list_changed` (the capability says `listChanged: true`).
+pub trait ToolAvailability: Send + Sync + 'static {
+    /// Whether anything may change at all (a gateway without servers: no). When not, the
+    /// server lists its tools as one without this (cacheable, nothing filtered).
+    fn may_change(&self) -> bool {
+        true
+    }
+    /// Whether `tool` is one of these tools.
+    fn is_external(&self, tool: &str) -> bool;
+    /// Why `tool` is withheld now, if it is.
+    fn withheld(&self, tool: &str) -> Option<String>;
+    /// Changes whenever the set of available tools may have changed.
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
 }
 
 /// A server's tools: given to [`Server::new`], or collected from the program's `#[tool]`
@@ -204,6 +225,7 @@ impl Server {
             info: early::default_server_info(),
             states: States::default(),
             prepared: false,
+            availability: None,
         }
     }
 
@@ -302,6 +324,13 @@ impl Server {
     /// Every state type the tools take, checked against what [`Server::state`] was given.
     pub fn check_state(&self) -> Result<(), MissingState> {
         self.states.check(self.registry.get())
+    }
+
+    /// Serves tools whose availability changes while the server runs (see [`ToolAvailability`];
+    /// the `teaagent` command gives its gateway). Their definitions must be in the registry.
+    pub fn availability(mut self, availability: impl ToolAvailability) -> Self {
+        self.availability = Some(Arc::new(availability));
+        self
     }
 
     /// Announces another name and version in `serverInfo` (for servers built on teaagent).
@@ -425,6 +454,7 @@ impl Server {
             server_info: self.info.clone(),
             resources: self.resources.is_some(),
             instructions: self.config.instructions.clone(),
+            tools_list_changed: self.availability.is_some(),
         }
     }
 

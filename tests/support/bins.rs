@@ -22,6 +22,8 @@ pub enum Bin {
     Fixture,
     /// A server written the way a tool author writes one, with their mistakes.
     Author,
+    /// A hand-written external MCP server that misbehaves, for the gateway.
+    Rogue,
 }
 
 impl Bin {
@@ -32,6 +34,7 @@ impl Bin {
             Bin::Baseline => "baseline",
             Bin::Fixture => "fixture",
             Bin::Author => "author",
+            Bin::Rogue => "rogue",
         }
     }
 

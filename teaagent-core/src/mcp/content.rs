@@ -1,6 +1,6 @@
 //! Tool results and their content blocks.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The result of `tools/call`.
@@ -83,7 +83,7 @@ impl CallToolResult {
 }
 
 /// One content block.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Content {
@@ -125,7 +125,7 @@ impl Content {
 }
 
 /// A link to a resource.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceLink {
     /// The resource URI.
@@ -141,7 +141,7 @@ pub struct ResourceLink {
 }
 
 /// The contents of an embedded resource: `text` or base64 `blob`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmbeddedResource {
     /// The resource URI.

@@ -93,7 +93,8 @@ pub struct ServerCapabilities {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListCapability {
-    /// Always `false`: the lists are fixed for the life of the server.
+    /// Whether the server sends `notifications/…/list_changed` (only when some of its tools
+    /// may be withheld while it runs: the gateway's).
     pub list_changed: bool,
 }
 

@@ -96,6 +96,13 @@ async fn checked_call(
     let answers = (params.input_responses.take(), params.request_state.take());
     // 1. Unknown tool.
     let tool = shared.registry.get(&params.name).cloned().ok_or(Error::UnknownTool { tool: params.name })?;
+    if let Some(why) = shared.availability.as_ref().and_then(|a| a.withheld(tool.name())) {
+        return Err(Error::ToolFailed {
+            tool: tool.name().to_owned(),
+            reason: crate::error::Failure::Withheld,
+            details: why,
+        });
+    }
     let name = tool.name();
 
     // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every

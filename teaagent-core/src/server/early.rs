@@ -41,13 +41,16 @@ pub struct Announcement {
     pub resources: bool,
     /// `instructions`.
     pub instructions: Option<String>,
+    /// Whether `tools.listChanged` is declared: the server has tools that may be withheld while
+    /// it runs ([`crate::Server::availability`], the gateway of `teaagent mcp serve`).
+    pub tools_list_changed: bool,
 }
 
 impl Announcement {
     /// What [`crate::Server::new`] announces: `{"name": "teaagent", "version": <this crate's
     /// version>}`, no instructions; `resources` as the server will have them.
     pub fn teaagent(resources: bool) -> Self {
-        Self { server_info: default_server_info(), resources, instructions: None }
+        Self { server_info: default_server_info(), resources, instructions: None, tools_list_changed: false }
     }
 }
 

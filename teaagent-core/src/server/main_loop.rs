@@ -59,6 +59,8 @@ pub(crate) struct Shared {
     pub(crate) input_closed: CancellationToken,
     /// Open `subscriptions/listen` streams ([`MAX_LISTENERS`]).
     pub(crate) listeners: AtomicUsize,
+    /// Tools whose availability changes while the server runs ([`Server::availability`]).
+    pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
 }
 
 /// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
@@ -85,6 +87,9 @@ pub(crate) async fn run(
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
     tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
+    if let Some(availability) = &shared.availability {
+        tokio::spawn(pass_on_list_changes(shared.clone(), availability.changes()));
+    }
     // The workspace lock is settled after the first line, not before it: taking it is file I/O
     // with two fsyncs (about 0.9 ms here, most of `teaagent mcp serve`'s cold start), and the
     // first line is `initialize`, answered inline without the lock. Every later line is handled
@@ -135,6 +140,19 @@ pub(crate) async fn run(
     Ok(())
 }
 
+/// Tells a legacy-era client `notifications/tools/list_changed` whenever the available tools
+/// may have changed (modern-era clients hear it on their `subscriptions/listen` stream).
+async fn pass_on_list_changes(shared: Arc<Shared>, mut changes: tokio::sync::watch::Receiver<u64>) {
+    while changes.changed().await.is_ok() {
+        if shared.input_closed.is_cancelled() {
+            return;
+        }
+        if !shared.peer.is_modern() && shared.peer.session().is_some() {
+            shared.peer.notify("notifications/tools/list_changed", &serde_json::json!({}));
+        }
+    }
+}
+
 /// Takes the workspace lock (or learns who holds it) on the blocking pool, and logs the outcome.
 async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>) {
     // The answer the first line queued goes out first: the writer runs before the thread is made.
@@ -182,6 +200,7 @@ impl Shared {
             stopping: CancellationToken::new(),
             input_closed: CancellationToken::new(),
             listeners: AtomicUsize::new(0),
+            availability: server.availability,
         }
     }
 
@@ -388,12 +407,13 @@ impl Shared {
             server_info: self.info.clone(),
             resources: self.resources.is_some(),
             instructions: self.config.instructions.clone(),
+            tools_list_changed: self.availability.is_some(),
         }
     }
 
     /// What the server implements, the same in both eras.
     fn capabilities(&self) -> ServerCapabilities {
-        capabilities(self.resources.is_some())
+        capabilities(self.resources.is_some(), self.availability.is_some())
     }
 
     /// `server/discover` (modern era): the versions a request may name, the capabilities, the
@@ -463,9 +483,9 @@ pub(crate) const REMOVED_IN_MODERN: [&str; 4] =
     ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 /// What the server implements, the same in both eras.
-fn capabilities(resources: bool) -> ServerCapabilities {
+fn capabilities(resources: bool, tools_list_changed: bool) -> ServerCapabilities {
     ServerCapabilities {
-        tools: Some(ListCapability::default()),
+        tools: Some(ListCapability { list_changed: tools_list_changed }),
         resources: resources.then(ResourcesCapability::default),
         // No prompt provider exists yet: `prompts/list` still answers (empty) for clients that
         // call it anyway, but the capability is not declared (SPEC §4: each only when the server
@@ -488,7 +508,7 @@ pub(crate) fn initialize_answer(
     let version = ProtocolVersion::negotiate(&params.protocol_version);
     let result = InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(announcement.resources),
+        capabilities: capabilities(announcement.resources, announcement.tools_list_changed),
         server_info: announcement.server_info.clone(),
         instructions: announcement.instructions.clone(),
     };

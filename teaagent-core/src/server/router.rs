@@ -56,10 +56,24 @@ pub(crate) async fn dispatch(
                 Err(e) => answers.error(e),
             },
             "tools/list" => {
-                let page = parse_params::<PaginatedParams>(params).and_then(|p| {
-                    shared.registry.list_page(p.cursor.as_deref(), shared.config.tools_page_size)
-                });
-                answers.ok(page, Cache::Public)
+                let size = shared.config.tools_page_size;
+                match shared.availability.as_ref().filter(|a| a.may_change()) {
+                    None => {
+                        let page = parse_params::<PaginatedParams>(params)
+                            .and_then(|p| shared.registry.list_page(p.cursor.as_deref(), size));
+                        answers.ok(page, Cache::Public)
+                    }
+                    // Tools that come and go: only what is offered now, and not for caching.
+                    Some(a) => {
+                        let shown = |t: &crate::tool::ToolDef| {
+                            !a.is_external(t.name())
+                                || (a.withheld(t.name()).is_none() && !shared.policy.always_refuses(t))
+                        };
+                        let page = parse_params::<PaginatedParams>(params)
+                            .and_then(|p| shared.registry.list_page_where(p.cursor.as_deref(), size, shown));
+                        answers.ok(page, Cache::Private)
+                    }
+                }
             }
             "tools/call" => {
                 let parsed = parse_params::<CallToolParams>(params);
@@ -244,13 +258,16 @@ impl Answers<'_> {
 /// stream open until the client cancels it (`notifications/cancelled`: no response, as for any
 /// cancelled request) or the input ends (then the stream's final result).
 ///
-/// This server's lists never change while it runs (its capabilities say `listChanged: false`)
-/// and it has no resource subscriptions, so the acknowledged set is empty: nothing is promised
-/// that would never come, and nothing the client did not ask for is ever sent.
+/// Only a server with tools that come and go ([`crate::server::ToolAvailability`]: the gateway's)
+/// sends `notifications/tools/list_changed`; it is acknowledged when asked for, and sent on this
+/// stream (with the subscription's id in `_meta`) whenever the set may have changed. Nothing else
+/// ever changes while the server runs, and it has no resource subscriptions, so nothing else is
+/// acknowledged: nothing is promised that would never come, and nothing the client did not ask
+/// for is ever sent.
 async fn listen(
     shared: &Shared,
     id: &RequestId,
-    _params: ListenParams,
+    params: ListenParams,
     cancel: &CancellationToken,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     /// Counts an open stream until it ends, however it ends (an abort included).
@@ -270,13 +287,28 @@ async fn listen(
         serde_json::from_str(id.raw()).map_err(|e| Error::Internal { details: e.to_string() })?;
     let mut subscription = serde_json::Map::new();
     subscription.insert(META_SUBSCRIPTION_ID.to_owned(), id);
+    let mut changes =
+        shared.availability.as_ref().filter(|_| params.notifications.tools_list_changed).map(|a| a.changes());
+    let acknowledged =
+        SubscriptionFilter { tools_list_changed: changes.is_some(), ..SubscriptionFilter::default() };
     shared.peer.notify(
         "notifications/subscriptions/acknowledged",
-        &serde_json::json!({ "_meta": subscription, "notifications": SubscriptionFilter::default() }),
+        &serde_json::json!({ "_meta": subscription, "notifications": acknowledged }),
     );
-    tokio::select! {
-        () = cancel.cancelled() => {}
-        () = shared.input_closed.cancelled() => {}
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = shared.input_closed.cancelled() => break,
+            Ok(()) = async {
+                match changes.as_mut() {
+                    Some(rx) => rx.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => shared.peer.notify(
+                "notifications/tools/list_changed",
+                &serde_json::json!({ "_meta": subscription }),
+            ),
+        }
     }
     Ok(subscription)
 }

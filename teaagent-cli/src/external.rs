@@ -1,0 +1,164 @@
+//! The external MCP servers of the user's configuration (SPEC §11) as the command uses them:
+//! which may start (the trust store's verdict: allowed, unchanged, with a pinned tool list),
+//! the gateway that runs them for `mcp serve` and `run`, and their tools as `mcp tools` lists
+//! them. The gateway itself is [`teaagent_core::gateway`].
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+use teaagent_core::gateway::{External, Gateway, GatewayOptions, SEPARATOR};
+use teaagent_core::{Registry, ToolDef, visible};
+
+use crate::cli::CallFlags;
+use crate::{config, one_line, registry, trust};
+
+/// What `mcp tools` shows of the external servers.
+#[derive(Default)]
+pub(crate) struct Listing {
+    /// The tools of servers that may start, from their pins.
+    pub(crate) tools: Vec<ToolDef>,
+    /// Servers that may not start: `[name, why]`.
+    pub(crate) refused: Vec<[String; 2]>,
+    /// Each server that may start, with its state (its live tools compared with the pin).
+    pub(crate) states: HashMap<String, String>,
+}
+
+/// The external servers of the user's configuration that may start (allowed, unchanged, with
+/// a pinned tool list; `wanted` picks among them), ready for the gateway. Each one that may not
+/// start is said on stderr, with why; none of those is ever started.
+fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result<Vec<External>> {
+    let user = config::UserFile::locate(flags.config.as_deref())?;
+    let Some(file) = user.read()? else { return Ok(Vec::new()) };
+    if file.mcp_servers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let records = trust::records()?;
+    let mut out = Vec::new();
+    for (name, server) in file.mcp_servers {
+        if !wanted(&name) {
+            continue;
+        }
+        let now = trust::fingerprint(&server);
+        let pinned = match trust::verdict(records.get(&name), &now) {
+            trust::Verdict::Start(pinned) => pinned,
+            trust::Verdict::Refuse(why) => {
+                eprintln!(
+                    "teaagent: not starting external server `{}`: {}",
+                    visible::shown(&name),
+                    visible::escape(&why)
+                );
+                continue;
+            }
+        };
+        let launch = match trust::launch(&name, &server, &now) {
+            Ok(launch) => launch,
+            Err(e) => {
+                eprintln!(
+                    "teaagent: not starting external server `{}`: {}",
+                    visible::shown(&name),
+                    one_line(&e)
+                );
+                continue;
+            }
+        };
+        let tiers = pinned
+            .tools()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .map(|t| (t.to_owned(), server.tier_of(t)))
+            .collect();
+        let record = records.get(&name).cloned();
+        let checked = server.clone();
+        let still_trusted = move || match trust::verdict(record.as_ref(), &trust::fingerprint(&checked)) {
+            trust::Verdict::Start(_) => Ok(()),
+            trust::Verdict::Refuse(why) => Err(why),
+        };
+        out.push(External {
+            launch,
+            pinned,
+            tier: server.tier(),
+            tiers,
+            still_trusted: Some(std::sync::Arc::new(still_trusted)),
+        });
+    }
+    Ok(out)
+}
+
+/// The shipped tools and the gateway's (started in the background): `wanted` picks the external
+/// servers by name.
+pub(crate) fn registry_with_gateway(
+    flags: &CallFlags,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<(Registry, Gateway)> {
+    let builtin = registry()?;
+    let servers = externals(flags, wanted)?;
+    if servers.is_empty() {
+        return Ok((builtin, Gateway::none()));
+    }
+    let started = Gateway::start(servers, &|name| builtin.get(name).is_some(), GatewayOptions::default())
+        .context("cannot start the gateway")?;
+    for problem in &started.problems {
+        eprintln!("teaagent: warning: {}", visible::escape(problem));
+    }
+    let registry = Registry::builder()
+        .tools(teaagent_core::tools::builtin())
+        .tools(started.tools)
+        .build()
+        .context("the tools are invalid")?;
+    Ok((registry, started.gateway))
+}
+
+/// Each declared external server's tools as they would be offered, with their state: a server
+/// that may start is started once to compare its live tools with the pinned ones.
+pub(crate) fn listing() -> anyhow::Result<Listing> {
+    let user = config::UserFile::locate(None)?;
+    let servers = user.read()?.map(|c| c.mcp_servers).unwrap_or_default();
+    if servers.is_empty() {
+        return Ok(Listing::default());
+    }
+    let records = trust::records()?;
+    let mut externals = Vec::new();
+    let mut refused = Vec::new();
+    let mut states = HashMap::new();
+    for (name, server) in servers {
+        let now = trust::fingerprint(&server);
+        match trust::verdict(records.get(&name), &now) {
+            trust::Verdict::Refuse(why) => refused.push([name, format!("not started: {why}")]),
+            trust::Verdict::Start(pinned) => {
+                let state = match trust::launch(&name, &server, &now).and_then(|l| trust::probe(&l)) {
+                    Ok(live) if live.sha256() == pinned.sha256() => {
+                        "pinned; the server offers the same tools".to_owned()
+                    }
+                    Ok(_) => {
+                        "WITHHELD: its tools changed since it was allowed (see `teaagent mcp trust inspect`)"
+                            .to_owned()
+                    }
+                    Err(e) => format!("pinned; the server could not be read now: {}", one_line(&e)),
+                };
+                states.insert(name.clone(), state);
+                let launch = trust::launch(&name, &server, &now)?;
+                let tiers = pinned
+                    .tools()
+                    .iter()
+                    .filter_map(|t| t["name"].as_str())
+                    .map(|t| (t.to_owned(), server.tier_of(t)))
+                    .collect();
+                externals.push(External { launch, pinned, tier: server.tier(), tiers, still_trusted: None });
+            }
+        }
+    }
+    let builtin = registry()?;
+    let started = Gateway::definitions(externals, &|name| builtin.get(name).is_some());
+    for problem in &started.problems {
+        eprintln!("teaagent: warning: {}", visible::escape(problem));
+    }
+    Ok(Listing { tools: started.tools, refused, states })
+}
+
+/// The server of an external tool `SERVER__tool` among `states`' servers.
+pub(crate) fn server_of<'a>(tool: &str, states: &'a HashMap<String, String>) -> Option<(&'a str, &'a str)> {
+    states
+        .iter()
+        .find(|(name, _)| tool.strip_prefix(name.as_str()).is_some_and(|t| t.starts_with(SEPARATOR)))
+        .map(|(name, state)| (name.as_str(), state.as_str()))
+}

@@ -1,0 +1,451 @@
+//! One external MCP server process, and the JSON-RPC client that talks to it over its stdio.
+//!
+//! - **Process**: the resolved executable, its arguments, and *only* the environment variables
+//!   its configuration names (`env_clear`). It gets its own process group (a Ctrl-C at the
+//!   terminal is teaagent's to handle, and the group is what shutdown signals), and
+//!   `PR_SET_PDEATHSIG` = SIGKILL on Linux: if teaagent dies without cleaning up (SIGKILL), the
+//!   kernel kills the child too. Shutdown: stdin closed, then SIGTERM to the group after a grace
+//!   period, then SIGKILL to the group ([`Connection::shutdown`]).
+//! - **stdout** is the protocol: one JSON-RPC message a line, at most [`MAX_LINE`] bytes. A line
+//!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
+//!   nothing the child writes ever reaches teaagent's own stdout.
+//! - **stderr** is copied to teaagent's stderr a line at a time, prefixed with the server's
+//!   name and escaped ([`crate::visible::escape`]), each line cut at [`MAX_STDERR_LINE`].
+//! - **Requests from the child**: `ping` is answered; anything else (sampling, roots,
+//!   elicitation: the gateway declares no client capabilities) gets `-32601`.
+//! - **Notifications from the child**: progress is routed to the call whose token it names;
+//!   `notifications/tools/list_changed` is reported to the supervisor (which re-reads the list
+//!   and compares it with the pinned one); log messages go to stderr like its stderr; the rest is
+//!   ignored.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::framing::{Frame, LineFramer};
+use crate::visible::escape;
+
+/// The longest line read from a child's stdout (a larger one is dropped, and so is the request
+/// it answered: that call fails as if the child had not answered).
+pub(crate) const MAX_LINE: usize = 64 * 1024 * 1024;
+/// The longest stderr line copied (the rest of the line is cut, with a marker).
+const MAX_STDERR_LINE: usize = 4096;
+/// The protocol version the gateway asks external servers for (every current server speaks it,
+/// and older ones answer with theirs: the gateway uses only what all versions share).
+pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// What starts one external server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// Its name (in `[mcp_servers.NAME]`), for messages.
+    pub name: String,
+    /// The executable, as resolved when its fingerprint was taken.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its whole environment: nothing else of teaagent's reaches it.
+    pub env: Vec<(String, String)>,
+}
+
+/// How a request to the child ended.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Its `result`.
+    Result(Value),
+    /// Its `error` object.
+    Error(Value),
+    /// The child exited (or closed its stdout) first.
+    Closed,
+}
+
+/// A progress report of the child, for the call whose token it names.
+#[derive(Debug, Clone)]
+pub(crate) struct Progress {
+    pub(crate) progress: f64,
+    pub(crate) total: Option<f64>,
+    pub(crate) message: Option<String>,
+}
+
+/// A running child and its client.
+pub(crate) struct Connection {
+    name: Arc<str>,
+    writer: mpsc::UnboundedSender<Vec<u8>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
+    next_id: AtomicU64,
+    /// Cancelled when the child's stdout ends (it exited, or closed it).
+    closed: CancellationToken,
+    /// Told when the child says its tool list changed.
+    list_changed: tokio::sync::Notify,
+    child: tokio::sync::Mutex<Option<tokio::process::Child>>,
+    pid: Option<u32>,
+    /// Lines on its stdout that were not JSON.
+    noise: AtomicU64,
+}
+
+impl Connection {
+    /// Starts the process and its reader, writer and stderr tasks (on the current runtime).
+    pub(crate) fn spawn(launch: &Launch) -> std::io::Result<Arc<Connection>> {
+        let mut cmd = tokio::process::Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        die_with_parent(&mut cmd);
+        let mut child = cmd.spawn()?;
+        let pid = child.id();
+        let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => return Err(std::io::Error::other("the child's stdio was not piped")),
+        };
+        let (writer, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        let conn = Arc::new(Connection {
+            name: launch.name.as_str().into(),
+            writer,
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            closed: CancellationToken::new(),
+            list_changed: tokio::sync::Notify::new(),
+            child: tokio::sync::Mutex::new(Some(child)),
+            pid,
+            noise: AtomicU64::new(0),
+        });
+        // Writer: ends when the connection is dropped or shut down (stdin closes then).
+        let closed = conn.closed.clone();
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            loop {
+                tokio::select! {
+                    next = queue.recv() => match next {
+                        Some(bytes) => {
+                            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                                break;
+                            }
+                        }
+                        None => break,
+                    },
+                    () = closed.cancelled() => break,
+                }
+            }
+        });
+        let reader = Arc::downgrade(&conn);
+        let closed = conn.closed.clone();
+        let name = conn.name.clone();
+        tokio::spawn(async move {
+            read_stdout(stdout, &reader, &name).await;
+            closed.cancel();
+            if let Some(conn) = reader.upgrade() {
+                conn.fail_pending();
+            }
+        });
+        let name = conn.name.clone();
+        tokio::spawn(copy_stderr(stderr, name));
+        Ok(conn)
+    }
+
+    /// Resolves when the child's stdout has ended.
+    pub(crate) async fn closed(&self) {
+        self.closed.cancelled().await;
+    }
+
+    /// Whether the child's stdout has ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Resolves when the child says its tool list changed.
+    pub(crate) async fn list_changed(&self) {
+        self.list_changed.notified().await;
+    }
+
+    /// Sends a request and waits for its reply (or for the child to exit).
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Reply {
+        let (id, reply) = self.send_request(method, params, None);
+        self.wait(id, reply).await
+    }
+
+    /// Sends a request, with `progress` receiving the child's progress reports for it (its id is
+    /// the progress token). Returns the id and where the reply arrives.
+    pub(crate) fn send_request(
+        &self,
+        method: &str,
+        mut params: Value,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if self.is_closed() {
+            let _ = tx.send(Reply::Closed);
+            return (id, rx);
+        }
+        lock(&self.pending).insert(id, tx);
+        if let Some(progress) = progress {
+            lock(&self.progress).insert(id, progress);
+            if let Some(object) = params.as_object_mut() {
+                let meta = object.entry("_meta").or_insert_with(|| json!({}));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert("progressToken".into(), json!(id));
+                }
+            }
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        // Closed between the check and the insert: nobody else will answer it.
+        if self.is_closed() {
+            self.fail_pending();
+        }
+        (id, rx)
+    }
+
+    /// Waits for the reply to request `id`.
+    pub(crate) async fn wait(&self, id: u64, reply: oneshot::Receiver<Reply>) -> Reply {
+        let reply = reply.await.unwrap_or(Reply::Closed);
+        lock(&self.progress).remove(&id);
+        reply
+    }
+
+    /// Tells the child a request is no longer wanted (`notifications/cancelled`), and forgets it.
+    pub(crate) fn cancel(&self, id: u64, reason: &str) {
+        let was_pending = lock(&self.pending).remove(&id).is_some();
+        lock(&self.progress).remove(&id);
+        if was_pending {
+            self.notify("notifications/cancelled", json!({"requestId": id, "reason": reason}));
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn send(&self, message: &Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        let _ = self.writer.send(line);
+    }
+
+    fn fail_pending(&self) {
+        let pending: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, tx) in pending {
+            let _ = tx.send(Reply::Closed);
+        }
+        lock(&self.progress).clear();
+    }
+
+    /// Stops the child: stdin closed, up to `grace` to exit, then SIGTERM to its process group,
+    /// up to `grace` again, then SIGKILL to the group. Every process of the group is signalled
+    /// even when the child itself has exited already (a grandchild it left behind).
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        self.closed.cancel(); // the writer ends: stdin closes
+        let mut child = self.child.lock().await;
+        let Some(mut process) = child.take() else { return };
+        let exited = tokio::time::timeout(grace, process.wait()).await.is_ok();
+        if let Some(pid) = self.pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            if !exited {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+                if tokio::time::timeout(grace, process.wait()).await.is_ok() {
+                    // The group may still hold grandchildren that ignored SIGTERM.
+                }
+            }
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = process.start_kill();
+        let _ = process.wait().await;
+        self.fail_pending();
+    }
+
+    /// Dispatches one line from the child's stdout.
+    fn on_line(&self, line: &[u8]) {
+        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+            // Said once, then every 1000th: a chatty server must not flood stderr.
+            let n = self.noise.fetch_add(1, Ordering::Relaxed);
+            if n.is_multiple_of(1000) {
+                tracing::warn!(
+                    server = %escape(&self.name),
+                    "ignored a line on the external server's stdout that is not JSON ({} bytes; {} such lines so far)",
+                    line.len(),
+                    n + 1
+                );
+            }
+            return;
+        };
+        let method = message.get("method").and_then(Value::as_str);
+        let id = message.get("id");
+        match (method, id) {
+            (None, Some(id)) => {
+                let Some(id) = id.as_u64() else { return };
+                let Some(tx) = lock(&self.pending).remove(&id) else { return };
+                let reply = match (message.get("result"), message.get("error")) {
+                    (Some(result), None) => Reply::Result(result.clone()),
+                    (None, Some(error)) => Reply::Error(error.clone()),
+                    _ => Reply::Error(
+                        json!({"code": -32603, "message": "the reply had neither result nor error"}),
+                    ),
+                };
+                let _ = tx.send(reply);
+            }
+            (Some(method), Some(id)) => {
+                // A request from the child: only `ping` is served.
+                let answer = if method == "ping" {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32601,
+                        "message": format!("teaagent's gateway does not serve `{method}` to external servers")
+                    }})
+                };
+                self.send(&answer);
+            }
+            (Some(method), None) => self.on_notification(method, message.get("params")),
+            (None, None) => {}
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            "notifications/progress" => {
+                let Some(params) = params else { return };
+                let Some(token) = params.get("progressToken").and_then(Value::as_u64) else { return };
+                let Some(progress) = params.get("progress").and_then(Value::as_f64) else { return };
+                let update = Progress {
+                    progress,
+                    total: params.get("total").and_then(Value::as_f64),
+                    message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+                };
+                if let Some(tx) = lock(&self.progress).get(&token) {
+                    let _ = tx.send(update);
+                }
+            }
+            "notifications/tools/list_changed" => self.list_changed.notify_one(),
+            "notifications/message" => {
+                let level = params.and_then(|p| p.get("level")).and_then(Value::as_str).unwrap_or("info");
+                let data = params.and_then(|p| p.get("data")).map(|d| match d {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                eprintln_prefixed(&self.name, &format!("{level}: {}", data.unwrap_or_default()));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // `kill_on_drop` kills the child itself; its group goes too.
+        if let Some(pid) = self.pid.and_then(|p| rustix::process::Pid::from_raw(p as i32))
+            && let Ok(mut child) = self.child.try_lock()
+            && child.take().is_some()
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn read_stdout(
+    mut stdout: tokio::process::ChildStdout,
+    conn: &std::sync::Weak<Connection>,
+    name: &str,
+) {
+    let mut framer = LineFramer::new(MAX_LINE);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match stdout.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        framer.push(&chunk[..n]);
+        while let Some(frame) = framer.next_frame() {
+            let Some(conn) = conn.upgrade() else { return };
+            match frame {
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                Frame::Line(line) => conn.on_line(&line),
+                Frame::TooLong { len } => tracing::warn!(
+                    server = %escape(name),
+                    "dropped a line of {len} bytes from the external server (more than {MAX_LINE})"
+                ),
+            }
+        }
+    }
+}
+
+async fn copy_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) {
+    let mut lines = BufReader::new(stderr);
+    loop {
+        // A line is read whole but kept only up to the cap (a child cannot make us hold more).
+        let mut kept = Vec::new();
+        let mut cut = 0usize;
+        loop {
+            let buf = match lines.fill_buf().await {
+                Ok(buf) => buf,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                if kept.is_empty() && cut == 0 {
+                    return;
+                }
+                break;
+            }
+            let (take, done) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let room = MAX_STDERR_LINE.saturating_sub(kept.len());
+            let keep = take.min(room);
+            kept.extend_from_slice(&buf[..keep]);
+            cut += take - keep;
+            lines.consume(take);
+            if done {
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&kept);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if cut > 0 {
+            eprintln_prefixed(&name, &format!("{text}⟪{cut} more bytes⟫"));
+        } else {
+            eprintln_prefixed(&name, text);
+        }
+    }
+}
+
+/// One line on teaagent's stderr, from an external server: `[NAME] text`, escaped.
+fn eprintln_prefixed(name: &str, text: &str) {
+    use std::io::Write;
+    let line = format!("[{}] {}\n", escape(name), escape(text));
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// On Linux, the child is killed when the thread that started it ends (teaagent's gateway
+/// thread lives as long as the gateway; a SIGKILLed teaagent takes it down).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the child between fork and exec and only makes one
+    // async-signal-safe system call (prctl), touching no memory of the parent.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut tokio::process::Command) {}

@@ -1,0 +1,206 @@
+//! A deliberately misbehaving external MCP server for the gateway tests, written by hand (no
+//! framework, so it can do what a framework would not let it).
+//!
+//! ```text
+//! rogue [--tools FILE] [--marker DIR] [--noise]
+//! ```
+//!
+//! - `--tools FILE`: the tool list it offers, read at every `tools/list` (a test changes it to
+//!   pull the rug). Without it, [`default_tools`].
+//! - `--marker DIR`: writes `DIR/started-PID` when it starts, `DIR/cancelled-ID` when a call
+//!   is cancelled, `DIR/grandchild-PID` for the process `grandchild` leaves behind.
+//! - `--noise`: writes lines that are not JSON-RPC on stdout before every answer.
+//!
+//! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
+//! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
+//! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `announce`
+//! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
+//! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
+//! type). It always writes two lines to stderr at start, one with a terminal escape.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)] // stdout is its protocol; stderr its log
+
+use std::collections::HashSet;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+struct Rogue {
+    out: Mutex<std::io::Stdout>,
+    tools: Option<PathBuf>,
+    marker: Option<PathBuf>,
+    noise: bool,
+    cancelled: Mutex<HashSet<String>>,
+}
+
+impl Rogue {
+    fn send(&self, message: &Value) {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        if self.noise {
+            let _ = writeln!(out, "rogue says hello on stdout \u{1b}[31m(not JSON)");
+        }
+        let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+    }
+
+    fn mark(&self, name: &str, contents: &str) {
+        if let Some(dir) = &self.marker {
+            let _ = std::fs::write(dir.join(name), contents);
+        }
+    }
+
+    fn answer(&self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    fn text(&self, id: &Value, text: &str) {
+        self.answer(id, json!({"content": [{"type": "text", "text": text}], "isError": false}));
+    }
+
+    fn tool_list(&self) -> Value {
+        match &self.tools {
+            Some(file) => std::fs::read_to_string(file)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_else(default_tools),
+            None => default_tools(),
+        }
+    }
+
+    fn call(self: &Arc<Self>, id: Value, params: &Value) {
+        let name = params["name"].as_str().unwrap_or_default().to_owned();
+        let args = params["arguments"].clone();
+        let token = params["_meta"]["progressToken"].clone();
+        match name.as_str() {
+            "echo" => self.text(&id, &format!("echo: {}", args["text"].as_str().unwrap_or_default())),
+            "env" => {
+                let env: serde_json::Map<String, Value> =
+                    std::env::vars().map(|(k, v)| (k, Value::String(v))).collect();
+                self.text(&id, &Value::Object(env).to_string());
+            }
+            "crash" => std::process::exit(3),
+            "slow" => {
+                let steps = args["steps"].as_u64();
+                let me = self.clone();
+                std::thread::spawn(move || {
+                    let mut step = 0u64;
+                    loop {
+                        if me.cancelled.lock().unwrap_or_else(|p| p.into_inner()).contains(&id.to_string()) {
+                            me.mark(&format!("cancelled-{id}"), "cancelled");
+                            return;
+                        }
+                        if steps.is_some_and(|s| step >= s) {
+                            me.text(&id, &format!("done after {step} steps"));
+                            return;
+                        }
+                        step += 1;
+                        if !token.is_null() {
+                            me.send(&json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                                "progressToken": token, "progress": step, "message": format!("step {step}")
+                            }}));
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                });
+            }
+            "grandchild" => match std::process::Command::new("sleep").arg("1000").spawn() {
+                Ok(child) => {
+                    self.mark(&format!("grandchild-{}", child.id()), "");
+                    self.text(&id, &child.id().to_string());
+                }
+                Err(e) => self.text(&id, &format!("cannot spawn: {e}")),
+            },
+            "announce" => {
+                self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                self.text(&id, "announced");
+            }
+            "fail" => self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32001, "message": "rogue refuses", "data": {"reason": "approval_denied"}
+            }})),
+            "blocks" => self.answer(
+                &id,
+                json!({"content": [
+                    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                    {"type": "hologram", "data": "?"}
+                ]}),
+            ),
+            _ => self.send(
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "no such tool"}}),
+            ),
+        }
+    }
+}
+
+fn default_tools() -> Value {
+    let schema = |props: Value| json!({"type": "object", "properties": props});
+    json!([
+        {"name": "echo", "description": "Echo the text back.", "inputSchema": schema(json!({"text": {"type": "string"}})),
+         "annotations": {"readOnlyHint": true, "destructiveHint": false}},
+        {"name": "env", "description": "Show the environment.", "inputSchema": schema(json!({}))},
+        {"name": "crash", "description": "Exit mid-call.", "inputSchema": schema(json!({}))},
+        {"name": "slow", "description": "Report progress until done or cancelled.",
+         "inputSchema": schema(json!({"steps": {"type": "integer", "minimum": 0}}))},
+        {"name": "grandchild", "description": "Leave a process behind.", "inputSchema": schema(json!({}))},
+        {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
+        {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
+        {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))}
+    ])
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut rogue = Rogue {
+        out: Mutex::new(std::io::stdout()),
+        tools: None,
+        marker: None,
+        noise: false,
+        cancelled: Mutex::new(HashSet::new()),
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--tools" => rogue.tools = args.next().map(PathBuf::from),
+            "--marker" => rogue.marker = args.next().map(PathBuf::from),
+            "--noise" => rogue.noise = true,
+            // Anything else is accepted and ignored (tests pass odd arguments to see them shown).
+            other => eprintln!("rogue: ignoring the argument {other:?}"),
+        }
+    }
+    let rogue = Arc::new(rogue);
+    rogue.mark(&format!("started-{}", std::process::id()), "");
+    eprintln!("rogue started");
+    eprintln!("rogue paints \u{1b}[31mred\u{1b}[0m");
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
+        let id = message.get("id").cloned();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        match (message["method"].as_str(), id) {
+            (Some("initialize"), Some(id)) => rogue.answer(
+                &id,
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {"listChanged": true}},
+                    "serverInfo": {"name": "rogue", "version": "0.0.1"}
+                }),
+            ),
+            (Some("tools/list"), Some(id)) => rogue.answer(&id, json!({"tools": rogue.tool_list()})),
+            (Some("tools/call"), Some(id)) => rogue.call(id, &params),
+            (Some("notifications/cancelled"), None) => {
+                rogue
+                    .cancelled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(params["requestId"].to_string());
+            }
+            (Some(_), Some(id)) => {
+                rogue.send(
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "unknown"}}),
+                );
+            }
+            _ => {}
+        }
+    }
+}
