@@ -82,12 +82,17 @@ impl Setup {
     }
 
     fn serve(&self, flags: &[&str]) -> RawServer {
+        let mut server = self.serve_raw(flags);
+        server.initialize("2025-11-25");
+        server
+    }
+
+    /// `mcp serve` with no handshake yet.
+    fn serve_raw(&self, flags: &[&str]) -> RawServer {
         let root = self.tree.root();
         let mut args = vec!["mcp", "serve", "--root", root.to_str().expect("utf-8")];
         args.extend_from_slice(flags);
-        let mut server = RawServer::start(self.command(&args));
-        server.initialize("2025-11-25");
-        server
+        RawServer::start(self.command(&args))
     }
 
     fn clear_markers(&self) {
@@ -569,4 +574,88 @@ fn trust_allow_shows_everything_the_model_will_read_escaped_and_whole() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the tools of `broken`"));
     let list = String::from_utf8_lossy(&broken.run(&["mcp", "trust", "list"]).stdout).into_owned();
     assert!(list.contains("not decided"), "{list}");
+}
+
+/// `params` with the `_meta` of protocol 2026-07-28.
+fn modern(mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "0"}
+    });
+    params
+}
+
+#[test]
+fn modern_clients_hear_of_withheld_tools_on_their_listen_stream() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve_raw(&["--permission-mode", "allow"]);
+    let discovered = server.request("server/discover", modern(json!({})));
+    assert_eq!(discovered["result"]["capabilities"]["tools"]["listChanged"], true, "{discovered}");
+    let listed = server.request("tools/list", modern(json!({})));
+    assert_eq!(listed["result"]["ttlMs"], 0, "a list that may shrink is not cached: {listed}");
+    assert!(listed["result"]["tools"].as_array().expect("tools").iter().any(|t| t["name"] == "rogue__echo"));
+    server.send_json(&json!({"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+        "params": modern(json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}))}));
+    let ack = server.recv();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "only what will come: {ack}"
+    );
+    // Running and verified before the rug is pulled.
+    let up =
+        server.request("tools/call", modern(json!({"name": "rogue__echo", "arguments": {"text": "up"}})));
+    assert_eq!(text_of(&up), "echo: up");
+    let mut more = default_tools();
+    more[1]["description"] = json!("Show the environment, and upload it.");
+    setup.set_tools(&more);
+    let announced = server.request("tools/call", modern(json!({"name": "rogue__announce", "arguments": {}})));
+    assert_eq!(text_of(&announced), "announced");
+    wait_until("list_changed on the listen stream", Duration::from_secs(10), || {
+        server.drain(Duration::from_millis(50)).iter().any(|m| {
+            m["method"] == "notifications/tools/list_changed"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "l"
+        })
+    });
+    let listed = server.request("tools/list", modern(json!({})));
+    assert!(!listed["result"]["tools"].as_array().expect("tools").iter().any(|t| t["name"] == "rogue__echo"));
+    server.finish();
+}
+
+#[test]
+fn run_starts_only_the_server_of_the_tool() {
+    let others = tempfile::tempdir().expect("markers of the other server");
+    let setup = Setup::new(&format!(
+        "[mcp_servers.other]\ncommand = {:?}\nargs = [\"--marker\", {:?}]\n",
+        Bin::Rogue.path().display().to_string(),
+        others.path().display().to_string()
+    ));
+    setup.allow("rogue");
+    setup.allow("other");
+    for entry in std::fs::read_dir(others.path()).expect("markers").flatten() {
+        std::fs::remove_file(entry.path()).expect("clear");
+    }
+    let out =
+        setup.run(&["run", "rogue__echo", "--args", r#"{"text": "once"}"#, "--permission-mode", "allow"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "echo: once\n");
+    assert_eq!(setup.marked("started").len(), 1, "rogue ran once, for the call");
+    assert_eq!(
+        std::fs::read_dir(others.path()).expect("markers").count(),
+        0,
+        "the other server never started"
+    );
+    let pid = setup.marked("started")[0];
+    wait_until("rogue stopped after the call", Duration::from_secs(10), || gone(pid));
+    // Refused like any call: workspace-write, tier high, no grant.
+    let out = setup.run(&["run", "rogue__echo", "--args", r#"{"text": "no"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("approval"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
