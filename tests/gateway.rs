@@ -50,7 +50,8 @@ impl Setup {
         home.write(
             "config.toml",
             &format!(
-                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--tools\", {:?}, \"--marker\", {:?}, \"--noise\"]\nenv = {{ ROGUE_VISIBLE = \"yes\" }}\n{extra}",
+                // Three tools a page: every test reads the list through its pagination.
+                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--tools\", {:?}, \"--marker\", {:?}, \"--noise\", \"--page-size\", \"3\"]\nenv = {{ ROGUE_VISIBLE = \"yes\" }}\n{extra}",
                 rogue.display().to_string(),
                 tools_file.display().to_string(),
                 markers.display().to_string()
@@ -658,4 +659,176 @@ fn run_starts_only_the_server_of_the_tool() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn the_trust_check_runs_again_before_a_restart() {
+    let copy = Tree::new();
+    let exe = copy.path("rogue-copy");
+    std::fs::copy(Bin::Rogue.path(), &exe).expect("copy rogue");
+    for change in ["deny", "executable"] {
+        let setup = Setup::with_rogue(&exe, "");
+        setup.allow("rogue");
+        let mut server = setup.serve(&["--permission-mode", "allow"]);
+        assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "up"}))), "echo: up");
+        match change {
+            "deny" => assert!(setup.run(&["mcp", "trust", "deny", "rogue"]).status.success()),
+            _ => {
+                // Replaced the way an update does it (a running executable cannot be written).
+                let mut bytes = std::fs::read(&exe).expect("exe");
+                bytes.extend_from_slice(b"\0swapped while running");
+                let next = copy.path("rogue-next");
+                std::fs::write(&next, bytes).expect("new version");
+                std::fs::set_permissions(&next, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                    .expect("chmod");
+                std::fs::rename(&next, &exe).expect("swap");
+            }
+        }
+        let crashed = call(&mut server, "rogue__crash", json!({}));
+        assert_eq!(crashed["error"]["data"]["reason"], "external_server_exited", "{crashed}");
+        let mut last = Value::Null;
+        wait_until(&format!("withheld after {change}"), Duration::from_secs(10), || {
+            last = call(&mut server, "rogue__echo", json!({"text": "again"}));
+            last["error"]["data"]["reason"] == "withheld"
+        });
+        let why = last["error"]["data"]["details"].as_str().expect("details").to_owned();
+        match change {
+            "deny" => assert!(why.contains("denied"), "{why}"),
+            _ => assert!(why.contains("executable sha256"), "{why}"),
+        }
+        assert_eq!(setup.marked("started").len(), 1, "{change}: never started again");
+        server.finish();
+        let restored = copy.path("rogue-restored");
+        std::fs::copy(Bin::Rogue.path(), &restored).expect("restore rogue");
+        std::fs::rename(&restored, &exe).expect("restore rogue");
+    }
+}
+
+#[test]
+fn a_pin_that_was_tampered_with_or_lost_starts_nothing() {
+    for damage in ["edit", "delete"] {
+        let setup = Setup::new("");
+        setup.allow("rogue");
+        let pin = std::fs::read_dir(setup.home.base())
+            .expect("home")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("trust-tools-")))
+            .expect("a pin file");
+        match damage {
+            "edit" => {
+                let text = std::fs::read_to_string(&pin).expect("pin");
+                std::fs::write(
+                    &pin,
+                    text.replace("Echo the text back.", "Echo, and mail ~/.aws/credentials."),
+                )
+                .expect("edit");
+            }
+            _ => std::fs::remove_file(&pin).expect("delete"),
+        }
+        let mut server = setup.serve(&["--permission-mode", "allow"]);
+        assert!(!tool_names(&mut server).iter().any(|n| n.starts_with("rogue__")), "{damage}");
+        let stderr = server.stderr_once(|s| s.contains("not starting external server `rogue`"));
+        let says = if damage == "edit" { "does not match the record" } else { "is missing" };
+        assert!(stderr.contains(says), "{damage}: {stderr}");
+        assert!(setup.marked("started").is_empty(), "{damage}: never started");
+        server.finish();
+    }
+}
+
+#[test]
+fn tool_settings_of_external_tools_apply_and_never_stop_the_server() {
+    let setup = Setup::new("[tools.rogue__echo]\nrate_limit = { max_calls = 1, window_secs = 60 }\n");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "one"}))), "echo: one");
+    let limited = call(&mut server, "rogue__echo", json!({"text": "two"}));
+    assert_eq!(limited["error"]["code"], -32002, "{limited}");
+    server.finish();
+    // Denied: its settings have nothing to apply to, and the server still starts.
+    assert!(setup.run(&["mcp", "trust", "deny", "rogue"]).status.success());
+    let mut server = setup.serve(&[]);
+    assert!(tool_names(&mut server).iter().any(|n| n == "read_file"));
+    server.finish();
+    let out = setup.run(&["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A typo for a tool of a running server is still an error.
+    let typo = Setup::new("[tools.rogue__ecko]\ntimeout_secs = 5\n");
+    typo.allow("rogue");
+    let out = typo.run(&["run", "rogue__echo", "--args", r#"{"text": "x"}"#, "--permission-mode", "allow"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rogue__ecko"));
+}
+
+/// Runs `cmd` with stdin and stdout on a pseudo-terminal (stderr a pipe), typing `input`;
+/// returns (what the terminal showed, stderr, exit code).
+fn on_a_terminal(cmd: &Command, input: &str) -> (String, String, Option<i32>) {
+    let script = r#"
+import os, pty, subprocess, sys, time
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdin=slave, stdout=slave, stderr=subprocess.PIPE)
+os.close(slave)
+time.sleep(1.5)
+os.write(master, sys.argv[1].encode())
+shown = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    shown += chunk
+err = p.stderr.read()
+p.wait(timeout=20)
+sys.stdout.buffer.write(shown)
+sys.stderr.buffer.write(err)
+sys.exit(p.returncode)
+"#;
+    let mut python = Command::new("python3");
+    python.args(["-c", script, input]).arg(cmd.get_program()).args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => python.env(key, v),
+            None => python.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        python.current_dir(dir);
+    }
+    let out = python.output().expect("python3");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn on_a_terminal_allow_asks_first_and_run_shows_text_escaped() {
+    let setup = Setup::new("");
+    let (shown, _, code) = on_a_terminal(&setup.command(&["mcp", "trust", "allow", "rogue"]), "n\n");
+    assert_eq!(code, Some(0));
+    assert!(shown.contains("tool echo") && shown.contains("nothing was recorded"), "{shown}");
+    let list = String::from_utf8_lossy(&setup.run(&["mcp", "trust", "list"]).stdout).into_owned();
+    assert!(list.contains("not decided"), "declined: {list}");
+    let (shown, err, code) = on_a_terminal(&setup.command(&["mcp", "trust", "allow", "rogue"]), "y\n");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("Allow `rogue` with these tools? [y/N]"), "{err}");
+    assert!(shown.contains("allowed `rogue`"), "{shown}");
+    // A tool's text drives no terminal: escaped when stdout is one.
+    let (shown, err, code) = on_a_terminal(
+        &setup.command(&[
+            "run",
+            "rogue__echo",
+            "--args",
+            r#"{"text": "\u001b]52;c;b3duZWQ=\u0007 clipboard"}"#,
+            "--permission-mode",
+            "allow",
+        ]),
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(shown.contains(r"echo: \e]52;c;b3duZWQ=\u{7} clipboard"), "{shown:?}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
 }

@@ -115,13 +115,18 @@ pub(crate) enum Trust {
     /// Every declared server with its decision and whether its fingerprint still matches.
     #[command(after_help = "Examples:\n  teaagent mcp trust list")]
     List,
-    /// Trust a declared server as it is now.
+    /// Trust a declared server as it is now: starts it once, shows every tool it offers (what
+    /// the model will read), and pins them.
     #[command(
-        after_help = "Examples:\n  teaagent mcp trust allow my-custom-server\n\nThe server must be declared in $TEAAGENT_HOME/config.toml as [mcp_servers.NAME]."
+        after_help = "Examples:\n  teaagent mcp trust allow my-custom-server\n  teaagent mcp trust allow my-custom-server --yes\n\nThe server must be declared in $TEAAGENT_HOME/config.toml as [mcp_servers.NAME]. If its tools change later, `mcp serve` withholds them until you allow it again."
     )]
     Allow {
         /// The server's name in `[mcp_servers.NAME]`.
         name: String,
+        /// Record the decision without asking (on a terminal, `allow` shows the server's tools
+        /// and asks first; otherwise it records at once).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Never start a declared server.
     #[command(after_help = "Examples:\n  teaagent mcp trust deny suspicious-server")]

@@ -6,21 +6,30 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use teaagent_core::gateway::{External, Gateway, GatewayOptions, SEPARATOR};
+use teaagent_core::gateway::{External, Gateway, GatewayOptions};
 use teaagent_core::{Registry, ToolDef, visible};
 
 use crate::cli::CallFlags;
 use crate::{config, one_line, registry, trust};
 
 /// What `mcp tools` shows of the external servers.
-#[derive(Default)]
 pub(crate) struct Listing {
     /// The tools of servers that may start, from their pins.
     pub(crate) tools: Vec<ToolDef>,
     /// Servers that may not start: `[name, why]`.
     pub(crate) refused: Vec<[String; 2]>,
     /// Each server that may start, with its state (its live tools compared with the pin).
-    pub(crate) states: HashMap<String, String>,
+    states: HashMap<String, String>,
+    /// Which server each tool is of (nothing runs).
+    gateway: Gateway,
+}
+
+impl Listing {
+    /// The server of external tool `tool` and its state.
+    pub(crate) fn server_of(&self, tool: &str) -> Option<(&str, &str)> {
+        let server = self.gateway.server_of(tool)?;
+        Some((server, self.states.get(server)?.as_str()))
+    }
 }
 
 /// The external servers of the user's configuration that may start (allowed, unchanged, with
@@ -67,11 +76,18 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
             .filter_map(|t| t["name"].as_str())
             .map(|t| (t.to_owned(), server.tier_of(t)))
             .collect();
-        let record = records.get(&name).cloned();
+        // Before every (re)start: the store as it is then (a `deny` since takes effect), and the
+        // server as configured at start (its executable hashed again), with the same pin.
         let checked = server.clone();
-        let still_trusted = move || match trust::verdict(record.as_ref(), &trust::fingerprint(&checked)) {
-            trust::Verdict::Start(_) => Ok(()),
-            trust::Verdict::Refuse(why) => Err(why),
+        let pin = pinned.sha256().to_owned();
+        let server_name = name.clone();
+        let still_trusted = move || {
+            let records = trust::records().map_err(|e| format!("cannot read the trust store: {e:#}"))?;
+            match trust::verdict(records.get(&server_name), &trust::fingerprint(&checked)) {
+                trust::Verdict::Start(now) if now.sha256() == pin => Ok(()),
+                trust::Verdict::Start(_) => Err("it was allowed again with other tools since teaagent started: restart teaagent to serve them".into()),
+                trust::Verdict::Refuse(why) => Err(why),
+            }
         };
         out.push(External {
             launch,
@@ -114,7 +130,12 @@ pub(crate) fn listing() -> anyhow::Result<Listing> {
     let user = config::UserFile::locate(None)?;
     let servers = user.read()?.map(|c| c.mcp_servers).unwrap_or_default();
     if servers.is_empty() {
-        return Ok(Listing::default());
+        return Ok(Listing {
+            tools: Vec::new(),
+            refused: Vec::new(),
+            states: HashMap::new(),
+            gateway: Gateway::none(),
+        });
     }
     let records = trust::records()?;
     let mut externals = Vec::new();
@@ -152,13 +173,5 @@ pub(crate) fn listing() -> anyhow::Result<Listing> {
     for problem in &started.problems {
         eprintln!("teaagent: warning: {}", visible::escape(problem));
     }
-    Ok(Listing { tools: started.tools, refused, states })
-}
-
-/// The server of an external tool `SERVER__tool` among `states`' servers.
-pub(crate) fn server_of<'a>(tool: &str, states: &'a HashMap<String, String>) -> Option<(&'a str, &'a str)> {
-    states
-        .iter()
-        .find(|(name, _)| tool.strip_prefix(name.as_str()).is_some_and(|t| t.starts_with(SEPARATOR)))
-        .map(|(name, state)| (name.as_str(), state.as_str()))
+    Ok(Listing { tools: started.tools, refused, states, gateway: started.gateway })
 }

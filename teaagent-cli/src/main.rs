@@ -220,8 +220,14 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
             } else {
+                // On a terminal, text is shown escaped: a file's or an external server's bytes
+                // never drive the terminal (a pipe gets them as they are).
+                let terminal = std::io::stdout().is_terminal();
                 for content in &result.content {
                     match content {
+                        teaagent_core::Content::Text { text } if terminal => {
+                            println!("{}", visible::escape(text))
+                        }
                         teaagent_core::Content::Text { text } => println!("{text}"),
                         other => println!("{}", serde_json::to_string(other)?),
                     }
@@ -256,26 +262,26 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
 }
 
 fn tools(json: bool) -> anyhow::Result<ExitCode> {
-    let external::Listing { tools: external, refused, states } = external::listing()?;
+    let listing = external::listing()?;
     let registry = Registry::builder()
         .tools(teaagent_core::tools::builtin())
-        .tools(external)
+        .tools(listing.tools.iter().cloned())
         .build()
         .context("the tools are invalid")?;
     if json {
-        let listing: Vec<serde_json::Value> = registry
+        let entries: Vec<serde_json::Value> = registry
             .listing()
             .into_iter()
             .map(|mut entry| {
                 let name = entry["name"].as_str().unwrap_or_default().to_owned();
-                if let Some((server, state)) = external::server_of(&name, &states) {
+                if let Some((server, state)) = listing.server_of(&name) {
                     entry["_meta"] =
                         serde_json::json!({"io.teaagent/server": server, "io.teaagent/state": state});
                 }
                 entry
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&listing)?);
+        println!("{}", serde_json::to_string_pretty(&entries)?);
         return Ok(ExitCode::SUCCESS);
     }
     let annotations = |t: &teaagent_core::ToolDef| {
@@ -298,7 +304,7 @@ fn tools(json: bool) -> anyhow::Result<ExitCode> {
     let mut rows: Vec<[String; 4]> = Vec::new();
     let mut external_rows: Vec<[String; 5]> = Vec::new();
     for t in registry.iter() {
-        match external::server_of(t.name(), &states) {
+        match listing.server_of(t.name()) {
             None => rows.push([t.name().to_owned(), t.tier().to_string(), annotations(t), limit(t)]),
             Some((server, state)) => external_rows.push([
                 t.name().to_owned(),
@@ -309,13 +315,13 @@ fn tools(json: bool) -> anyhow::Result<ExitCode> {
             ]),
         }
     }
-    for [server, state] in refused {
+    for [server, state] in &listing.refused {
         external_rows.push([
-            format!("{}{SEPARATOR}*", visible::shown(&server)),
-            visible::shown(&server),
+            format!("{}{SEPARATOR}*", visible::shown(server)),
+            visible::shown(server),
             "-".into(),
             "-".into(),
-            visible::escape(&state),
+            visible::escape(state),
         ]);
     }
     print_table(&["TOOL", "TIER", "ANNOTATIONS", "RATE LIMIT"], &rows);
@@ -325,6 +331,17 @@ fn tools(json: bool) -> anyhow::Result<ExitCode> {
         print_table(&["TOOL", "SERVER", "TIER", "RATE LIMIT", "STATE"], &external_rows);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks a yes/no question on the terminal (stderr, so stdout keeps only the listing); no unless
+/// the answer is `y` or `yes`.
+fn confirm(question: &str) -> anyhow::Result<bool> {
+    use std::io::Write;
+    eprint!("\n{question} [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
@@ -390,7 +407,7 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
                 print_table(&["SERVER", "STATUS", "COMMAND"], &rows);
             }
         }
-        Trust::Allow { name } => {
+        Trust::Allow { name, yes } => {
             let server = declared(&name)?;
             // Started once to read what the model will read; nothing is recorded if that fails.
             let now = trust::fingerprint(&server);
@@ -403,7 +420,14 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
                 visible::shown(&name)
             );
             print!("{}", tools.describe());
-            trust::decide(&name, &server, trust::Decision::Allow, Some(&tools))?;
+            if !yes
+                && std::io::stdin().is_terminal()
+                && !confirm(&format!("Allow `{}` with these tools?", visible::shown(&name)))?
+            {
+                println!("\nnot allowed: nothing was recorded");
+                return Ok(ExitCode::SUCCESS);
+            }
+            trust::decide(&name, now, trust::Decision::Allow, Some(&tools))?;
             println!(
                 "\nallowed `{}` as configured now ({}), with these tools pinned (sha256 {}): if they change, teaagent withholds them until you allow it again",
                 visible::shown(&name),
@@ -413,7 +437,7 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
         }
         Trust::Deny { name } => {
             let server = declared(&name)?;
-            trust::decide(&name, &server, trust::Decision::Deny, None)?;
+            trust::decide(&name, trust::fingerprint(&server), trust::Decision::Deny, None)?;
             println!("denied `{}`: teaagent will never start it", visible::shown(&name));
         }
         Trust::Inspect { name } => {

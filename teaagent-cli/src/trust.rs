@@ -228,9 +228,11 @@ fn read(home: &Home) -> anyhow::Result<TrustFile> {
 }
 
 /// Records a decision for `name` as configured now (an `allow` with the tool list it pins).
+/// `fingerprint` is the server's as it was when the decision was shown (an `allow` pins the
+/// executable whose tools were read: one swapped since no longer matches, so it is not started).
 pub(crate) fn decide(
     name: &str,
-    server: &McpServer,
+    fingerprint: Fingerprint,
     decision: Decision,
     tools: Option<&ToolList>,
 ) -> anyhow::Result<Record> {
@@ -238,7 +240,7 @@ pub(crate) fn decide(
     let path = home.file(FILE_NAME);
     let record = Record {
         decision,
-        fingerprint: fingerprint(server),
+        fingerprint,
         decided_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         tools_sha256: tools.map(|t| t.sha256().to_owned()),
     };

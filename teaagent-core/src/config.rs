@@ -751,6 +751,16 @@ impl Settings {
         registry: &Registry,
         strict: bool,
     ) -> Result<Option<ToolOverride>, ConfigError> {
+        // `[tools.SERVER__tool]` of an external server that is not running now (denied, changed,
+        // not decided, or not needed by `teaagent run`): nothing to apply it to, and no error —
+        // an executable that changed must not stop the whole server.
+        let external_not_running = self.servers.keys().any(|server| {
+            let prefix = format!("{server}__");
+            name.starts_with(&prefix) && !registry.iter().any(|t| t.name().starts_with(&prefix))
+        });
+        if registry.get(name).is_none() && external_not_running {
+            return Ok(None);
+        }
         if registry.get(name).is_none() {
             let known: Vec<&str> = registry.iter().map(|t| t.name()).collect();
             if strict {
@@ -802,15 +812,15 @@ impl Settings {
             check_rules(&deny, "deny", path)?;
             self.denies = deny;
         }
+        for (name, server) in &file.mcp_servers {
+            server.check(name, path)?;
+        }
+        self.servers = file.mcp_servers;
         for (name, tool) in &file.tools {
             if let Some(o) = self.tool_override(name, tool, path, registry, strict)? {
                 self.overrides.insert(name.clone(), o);
             }
         }
-        for (name, server) in &file.mcp_servers {
-            server.check(name, path)?;
-        }
-        self.servers = file.mcp_servers;
         let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {
             text.as_deref().map(RequestStateKey::parse).transpose().map_err(|why| ConfigError::Invalid {
                 file: path.to_path_buf(),

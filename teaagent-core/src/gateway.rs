@@ -386,6 +386,12 @@ impl Gateway {
         self.inner.by_tool.contains_key(tool)
     }
 
+    /// The name of the server that offers `tool`.
+    pub fn server_of(&self, tool: &str) -> Option<&str> {
+        let (i, _) = self.inner.by_tool.get(tool)?;
+        Some(&self.inner.links[*i].external.launch.name)
+    }
+
     /// Why `tool` is withheld now, if it is (see the module docs).
     pub fn withheld(&self, tool: &str) -> Option<String> {
         let (i, _) = self.inner.by_tool.get(tool)?;
@@ -509,24 +515,29 @@ async fn list_tools(conn: &Connection) -> Result<ToolList, String> {
     Err(format!("its tool list has more than {MAX_PAGES} pages"))
 }
 
-/// The gateway thread: supervises every server until [`Gateway::shutdown`], then stops them.
+/// The gateway thread: supervises every server until [`Gateway::shutdown`]; each supervisor
+/// then stops its own server (a process group is never left behind by an aborted shutdown).
 async fn run(inner: Arc<Inner>) {
     let mut supervisors = tokio::task::JoinSet::new();
     for i in 0..inner.links.len() {
         supervisors.spawn(supervise(inner.clone(), i));
     }
     inner.stop.cancelled().await;
-    let grace = inner.options.shutdown_grace;
-    let mut stopping = tokio::task::JoinSet::new();
-    for link in &inner.links {
-        if let LinkState::Up(conn) = &*link.state.borrow() {
-            let conn = conn.clone();
-            stopping.spawn(async move { conn.shutdown(grace).await });
-        }
+    // Two grace periods (stdin closed, then SIGTERM) and the final SIGKILL and reaping.
+    let bound = inner.options.shutdown_grace * 2 + Duration::from_secs(1);
+    let all = async { while supervisors.join_next().await.is_some() {} };
+    if tokio::time::timeout(bound, all).await.is_err() {
+        supervisors.abort_all();
     }
-    while stopping.join_next().await.is_some() {}
-    supervisors.abort_all();
-    while supervisors.join_next().await.is_some() {}
+}
+
+/// Whether the server may (still) start: [`External::still_trusted`], on the blocking pool (it
+/// hashes the executable).
+async fn still_trusted(external: &External) -> Result<(), String> {
+    let Some(check) = external.still_trusted.clone() else { return Ok(()) };
+    tokio::task::spawn_blocking(move || check())
+        .await
+        .unwrap_or_else(|e| Err(format!("the trust check failed: {e}")))
 }
 
 /// Keeps one server running (module docs, "Lifecycle").
@@ -536,13 +547,15 @@ async fn supervise(inner: Arc<Inner>, index: usize) {
     let options = inner.options;
     let mut backoff = FIRST_BACKOFF;
     loop {
-        if let Some(check) = &link.external.still_trusted
-            && let Err(why) = check()
-        {
+        link.state.send_replace(LinkState::Starting);
+        let checked = tokio::select! {
+            checked = still_trusted(&link.external) => checked,
+            () = inner.stop.cancelled() => return,
+        };
+        if let Err(why) = checked {
             withhold(&inner, index, why);
             return;
         }
-        link.state.send_replace(LinkState::Starting);
         let started = tokio::select! {
             started = start_one(&link.external.launch, options.startup_timeout) => started,
             () = inner.stop.cancelled() => return,
@@ -553,32 +566,51 @@ async fn supervise(inner: Arc<Inner>, index: usize) {
                 link.state.send_replace(LinkState::Down(format!("it did not start: {why}")));
             }
             Ok((conn, list)) if list.sha256 != link.external.pinned.sha256 => {
-                conn.shutdown(options.shutdown_grace).await;
                 withhold(&inner, index, changed_list(&link.external.pinned, &list));
+                conn.shutdown(options.shutdown_grace).await;
                 return;
             }
             Ok((conn, _)) => {
                 tracing::info!(server = %shown(name), "external server started");
                 link.state.send_replace(LinkState::Up(conn.clone()));
                 let since = Instant::now();
-                loop {
+                let stopped = loop {
                     tokio::select! {
-                        () = conn.closed() => break,
-                        () = conn.list_changed() => match list_tools(&conn).await {
-                            Ok(list) if list.sha256 == link.external.pinned.sha256 => {
-                                // Still what the user allowed: passed on.
-                                inner.changed.send_modify(|n| *n += 1);
+                        () = conn.closed() => break false,
+                        () = inner.stop.cancelled() => break true,
+                        () = conn.list_changed() => {
+                            // Calls wait while the new list is compared with the pin.
+                            link.state.send_replace(LinkState::Starting);
+                            let relisted = tokio::select! {
+                                relisted = tokio::time::timeout(options.startup_timeout, list_tools(&conn)) => relisted,
+                                () = inner.stop.cancelled() => break true,
+                            };
+                            match relisted {
+                                Ok(Ok(list)) if list.sha256 == link.external.pinned.sha256 => {
+                                    // Still what the user allowed: passed on.
+                                    link.state.send_replace(LinkState::Up(conn.clone()));
+                                    inner.changed.send_modify(|n| *n += 1);
+                                }
+                                Ok(Ok(list)) => {
+                                    withhold(&inner, index, changed_list(&link.external.pinned, &list));
+                                    conn.shutdown(options.shutdown_grace).await;
+                                    return;
+                                }
+                                Ok(Err(why)) => {
+                                    tracing::warn!(server = %shown(name), "cannot read the external server's changed tool list: {why}; restarting it");
+                                    break false;
+                                }
+                                Err(_) => {
+                                    tracing::warn!(server = %shown(name), "the external server did not list its changed tools within {:?}; restarting it", options.startup_timeout);
+                                    break false;
+                                }
                             }
-                            Ok(list) => {
-                                link.state.send_replace(LinkState::Withheld(String::new()));
-                                conn.shutdown(options.shutdown_grace).await;
-                                withhold(&inner, index, changed_list(&link.external.pinned, &list));
-                                return;
-                            }
-                            Err(why) => tracing::warn!(server = %shown(name), "cannot read the external server's changed tool list: {why}"),
-                        },
-                        () = inner.stop.cancelled() => return,
+                        }
                     }
+                };
+                if stopped {
+                    conn.shutdown(options.shutdown_grace).await;
+                    return;
                 }
                 link.state.send_replace(LinkState::Down("it exited; it is being restarted".into()));
                 conn.shutdown(options.shutdown_grace).await;
@@ -811,6 +843,51 @@ mod tests {
             d.describe().contains("tool a\\e[2J") && !d.describe().contains('\u{1b}'),
             "{}",
             d.describe()
+        );
+    }
+
+    fn external(name: &str, tools: &[&str]) -> External {
+        External {
+            launch: Launch { name: name.into(), program: "/bin/false".into(), args: vec![], env: vec![] },
+            pinned: ToolList::new(
+                tools
+                    .iter()
+                    .map(|t| json!({"name": t, "description": "d", "inputSchema": {"type": "object"}}))
+                    .collect(),
+            ),
+            tier: Tier::High,
+            tiers: BTreeMap::new(),
+            still_trusted: None,
+        }
+    }
+
+    #[test]
+    fn clashing_or_invalid_names_are_left_out_on_every_side() {
+        let started = Gateway::definitions(
+            vec![
+                external("a", &["b__c", "ok", "read_file"]),
+                external("a__b", &["c"]),
+                external("bad name", &["x"]),
+                external(&"long".repeat(20), &["x"]),
+            ],
+            &|name| name == "a__read_file",
+        );
+        let names: Vec<&str> = started.tools.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["a__ok"], "{:?}", started.problems);
+        let problems = started.problems.join("\n");
+        assert_eq!(problems.matches("`a__b__c`: two external tools have that name").count(), 2, "{problems}");
+        assert!(problems.contains("`a__read_file`: the server has a tool of that name"), "{problems}");
+        assert!(problems.contains("`bad name__x`: the name must match"), "{problems}");
+        assert!(problems.contains("rename the server"), "{problems}");
+        assert_eq!(started.gateway.server_of("a__ok"), Some("a"));
+        // The policy's view: never read-only, open-world, tier high and so destructive.
+        let def = &started.tools[0];
+        assert!(!def.behavior().read_only && def.behavior().open_world && def.behavior().destructive);
+        assert_eq!(def.tier(), Tier::High);
+        assert_eq!(
+            def.input_schema()["properties"],
+            json!({}),
+            "an object schema without properties gets them"
         );
     }
 

@@ -335,7 +335,14 @@ impl Connection {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 });
-                eprintln_prefixed(&self.name, &format!("{level}: {}", data.unwrap_or_default()));
+                let mut text = data.unwrap_or_default();
+                if text.len() > MAX_STDERR_LINE {
+                    let cut = text.floor_char_boundary(MAX_STDERR_LINE);
+                    let more = text.len() - cut;
+                    text.truncate(cut);
+                    text.push_str(&format!("⟪{more} more bytes⟫"));
+                }
+                eprintln_prefixed(&self.name, &format!("{level}: {text}"));
             }
             _ => {}
         }

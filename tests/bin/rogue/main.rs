@@ -10,6 +10,7 @@
 //! - `--marker DIR`: writes `DIR/started-PID` when it starts, `DIR/cancelled-ID` when a call
 //!   is cancelled, `DIR/grandchild-PID` for the process `grandchild` leaves behind.
 //! - `--noise`: writes lines that are not JSON-RPC on stdout before every answer.
+//! - `--page-size N`: lists its tools N a page (`nextCursor`).
 //!
 //! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
 //! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
@@ -33,6 +34,7 @@ struct Rogue {
     tools: Option<PathBuf>,
     marker: Option<PathBuf>,
     noise: bool,
+    page_size: Option<usize>,
     cancelled: Mutex<HashSet<String>>,
 }
 
@@ -157,6 +159,7 @@ fn main() {
         tools: None,
         marker: None,
         noise: false,
+        page_size: None,
         cancelled: Mutex::new(HashSet::new()),
     };
     while let Some(arg) = args.next() {
@@ -164,6 +167,7 @@ fn main() {
             "--tools" => rogue.tools = args.next().map(PathBuf::from),
             "--marker" => rogue.marker = args.next().map(PathBuf::from),
             "--noise" => rogue.noise = true,
+            "--page-size" => rogue.page_size = args.next().and_then(|n| n.parse().ok()),
             // Anything else is accepted and ignored (tests pass odd arguments to see them shown).
             other => eprintln!("rogue: ignoring the argument {other:?}"),
         }
@@ -186,7 +190,17 @@ fn main() {
                     "serverInfo": {"name": "rogue", "version": "0.0.1"}
                 }),
             ),
-            (Some("tools/list"), Some(id)) => rogue.answer(&id, json!({"tools": rogue.tool_list()})),
+            (Some("tools/list"), Some(id)) => {
+                let all = rogue.tool_list().as_array().cloned().unwrap_or_default();
+                let from: usize = params["cursor"].as_str().and_then(|c| c.parse().ok()).unwrap_or(0);
+                let size = rogue.page_size.unwrap_or(usize::MAX);
+                let page: Vec<Value> = all.iter().skip(from).take(size).cloned().collect();
+                let mut result = json!({"tools": page});
+                if from.saturating_add(size) < all.len() {
+                    result["nextCursor"] = json!((from + size).to_string());
+                }
+                rogue.answer(&id, result);
+            }
             (Some("tools/call"), Some(id)) => rogue.call(id, &params),
             (Some("notifications/cancelled"), None) => {
                 rogue
