@@ -3,7 +3,7 @@
 //!
 //! The `teaagent` command decides *which* servers may start (the trust store: allowed, with a
 //! fingerprint that still matches); this module starts them, talks to them
-//! ([`child`]: an MCP client over stdio), and turns their tools into [`ToolDef`]s named
+//! (`gateway/child.rs`: an MCP client over stdio), and turns their tools into [`ToolDef`]s named
 //! `SERVER__tool` that go through the same pipeline as every other tool: argument validation,
 //! permission modes, grants, digests, rate limits, the workspace lock, audit.
 //!

@@ -16,7 +16,7 @@
 //!
 //! ## Cargo features
 //!
-//! - **`gateway`** (off by default): [`gateway`](mod@gateway) — external MCP servers started as
+//! - **`gateway`** (off by default): `teaagent_core::gateway` — external MCP servers started as
 //!   child processes, their tools served under this server's policy (what `teaagent mcp serve`
 //!   does with the servers the user allowed). Only tokio's `process` feature, no new crate.
 //! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
