@@ -36,6 +36,9 @@ fn serve(tree: &Tree, home: &Tree, config: &str, flags: &[&str]) -> RawServer {
     cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).args(flags).env("TEAAGENT_HOME", home.base());
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
+    // `initialize` is answered before the workspace lock is settled; any later line waits for
+    // it, so after this answer the lock is this server's (or known to be another's).
+    server.request("ping", json!({}));
     server
 }
 
@@ -487,7 +490,8 @@ fn terminal_questions_show_every_value_escaped_and_uncut() {
     server.initialize("2025-06-18");
     let denied = call(&mut server, "shell_exec", json!({"command": hostile_command()}));
     assert_eq!(code(&denied), -32001, "{denied}");
-    let terminal = server.stderr();
+    // The terminal's output reaches stderr through the script: it may lag behind the answer.
+    let terminal = server.stderr_once(|s| s.contains("allow?"));
     let question = &terminal[terminal.find("Allow `shell_exec`").expect("asked on the terminal")..];
     // (The terminal itself turns each line break the server writes into `\r\n`.)
     let question = question[..question.find("allow?").expect("the prompt")].replace("\r\n", "\n");

@@ -74,16 +74,18 @@ Examples:
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Mcp {
-    /// Serve the workspace over stdio (JSON-RPC on stdout, logs on stderr).
+    /// Serve the workspace over stdio (JSON-RPC on stdout, logs on stderr), or Streamable HTTP.
     #[command(after_help = "\
 Examples:
   teaagent mcp serve
   teaagent mcp serve --root /path/to/project --permission-mode prompt
   teaagent mcp serve --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test'
   teaagent mcp serve --preapprove sha256:3f5a…   (from `teaagent approvals digest`)
+  teaagent mcp serve --http 127.0.0.1:8787       (Streamable HTTP at http://127.0.0.1:8787/mcp)
+  teaagent mcp serve --http 0.0.0.0:8787 --http-token-file ~/.teaagent/tokens
 
 An MCP client starts this command; on a terminal it says how to connect one.")]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// List the tools: names, tiers, annotations, rate limits.
     #[command(after_help = "\
 Examples:
@@ -195,6 +197,30 @@ pub(crate) struct CallFlags {
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) flags: CallFlags,
+    #[command(flatten)]
+    pub(crate) http: HttpFlags,
+}
+
+/// Streamable HTTP instead of stdio.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Streamable HTTP")]
+pub(crate) struct HttpFlags {
+    /// Serve Streamable HTTP (protocol 2026-07-28) at http://ADDR/mcp instead of stdio, e.g.
+    /// 127.0.0.1:8787. An address that is not loopback needs tokens.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Bearer tokens, one a line (`NAME:TOKEN` or `TOKEN`; 16+ characters). Also
+    /// TEAAGENT_HTTP_TOKENS (same format).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) http_token_file: Option<PathBuf>,
+    /// A browser origin allowed besides the loopback ones (repeatable), e.g.
+    /// https://app.example.com.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) http_allow_origin: Vec<String>,
+    /// A Host name this server answers to besides the loopback ones (repeatable), e.g.
+    /// mcp.example.com (the name a reverse proxy passes on).
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub(crate) http_allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -51,6 +51,9 @@ fn one_line(e: &anyhow::Error) -> String {
 
 fn run(cli: Cli, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Mcp { command: Mcp::Serve(args) } if args.http.http.is_some() => {
+            serve_http(args.flags, args.http)
+        }
         Command::Mcp { command: Mcp::Serve(args) } => serve(args.flags, early),
         Command::Run(args) => {
             call(&args.tool, args.args.unwrap_or_else(|| serde_json::json!({})), args.json, args.flags)
@@ -202,6 +205,55 @@ fn serve(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode
     let code = server.run_stdio_after(early);
     gateway.shutdown();
     Ok(code)
+}
+
+/// `mcp serve --http ADDR`: the same server as over stdio, at `http://ADDR/mcp`, until SIGINT or
+/// SIGTERM (then calls in progress get the grace period).
+fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode> {
+    use teaagent_core::server::http::{BearerToken, HttpOptions};
+    teaagent_core::logging::init(&flags.log_level);
+    harden();
+    let Some(addr) = http.http else { bail!("--http needs an address") };
+    let mut tokens = Vec::new();
+    if let Some(file) = &http.http_token_file {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        tokens
+            .extend(BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+    }
+    if let Ok(text) = std::env::var("TEAAGENT_HTTP_TOKENS") {
+        tokens.extend(
+            BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("TEAAGENT_HTTP_TOKENS: {e}"))?,
+        );
+    }
+    let options = HttpOptions {
+        tokens,
+        allowed_origins: http.http_allow_origin,
+        allowed_hosts: http.http_allow_host,
+        ..HttpOptions::default()
+    };
+    let (server, workspace, gateway) = server(&flags, workspace(&flags)?, |_| true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        // The one line a script waits for (stderr, like every log).
+        eprintln!("teaagent: serving {} over Streamable HTTP at http://{local}/mcp", workspace.root().display());
+        let stop = tokio_util::sync::CancellationToken::new();
+        let signals = stop.clone();
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                Some(()) = async { match term.as_mut() { Some(t) => t.recv().await, None => std::future::pending().await } } => {}
+            }
+            signals.cancel();
+        });
+        server.serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
+    });
+    gateway.shutdown();
+    served?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> anyhow::Result<ExitCode> {

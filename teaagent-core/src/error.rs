@@ -16,6 +16,7 @@
 //! | [`Error::WorkspaceLocked`] | -32003 | `workspace_locked` |
 //! | [`Error::ToolFailed`] | -32000 | see [`Failure`] |
 //! | [`Error::Internal`] | -32603 | `internal_error` |
+//! | [`Error::HeaderMismatch`] | -32020 | `header_mismatch` |
 //!
 //! A tool that returns `Err` is *not* an [`Error`]: it is a normal result with `isError: true`.
 //!
@@ -210,6 +211,13 @@ pub enum Error {
         /// The version the request named.
         requested: String,
     },
+    /// Streamable HTTP, modern era: a required header is missing, or disagrees with the body
+    /// (`-32020`, HTTP `400`).
+    #[error("Header mismatch: {details}")]
+    HeaderMismatch {
+        /// Which header, and what it and the body say.
+        details: String,
+    },
     /// Modern era: the request needs a client capability it did not declare (`-32021`,
     /// `data: {requiredCapabilities}`).
     #[error("Missing required client capability `{capability}`: {details}")]
@@ -284,6 +292,9 @@ reasons! {
         ModernEra => "era_modern", "this process serves protocol 2026-07-28, chosen by its first message: there is no `initialize`; start a new process to use the legacy handshake";
         /// More `subscriptions/listen` streams than the server keeps open at once.
         TooManyListeners => "too_many_subscriptions", "too many `subscriptions/listen` streams are open; cancel one first";
+        /// A legacy-era message (`initialize`, a session, a legacy `MCP-Protocol-Version`) over
+        /// Streamable HTTP, which this server serves in protocol 2026-07-28 only.
+        LegacyOverHttp => "legacy_over_http", "over HTTP this server speaks protocol 2026-07-28 (`server/discover`, then `_meta` and the MCP-Protocol-Version header on every request); `initialize` sessions are served over stdio only for now";
         /// A modern request in a process whose first message was `initialize`.
         LegacyEra => "era_legacy", "this process serves the version negotiated by `initialize`: a request written in protocol 2026-07-28 (`_meta` naming a protocol version, or `server/discover`) is refused; start a new process for the modern era";
     }
@@ -411,6 +422,7 @@ impl Error {
             Error::Internal { .. } => code::INTERNAL_ERROR,
             Error::UnsupportedVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
             Error::MissingCapability { .. } => code::MISSING_CLIENT_CAPABILITY,
+            Error::HeaderMismatch { .. } => code::HEADER_MISMATCH,
         }
     }
 
@@ -450,6 +462,7 @@ impl Error {
             Error::UnsupportedVersion { requested } => {
                 json!({ "supported": supported_versions(), "requested": requested })
             }
+            Error::HeaderMismatch { details } => json!({ "reason": "header_mismatch", "details": details }),
             Error::MissingCapability { capability, details } => json!({
                 "requiredCapabilities": { *capability: {} },
                 "reason": "missing_client_capability",

@@ -125,9 +125,16 @@ pub(crate) fn for_request<F: std::future::Future>(
 /// raises there use the request's log level too.
 pub(crate) fn in_request_scope<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
     let level = REQUEST_LEVEL.try_with(|l| *l).ok().flatten();
-    move || match level {
-        Some(level) => REQUEST_LEVEL.sync_scope(Some(level), f),
-        None => f(),
+    let peer = crate::server::peer::REQUEST_PEER.try_with(Peer::clone).ok();
+    move || {
+        let scoped = move || match level {
+            Some(level) => REQUEST_LEVEL.sync_scope(Some(level), f),
+            None => f(),
+        };
+        match peer {
+            Some(peer) => crate::server::peer::REQUEST_PEER.sync_scope(peer, scoped),
+            None => scoped(),
+        }
     }
 }
 
@@ -154,7 +161,9 @@ struct ClientLayer;
 
 impl<S: Subscriber> Layer<S> for ClientLayer {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let Some(peer) = SINK.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
+        // The request's own peer (an HTTP response) first, else the process's.
+        let request = crate::server::peer::REQUEST_PEER.try_with(Peer::clone).ok();
+        let Some(peer) = request.or_else(|| SINK.lock().unwrap_or_else(|p| p.into_inner()).clone()) else {
             return;
         };
         let mut fields = FieldsToJson(Map::new());

@@ -657,6 +657,7 @@ impl Policy {
     /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
     pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
         let Some(log) = &self.audit else { return Ok(()) };
+        let principal = crate::server::peer::principal();
         log.append(&AuditRecord {
             time: AuditRecord::now(),
             tool: call.tool.name(),
@@ -665,6 +666,7 @@ impl Policy {
             mode: self.mode.as_str(),
             rule,
             outcome,
+            principal: principal.as_deref(),
         })
     }
 }
@@ -682,7 +684,9 @@ fn command_args(registry: &Registry) -> HashSet<String> {
 }
 
 fn session_key(call: &CallFacts<'_>) -> String {
-    let mut key = call.tool.name().to_owned();
+    // An approval "for this session" is the principal's own (over HTTP, every client's is apart).
+    let mut key = crate::server::peer::principal().map(|p| format!("{p}\u{0}")).unwrap_or_default();
+    key.push_str(call.tool.name());
     for (arg, _, value) in &call.roles {
         key.push('\u{0}');
         key.push_str(arg);

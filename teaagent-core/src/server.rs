@@ -82,8 +82,10 @@ mod call;
 mod config;
 pub mod early;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 mod main_loop;
-mod peer;
+pub(crate) mod peer;
 mod reply;
 mod router;
 mod transport;
@@ -496,6 +498,63 @@ impl Server {
         let input = transport::Input::Async(Box::new(reader));
         let output = transport::Output::Async(Box::new(writer));
         main_loop::run(self, input, output, shutdown, None).await
+    }
+
+    /// Serves Streamable HTTP (protocol `2026-07-28`) on `listener`, at `/mcp`, until `shutdown`
+    /// is cancelled; answers in progress then get the grace period
+    /// ([`ServerConfig::shutdown_grace`]). See [`http`] for the endpoint, its checks and what is
+    /// not there yet. Refuses to start like [`Server::serve_stdio`], and also when `listener` is
+    /// not on a loopback address and `options` has no tokens: a server reachable from the
+    /// network is never open to anyone.
+    ///
+    /// ```no_run
+    /// use teaagent_core::{Registry, Server};
+    /// use teaagent_core::server::http::HttpOptions;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let registry = Registry::builder().registered().build().expect("valid tools");
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8787").await?;
+    /// let stop = tokio_util::sync::CancellationToken::new();
+    /// Server::new(registry).serve_http(listener, HttpOptions::default(), stop).await
+    /// # }
+    /// ```
+    #[cfg(feature = "http")]
+    pub async fn serve_http(
+        mut self,
+        listener: tokio::net::TcpListener,
+        options: http::HttpOptions,
+        shutdown: CancellationToken,
+    ) -> io::Result<()> {
+        let local = listener.local_addr()?;
+        if !http::is_loopback(&local) && options.tokens.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "refusing to serve HTTP on {local} without authentication: give bearer tokens (HttpOptions::tokens; `--http-token-file` or TEAAGENT_HTTP_TOKENS for the teaagent command), or bind a loopback address"
+                ),
+            ));
+        }
+        self.prepare(false)?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        // The process's own peer has no client over HTTP: each request answers on its own.
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let shared = Arc::new(main_loop::Shared::new(self, Peer::new(tx)));
+        if let Some(lock) = shared.lock.clone() {
+            main_loop::settle_lock(lock).await;
+        }
+        let endpoint = Arc::new(http::Endpoint {
+            shared: shared.clone(),
+            options,
+            local,
+            draining: shutdown.clone(),
+            stopping: CancellationToken::new(),
+        });
+        let served = http::serve(endpoint, listener, shutdown).await;
+        if let Some(lock) = shared.lock.clone() {
+            let _ = tokio::task::spawn_blocking(move || lock.release()).await;
+        }
+        drain.abort();
+        served
     }
 
     /// Makes one call through the whole pipeline — validation, confinement, policy, rate limit,

@@ -39,6 +39,9 @@ pub struct AuditRecord<'a> {
     pub rule: &'a str,
     /// `allowed`, `denied`, `rate_limited`, `locked`.
     pub outcome: &'a str,
+    /// Who asked, when the transport authenticated the client (HTTP: `token:NAME`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<&'a str>,
 }
 
 impl AuditRecord<'_> {

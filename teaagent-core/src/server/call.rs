@@ -173,7 +173,7 @@ async fn checked_call(
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.admit(name).map_err(rate_limited)?.refund();
             match caller.filter(|c| c.version.is_modern()) {
-                None => policy.ask(&facts, Some(&shared.peer), question).await,
+                None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
                 Some(caller) => match round_trip(shared, &facts, caller, &question, &paths, answers)? {
                     RoundTrip::Answered(decision, held) => {
                         approval = Some(held);
@@ -258,7 +258,7 @@ async fn checked_call(
         name.to_owned(),
         Some(id.clone()),
         progress_token,
-        Some(shared.peer.clone()),
+        Some(super::peer::current(&shared.peer)),
         cancel.clone(),
         shared.workspace.clone(),
     )
@@ -327,7 +327,7 @@ fn round_trip<'a>(
         tool: name.to_owned(),
         digest: facts.digest.to_owned(),
         targets: targets_digest(paths),
-        principal: String::new(),
+        principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
     };
     if let Some(state) = state {
         let opened = match &state {

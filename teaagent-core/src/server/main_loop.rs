@@ -154,7 +154,7 @@ async fn pass_on_list_changes(shared: Arc<Shared>, mut changes: tokio::sync::wat
 }
 
 /// Takes the workspace lock (or learns who holds it) on the blocking pool, and logs the outcome.
-async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>) {
+pub(crate) async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>) {
     // The answer the first line queued goes out first: the writer runs before the thread is made.
     tokio::task::yield_now().await;
     match tokio::task::spawn_blocking(move || lock.ensure()).await {
@@ -334,31 +334,7 @@ impl Shared {
         if !self.peer.choose_modern() {
             return Err(Error::InvalidRequest { reason: InvalidRequest::LegacyEra });
         }
-        // The methods 2026-07-28 removed are unknown whatever their `_meta` says.
-        if REMOVED_IN_MODERN.contains(&method) {
-            return Err(Error::MethodNotFound { method: method.to_owned() });
-        }
-        let meta = meta.unwrap_or_default();
-        let invalid = |details: String| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details };
-        let Some(requested) = meta.protocol_version else {
-            return Err(invalid(format!(
-                "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
-            )));
-        };
-        let Some(version) = ProtocolVersion::MODERN.into_iter().find(|v| v.as_str() == requested) else {
-            return Err(Error::UnsupportedVersion { requested });
-        };
-        let Some(capabilities) = meta.client_capabilities else {
-            return Err(invalid(format!(
-                "every request of protocol 2026-07-28 carries `_meta[\"{META_CLIENT_CAPABILITIES}\"]` (`{{}}` for none)"
-            )));
-        };
-        let client = meta.client_info.unwrap_or_else(|| Implementation {
-            name: String::new(),
-            version: String::new(),
-            title: None,
-        });
-        Ok(Some(Arc::new(SessionInfo { version, capabilities, client, log_level: meta.log_level })))
+        modern_caller(method, meta).map(Some)
     }
 
     fn handle_notification(&self, notification: Notification) {
@@ -523,7 +499,37 @@ pub(crate) fn initialize_answer(
 
 /// The modern `_meta` of a request's params, if it has one; params that are not an object, or a
 /// `_meta` whose reserved keys have the wrong shape, are `-32602`.
-fn modern_meta(params: Option<&RawParams>) -> Result<Option<ModernMeta>, Error> {
+/// Who is asking in the modern era: what one request's `_meta` says (every modern request speaks
+/// for itself; stdio and HTTP alike). The methods 2026-07-28 removed are unknown whatever their
+/// `_meta` says.
+pub(crate) fn modern_caller(method: &str, meta: Option<ModernMeta>) -> Result<Arc<SessionInfo>, Error> {
+    if REMOVED_IN_MODERN.contains(&method) {
+        return Err(Error::MethodNotFound { method: method.to_owned() });
+    }
+    let meta = meta.unwrap_or_default();
+    let invalid = |details: String| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details };
+    let Some(requested) = meta.protocol_version else {
+        return Err(invalid(format!(
+            "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
+        )));
+    };
+    let Some(version) = ProtocolVersion::MODERN.into_iter().find(|v| v.as_str() == requested) else {
+        return Err(Error::UnsupportedVersion { requested });
+    };
+    let Some(capabilities) = meta.client_capabilities else {
+        return Err(invalid(format!(
+            "every request of protocol 2026-07-28 carries `_meta[\"{META_CLIENT_CAPABILITIES}\"]` (`{{}}` for none)"
+        )));
+    };
+    let client = meta.client_info.unwrap_or_else(|| Implementation {
+        name: String::new(),
+        version: String::new(),
+        title: None,
+    });
+    Ok(Arc::new(SessionInfo { version, capabilities, client, log_level: meta.log_level }))
+}
+
+pub(crate) fn modern_meta(params: Option<&RawParams>) -> Result<Option<ModernMeta>, Error> {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "_meta", default)]

@@ -193,6 +193,29 @@ impl Peer {
     }
 }
 
+tokio::task_local! {
+    /// The peer of the request being handled when it is not the process's: a Streamable HTTP
+    /// request's notifications (progress, logs) go out on its own response.
+    pub(crate) static REQUEST_PEER: Peer;
+}
+
+tokio::task_local! {
+    /// Who made the request being handled, when the transport authenticated it (HTTP with a
+    /// bearer token: `token:NAME`). The audit names it; approvals "for this session" and
+    /// request states are bound to it.
+    pub(crate) static PRINCIPAL: Option<Arc<str>>;
+}
+
+/// The authenticated principal of the request being handled, if any.
+pub(crate) fn principal() -> Option<Arc<str>> {
+    PRINCIPAL.try_with(Clone::clone).ok().flatten()
+}
+
+/// The peer a request's messages go to: its own (HTTP), else the process's (stdio).
+pub(crate) fn current(process: &Peer) -> Peer {
+    REQUEST_PEER.try_with(Peer::clone).unwrap_or_else(|_| process.clone())
+}
+
 fn malformed(e: &serde_json::Error) -> ErrorObject {
     ErrorObject {
         code: crate::error::code::INVALID_REQUEST,

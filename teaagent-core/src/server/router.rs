@@ -291,7 +291,8 @@ async fn listen(
         shared.availability.as_ref().filter(|_| params.notifications.tools_list_changed).map(|a| a.changes());
     let acknowledged =
         SubscriptionFilter { tools_list_changed: changes.is_some(), ..SubscriptionFilter::default() };
-    shared.peer.notify(
+    let peer = super::peer::current(&shared.peer);
+    peer.notify(
         "notifications/subscriptions/acknowledged",
         &serde_json::json!({ "_meta": subscription, "notifications": acknowledged }),
     );
@@ -304,7 +305,7 @@ async fn listen(
                     Some(rx) => rx.changed().await,
                     None => std::future::pending().await,
                 }
-            } => shared.peer.notify(
+            } => peer.notify(
                 "notifications/tools/list_changed",
                 &serde_json::json!({ "_meta": subscription }),
             ),

@@ -1,0 +1,840 @@
+//! Streamable HTTP (SPEC §12), protocol `2026-07-28`: one endpoint, `/mcp`, POST only.
+//!
+//! Every POST carries one JSON-RPC message and is answered on its own: there is no session.
+//! The message goes through exactly the stdio server's pipeline
+//! ([`router::dispatch`](super::router)): argument validation, the permission policy (approvals
+//! through `input_required` results), rate limits, the workspace lock and the audit.
+//!
+//! # Checks before anything runs, in this order
+//!
+//! | check | answer |
+//! |---|---|
+//! | path is `/healthz`, `/readyz`, `/mcp` | else `404` |
+//! | `Host` is one this server answers to (loopback names on a loopback bind) | `403` |
+//! | `Origin`, when sent, is allowed (the bound loopback origins, or the configured ones) | `403` |
+//! | a bearer token, when tokens are configured (`Authorization: Bearer …`, compared in constant time against SHA-256 digests) | `401` + `WWW-Authenticate` |
+//! | method is POST | `405`, `Allow: POST` |
+//! | `Content-Type: application/json` | `415` |
+//! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |
+//! | body at most [`HttpOptions::max_body_bytes`] | `413` |
+//! | one JSON-RPC message (not a batch), parsable | `400` (`-32700` / `-32600`) |
+//! | `_meta` names the protocol version and the client's capabilities | `400` (`-32602`) |
+//! | `MCP-Protocol-Version` equals `_meta`'s version | `400` (`-32020`) |
+//! | the version is one this server speaks | `400` (`-32022`, `data: {supported, requested}`) |
+//! | `Mcp-Method` equals `method`; `Mcp-Name` equals `params.name` / `params.uri` for `tools/call`, `resources/read`, `prompts/get` (`=?base64?…?=` decoded) | `400` (`-32020`) |
+//! | the method exists in this era | `404` (`-32601`) |
+//!
+//! A notification is accepted with `202` and no body. Errors of the call itself (bad arguments,
+//! unknown tool, a refusal, a rate limit) are JSON-RPC errors with `200`, as on stdio; a missing
+//! client capability (`-32021`) is `400`.
+//!
+//! # JSON or a stream
+//!
+//! The answer is `application/json` when the request is done before it has anything else to say
+//! (nearly every call). Once the call sends a notification (progress, a log line the request
+//! asked for through `_meta`) or runs longer than [`HttpOptions::stream_after`], and the client
+//! accepts `text/event-stream`, the answer becomes a stream: each notification an SSE event, the
+//! response last, then the stream ends (`X-Accel-Buffering: no`, a comment every
+//! [`HttpOptions::keep_alive`]). Closing the connection cancels the call, whichever form the
+//! answer had taken.
+//!
+//! # Not here yet
+//!
+//! The legacy era over HTTP (`initialize`, `Mcp-Session-Id` sessions, the GET stream) is refused
+//! with `400` and a message that says so; OAuth resource-server mode is not implemented.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Frame, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::main_loop::{Shared, modern_caller, modern_meta};
+use super::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER};
+use super::router;
+use crate::error::{Error, InvalidRequest, code};
+use crate::jsonrpc::{Incoming as Message, RawParams, RequestId, error_line};
+use crate::mcp::ProtocolVersion;
+use crate::mcp::modern::META_PROTOCOL_VERSION;
+
+/// How a Streamable HTTP server runs.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Bearer tokens accepted (none: no authentication, which only a loopback bind allows).
+    pub tokens: Vec<BearerToken>,
+    /// Origins allowed besides the loopback ones of the bound port
+    /// (`http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`), exactly as a
+    /// browser sends them (`https://app.example.com`).
+    pub allowed_origins: Vec<String>,
+    /// Host names (with or without a port) allowed besides the loopback names. On a bind that is
+    /// not loopback, an empty list allows any `Host`.
+    pub allowed_hosts: Vec<String>,
+    /// The largest request body (default 4 MiB).
+    pub max_body_bytes: usize,
+    /// Connections served at once (default 256); more wait for a free slot.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (default 10 s).
+    pub header_timeout: Duration,
+    /// A call still running after this is answered as a stream, when the client accepts one
+    /// (default 1 s).
+    pub stream_after: Duration,
+    /// A comment on an open stream this often (default 15 s): proxies keep it open, and a client
+    /// that is gone is noticed.
+    pub keep_alive: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            tokens: Vec::new(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+            stream_after: Duration::from_secs(1),
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// One accepted bearer token: its name (the principal the audit names) and the SHA-256 of the
+/// token (the token itself is not kept).
+#[derive(Clone)]
+pub struct BearerToken {
+    name: String,
+    digest: [u8; 32],
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerToken").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl BearerToken {
+    /// A token named `name`.
+    pub fn new(name: impl Into<String>, token: &str) -> Self {
+        Self { name: name.into(), digest: hmac_sha256::Hash::hash(token.as_bytes()) }
+    }
+
+    /// Tokens from text, one a line: `NAME:TOKEN`, or a bare `TOKEN` (named `token-N`, its line).
+    /// Blank lines and lines starting with `#` are skipped. A token shorter than 16 characters is
+    /// refused (guessable).
+    pub fn parse_lines(text: &str) -> Result<Vec<BearerToken>, String> {
+        let mut out = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, token) = match line.split_once(':') {
+                Some((name, token)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                    (name.to_owned(), token.trim())
+                }
+                _ => (format!("token-{}", i + 1), line),
+            };
+            if token.len() < 16 || token.contains(char::is_whitespace) {
+                return Err(format!(
+                    "line {}: a token is at least 16 characters without spaces (use e.g. `openssl rand -hex 32`)",
+                    i + 1
+                ));
+            }
+            out.push(BearerToken::new(name, token));
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `addr` is a loopback address (an HTTP server may bind it without authentication).
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+/// The answer body: all at once, or a stream of events.
+pub(crate) enum Answer {
+    Full(Full<Bytes>),
+    Stream(EventStream),
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Answer::Full(full) => Pin::new(full).poll_frame(cx),
+            Answer::Stream(stream) => Pin::new(stream).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Answer::Full(full) => full.is_end_stream(),
+            Answer::Stream(_) => false,
+        }
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            // Exact: the answer goes with a Content-Length.
+            Answer::Full(full) => full.size_hint(),
+            Answer::Stream(_) => hyper::body::SizeHint::default(),
+        }
+    }
+}
+
+/// The events of one streamed answer; dropping it (the client went away) cancels the call.
+pub(crate) struct EventStream {
+    events: mpsc::UnboundedReceiver<Bytes>,
+    _call: CancelOnDrop,
+}
+
+impl Body for EventStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.events.poll_recv(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}
+
+/// Cancels a call when dropped (the client went away), unless it was disarmed (the call
+/// finished): its token is cancelled and its task aborted, as a stdio cancellation does.
+struct CancelOnDrop {
+    call: Option<(CancellationToken, tokio::task::AbortHandle)>,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.call = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some((token, abort)) = self.call.take() {
+            token.cancel();
+            abort.abort();
+        }
+    }
+}
+
+type Reply = Response<Answer>;
+
+/// What every request's handling shares.
+pub(crate) struct Endpoint {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) options: HttpOptions,
+    pub(crate) local: SocketAddr,
+    /// Cancelled when the server stops accepting (`/readyz` says so).
+    pub(crate) draining: CancellationToken,
+    /// Cancelled when the calls still running must stop; every call's token is its child.
+    pub(crate) stopping: CancellationToken,
+}
+
+/// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
+/// period) and returns.
+pub(crate) async fn serve(
+    endpoint: Arc<Endpoint>,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let slots = Arc::new(Semaphore::new(endpoint.options.max_connections.max(1)));
+    let connections = crate::task::TaskTracker::new();
+    tracing::info!(address = %endpoint.local, "serving MCP over Streamable HTTP at http://{}/mcp", endpoint.local);
+    loop {
+        let permit = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            permit = slots.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
+        let (stream, _) = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let endpoint = endpoint.clone();
+        let stop = shutdown.clone();
+        let header_timeout = endpoint.options.header_timeout;
+        connections.spawn(async move {
+            let _permit = permit;
+            let service = hyper::service::service_fn(move |request| {
+                let endpoint = endpoint.clone();
+                async move { Ok::<_, Infallible>(handle(&endpoint, request).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    // Draining: no new connection; answers in progress get the grace period, then every call
+    // still running is cancelled (open streams end).
+    connections.close();
+    let grace = endpoint.shared.config.shutdown_grace;
+    if tokio::time::timeout(grace, connections.wait()).await.is_err() {
+        endpoint.stopping.cancel();
+        connections.wait().await;
+    }
+    endpoint.stopping.cancel();
+    Ok(())
+}
+
+/// One HTTP request.
+async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
+    match request.uri().path() {
+        "/healthz" => plain(StatusCode::OK, "ok\n"),
+        "/readyz" if endpoint.draining.is_cancelled() => plain(StatusCode::SERVICE_UNAVAILABLE, "stopping\n"),
+        "/readyz" => plain(StatusCode::OK, "ready\n"),
+        "/mcp" => match checked(endpoint, &request) {
+            Err(refusal) => *refusal,
+            Ok(principal) => mcp(endpoint, request, principal).await,
+        },
+        _ => plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp\n"),
+    }
+}
+
+/// Host, Origin, authentication (before the method: nothing is revealed to a stranger). The
+/// principal a token names, when tokens are configured.
+fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Option<Arc<str>>, Box<Reply>> {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !host_allowed(endpoint, host) {
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "this server does not answer to that Host (DNS rebinding protection)",
+        )));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !origin_allowed(endpoint, origin) {
+            return Err(Box::new(refused(
+                StatusCode::FORBIDDEN,
+                "requests from that Origin are not allowed",
+            )));
+        }
+    }
+    if !endpoint.options.tokens.is_empty() {
+        let presented = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+        let token = presented.and_then(|h| {
+            let (scheme, token) = h.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+        let known = token.and_then(|token| {
+            let digest = hmac_sha256::Hash::hash(token.as_bytes());
+            // Every digest is compared, each in constant time: no early exit tells which.
+            endpoint
+                .options
+                .tokens
+                .iter()
+                .fold(None, |found, t| if constant_time_eq(&t.digest, &digest) { Some(t) } else { found })
+        });
+        if let Some(token) = known {
+            return Ok(Some(Arc::from(format!("token:{}", token.name))));
+        }
+        let challenge = if presented.is_some() {
+            r#"Bearer realm="teaagent", error="invalid_token""#
+        } else {
+            r#"Bearer realm="teaagent""#
+        };
+        let mut reply =
+            refused(StatusCode::UNAUTHORIZED, "a valid bearer token is required (Authorization: Bearer …)");
+        reply.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        return Err(Box::new(reply));
+    }
+    Ok(None)
+}
+
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// `host` without its port (an IPv6 literal keeps its brackets).
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn host_allowed(endpoint: &Endpoint, host: &str) -> bool {
+    let name = host_name(host);
+    if LOOPBACK_NAMES.iter().any(|l| name.eq_ignore_ascii_case(l)) {
+        return true;
+    }
+    let configured = &endpoint.options.allowed_hosts;
+    if configured.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name)) {
+        return true;
+    }
+    // A public bind with no list: whatever name the client used (authentication guards it).
+    !is_loopback(&endpoint.local) && configured.is_empty()
+}
+
+fn origin_allowed(endpoint: &Endpoint, origin: &str) -> bool {
+    let port = endpoint.local.port();
+    let loopback = LOOPBACK_NAMES.iter().any(|name| {
+        origin.eq_ignore_ascii_case(&format!("http://{name}:{port}"))
+            || origin.eq_ignore_ascii_case(&format!("https://{name}:{port}"))
+    });
+    loopback || endpoint.options.allowed_origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+}
+
+/// The MCP endpoint.
+async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<Arc<str>>) -> Reply {
+    if request.method() != Method::POST {
+        let mut reply =
+            refused(StatusCode::METHOD_NOT_ALLOWED, "the MCP endpoint takes POST (protocol 2026-07-28)");
+        reply.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return reply;
+    }
+    let headers = request.headers().clone();
+    let json = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json {
+        return refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON (Content-Type: application/json)",
+        );
+    }
+    let accepts = Accepts::of(&headers);
+    if !accepts.json && !accepts.stream {
+        return refused(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must allow application/json or text/event-stream",
+        );
+    }
+    let limit = endpoint.options.max_body_bytes;
+    let body = match Limited::new(request.into_body(), limit).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return refused(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than {limit} bytes"));
+        }
+        Err(_) => return refused(StatusCode::BAD_REQUEST, "the body could not be read"),
+    };
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        let error = Error::InvalidRequest { reason: InvalidRequest::BatchNotSupported };
+        return rpc_error(StatusCode::BAD_REQUEST, None, &error);
+    }
+    let message = match Message::parse_line(body.to_vec()) {
+        Ok(message) => message,
+        Err(rejected) => return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &rejected.error),
+    };
+    let request = match message {
+        Message::Request(request) => request,
+        // Nothing for this era to act on (a cancellation is the closing of a response).
+        Message::Notification(_) => return empty(StatusCode::ACCEPTED),
+        Message::Response(_) => {
+            let error = Error::InvalidRequest { reason: InvalidRequest::NotAMessage };
+            return rpc_error(StatusCode::BAD_REQUEST, None, &error);
+        }
+    };
+    let header_version = text(&headers, "mcp-protocol-version");
+    let legacy_header =
+        header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
+    if request.method == "initialize" || legacy_header || headers.contains_key("mcp-session-id") {
+        if header_version.as_deref().is_some_and(|v| v == ProtocolVersion::V2026_07_28.as_str()) {
+            // `initialize` in the modern era is an unknown method.
+            let error = Error::MethodNotFound { method: request.method.clone() };
+            return rpc_error(StatusCode::NOT_FOUND, Some(&request.id), &error);
+        }
+        return legacy_refused(&request.id);
+    }
+    let caller = match modern_checks(&headers, &request.method, request.params.as_ref(), &endpoint.shared) {
+        Ok(caller) => caller,
+        Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
+    };
+    answer(endpoint, request.id, request.method, request.params, caller, accepts, principal).await
+}
+
+/// What the client accepts.
+#[derive(Debug, Clone, Copy)]
+struct Accepts {
+    json: bool,
+    stream: bool,
+}
+
+impl Accepts {
+    fn of(headers: &HeaderMap) -> Self {
+        let values: Vec<&str> =
+            headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
+        if values.is_empty() {
+            return Self { json: true, stream: true };
+        }
+        let mut out = Self { json: false, stream: false };
+        for range in values.iter().flat_map(|v| v.split(',')) {
+            let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            match media.as_str() {
+                "*/*" => (out.json, out.stream) = (true, true),
+                "application/json" | "application/*" => out.json = true,
+                "text/event-stream" | "text/*" => out.stream = true,
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// A header's value as text, with `=?base64?…?=` decoded, trimmed.
+fn text(headers: &HeaderMap, name: &str) -> Option<String> {
+    let raw = headers.get(name)?.to_str().ok()?.trim();
+    if let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok());
+    }
+    Some(raw.to_owned())
+}
+
+/// Standard base64 (with or without padding).
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let bytes: Vec<u8> = text.bytes().filter(|b| *b != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, b) in chunk.iter().enumerate() {
+            n |= value(*b)? << (18 - 6 * i);
+        }
+        let take = match chunk.len() {
+            4 => 3,
+            3 => 2,
+            2 => 1,
+            _ => return None,
+        };
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + take]);
+    }
+    Some(out)
+}
+
+/// The modern checks of the module docs' table, in order; the caller's session on success.
+fn modern_checks(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawParams>,
+    shared: &Shared,
+) -> Result<Arc<super::SessionInfo>, (StatusCode, Error)> {
+    let bad = |error| (StatusCode::BAD_REQUEST, error);
+    let mismatch = |details: String| bad(Error::HeaderMismatch { details });
+    let meta = modern_meta(params).map_err(bad)?;
+    let meta_version = meta.as_ref().and_then(|m| m.protocol_version.clone());
+    // `_meta` first: without it nothing else can be compared.
+    let invalid = |details: String| {
+        bad(Error::InvalidParams { reason: crate::error::ParamsProblem::InvalidMeta, details })
+    };
+    let Some(meta_version) = meta_version else {
+        return Err(invalid(format!(
+            "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
+        )));
+    };
+    if meta.as_ref().is_some_and(|m| m.client_capabilities.is_none()) {
+        return Err(invalid(
+            "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
+        ));
+    }
+    match text(headers, "mcp-protocol-version") {
+        None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
+        Some(v) if v != meta_version => {
+            return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
+        }
+        Some(_) => {}
+    }
+    if !ProtocolVersion::MODERN.iter().any(|v| v.as_str() == meta_version) {
+        return Err(bad(Error::UnsupportedVersion { requested: meta_version }));
+    }
+    match text(headers, "mcp-method") {
+        None => return Err(mismatch("the Mcp-Method header is missing".into())),
+        Some(m) if m != method => {
+            return Err(mismatch(format!("Mcp-Method is {m:?}, but the body's method is {method:?}")));
+        }
+        Some(_) => {}
+    }
+    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+        let key = if method == "resources/read" { "uri" } else { "name" };
+        let named = params.and_then(|p| {
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(p.get())
+                .ok()
+                .and_then(|m| m.get(key).and_then(|v| v.as_str()).map(str::to_owned))
+        });
+        match (text(headers, "mcp-name"), named) {
+            (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
+            (Some(h), Some(b)) if h == b => {}
+            (Some(h), b) => {
+                return Err(mismatch(format!(
+                    "Mcp-Name is {h:?}, but the body's {key} is {:?}",
+                    b.unwrap_or_default()
+                )));
+            }
+        }
+    }
+    if !known_method(shared, method) {
+        return Err((StatusCode::NOT_FOUND, Error::MethodNotFound { method: method.to_owned() }));
+    }
+    modern_caller(method, meta).map_err(|e| {
+        let status = if matches!(e, Error::MethodNotFound { .. }) {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        (status, e)
+    })
+}
+
+/// The methods this server answers in the modern era.
+fn known_method(shared: &Shared, method: &str) -> bool {
+    match method {
+        "server/discover" | "subscriptions/listen" | "tools/list" | "tools/call" | "prompts/list" => true,
+        "resources/list" | "resources/read" | "resources/templates/list" => shared.resources.is_some(),
+        _ => false,
+    }
+}
+
+/// Runs the request through the pipeline and answers it (module docs, "JSON or a stream").
+async fn answer(
+    endpoint: &Endpoint,
+    id: RequestId,
+    method: String,
+    params: Option<RawParams>,
+    caller: Arc<super::SessionInfo>,
+    accepts: Accepts,
+    principal: Option<Arc<str>>,
+) -> Reply {
+    let shared = endpoint.shared.clone();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
+    let peer = Peer::new(out_tx);
+    peer.choose_modern();
+    let cancel = endpoint.stopping.child_token();
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
+    let log_level = caller.log_level;
+    let task = {
+        let cancel = cancel.clone();
+        let handling = async move {
+            let route = router::dispatch(&shared, &id, &method, params, cancel, Some(caller));
+            let line = crate::logging::for_request(log_level, route).await;
+            let _ = done_tx.send(line);
+        };
+        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, PRINCIPAL.scope(principal, handling)))
+    };
+    // Dropped with the answer (the client left, in either form): the call is cancelled.
+    let call = CancelOnDrop { call: Some((cancel, task.abort_handle())) };
+    // JSON while the call is quick and quiet.
+    let deadline = tokio::time::sleep(endpoint.options.stream_after);
+    tokio::pin!(deadline);
+    let mut first_event: Option<Vec<u8>> = None;
+    let finished = loop {
+        tokio::select! {
+            biased;
+            line = &mut done_rx => break line.ok(),
+            event = out_rx.recv() => match event {
+                Some(Out::Line(line)) if accepts.stream => { first_event = Some(line); break None; }
+                Some(_) => {} // notifications are dropped for a client that takes JSON only
+                None => {}
+            },
+            () = &mut deadline, if accepts.stream => break None,
+        }
+    };
+    if let Some(line) = finished {
+        call.disarm();
+        let status = status_of(&line);
+        return json(status, line);
+    }
+    // A stream from here on.
+    let (events_tx, events_rx) = mpsc::unbounded_channel::<Bytes>();
+    if let Some(line) = first_event {
+        let _ = events_tx.send(sse_event(&line));
+    }
+    let keep_alive = endpoint.options.keep_alive;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(keep_alive);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                biased;
+                line = &mut done_rx => {
+                    // Notifications queued before the response go first.
+                    while let Ok(Out::Line(event)) = out_rx.try_recv() {
+                        let _ = events_tx.send(sse_event(&event));
+                    }
+                    if let Ok(line) = line {
+                        let _ = events_tx.send(sse_event(&line));
+                    }
+                    return;
+                }
+                event = out_rx.recv() => {
+                    if let Some(Out::Line(event)) = event
+                        && events_tx.send(sse_event(&event)).is_err()
+                    {
+                        return;
+                    }
+                }
+                _ = tick.tick() => {
+                    if events_tx.send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let mut reply = Response::new(Answer::Stream(EventStream { events: events_rx, _call: call }));
+    let h = reply.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    reply
+}
+
+/// `data: <one JSON line>` as an SSE event.
+fn sse_event(line: &[u8]) -> Bytes {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let mut event = Vec::with_capacity(line.len() + 24);
+    event.extend_from_slice(b"event: message\ndata: ");
+    event.extend_from_slice(line);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+/// The status of a finished answer: `400` for a missing client capability, else `200`.
+fn status_of(line: &[u8]) -> StatusCode {
+    let needle = format!("\"code\":{}", code::MISSING_CLIENT_CAPABILITY);
+    if memchr::memmem::find(line, needle.as_bytes()).is_some()
+        && serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|e| e.get("code")).and_then(serde_json::Value::as_i64))
+            == Some(i64::from(code::MISSING_CLIENT_CAPABILITY))
+    {
+        return StatusCode::BAD_REQUEST;
+    }
+    StatusCode::OK
+}
+
+fn legacy_refused(id: &RequestId) -> Reply {
+    let error = Error::InvalidRequest { reason: InvalidRequest::LegacyOverHttp };
+    rpc_error(StatusCode::BAD_REQUEST, Some(id), &error)
+}
+
+fn json(status: StatusCode, line: Vec<u8>) -> Reply {
+    let mut line = line;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    let mut reply = Response::new(Answer::Full(Full::new(Bytes::from(line))));
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    reply
+}
+
+fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: &Error) -> Reply {
+    json(status, error_line(id, &error.to_error_object_for(true)))
+}
+
+/// A refusal before any JSON-RPC: a JSON-RPC error without an id, so MCP clients can show it.
+fn refused(status: StatusCode, message: &str) -> Reply {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code::INVALID_REQUEST, "message": message}});
+    json(status, body.to_string().into_bytes())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Reply {
+    let mut reply = Response::new(Answer::Full(Full::new(Bytes::from_static(text.as_bytes()))));
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    reply
+}
+
+fn empty(status: StatusCode) -> Reply {
+    let mut reply = Response::new(Answer::Full(Full::new(Bytes::new())));
+    *reply.status_mut() = status;
+    reply
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_header_values_decode() {
+        assert_eq!(decode_base64("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_base64("aGVsbG8").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(
+            decode_base64("4pyTIMOgIGxhIG1vZGU=").map(String::from_utf8),
+            Some(Ok("✓ à la mode".into()))
+        );
+        assert_eq!(decode_base64("a$=="), None);
+    }
+
+    #[test]
+    fn host_names_lose_their_port() {
+        assert_eq!(host_name("localhost:8787"), "localhost");
+        assert_eq!(host_name("[::1]:8787"), "[::1]");
+        assert_eq!(host_name("example.com"), "example.com");
+    }
+
+    #[test]
+    fn tokens_parse_one_a_line_and_short_ones_are_refused() {
+        let tokens =
+            BearerToken::parse_lines("# comment\nalice:0123456789abcdef0123\n\nfedcba9876543210fedcba\n")
+                .expect("ok");
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens[0].name, "alice");
+        assert_eq!(tokens[1].name, "token-4");
+        assert!(BearerToken::parse_lines("bob:short").expect_err("short").contains("line 1"));
+    }
+
+    #[test]
+    fn accept_headers() {
+        let mut h = HeaderMap::new();
+        let a = Accepts::of(&h);
+        assert!(a.json && a.stream);
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        let a = Accepts::of(&h);
+        assert!(a.json && a.stream);
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
+        let a = Accepts::of(&h);
+        assert!(!a.json && !a.stream);
+    }
+}

@@ -1,0 +1,579 @@
+//! Streamable HTTP (SPEC §12, protocol 2026-07-28) against the real binaries: `teaagent mcp
+//! serve --http` and the fixture server (`FIXTURE_HTTP`), driven by the official Rust SDK's
+//! streamable-HTTP client and by raw HTTP/1.1 for every status code: the path, Host and Origin
+//! (DNS rebinding), bearer tokens, method, media types, body limit, one message per body, the
+//! `_meta` / header checks in order, unknown methods, notifications, the legacy era's refusal.
+//! Streams: progress as SSE events with the response last; a closed connection cancels the call.
+
+#[path = "common/client.rs"]
+mod client;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use serde_json::{Value, json};
+use teaagent_tests::{Bin, Tree};
+
+/// A server listening on a free loopback port (or as told).
+struct Http {
+    child: Child,
+    addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Http {
+    /// `teaagent mcp serve --http 127.0.0.1:0 --root ROOT FLAGS…` with `TEAAGENT_HOME=home`.
+    fn teaagent(tree: &Tree, home: &Tree, flags: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).args(flags).env("TEAAGENT_HOME", home.base());
+        if !flags.contains(&"--http") {
+            cmd.args(["--http", "127.0.0.1:0"]);
+        }
+        cmd.envs(env.iter().copied());
+        Self::start(cmd, "over Streamable HTTP at http://")
+    }
+
+    /// The fixture server (its hand-written tools: progress, a call that runs until cancelled).
+    fn fixture(home: &Tree) -> Self {
+        let mut cmd = Command::new(Bin::Fixture.path());
+        cmd.env("FIXTURE_HTTP", "127.0.0.1:0").env("FIXTURE_MODE", "allow").env("TEAAGENT_HOME", home.base());
+        Self::start(cmd, "listening on http://")
+    }
+
+    fn start(mut cmd: Command, says: &'static str) -> Self {
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("RUST_LOG");
+        let mut child = cmd.spawn().expect("start the server");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().expect("stderr"));
+        let seen = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.lines() {
+                let Ok(line) = line else { return };
+                if let Some(at) = line.find(says) {
+                    let rest = &line[at + says.len()..];
+                    let addr = rest.split('/').next().unwrap_or_default().to_owned();
+                    let _ = tx.send(addr);
+                }
+                let mut all = seen.lock().unwrap_or_else(|p| p.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr.parse().expect("an address"),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the server did not say where it listens:\n{}", stderr.lock().expect("stderr"));
+            }
+        };
+        Http { child, addr, stderr }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// One raw HTTP/1.1 exchange; `headers` are added to `Host` (unless given) and the length.
+    fn exchange(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let mut head =
+            format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("write");
+        stream.write_all(body).expect("write");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).expect("read");
+        Reply::parse(&raw)
+    }
+
+    /// A modern POST of `message` with the headers a conforming client sends.
+    fn post(&self, message: &Value) -> Reply {
+        let headers = modern_headers(message);
+        let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.exchange("POST", "/mcp", &refs, message.to_string().as_bytes())
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A parsed response.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn parse(raw: &[u8]) -> Self {
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status =
+            lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status");
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let mut body = raw[split + 4..].to_vec();
+        if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
+            body = dechunk(&body);
+        }
+        Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("JSON ({e}): {self:?}"))
+    }
+
+    /// The `data:` of every SSE event, as JSON.
+    fn events(&self) -> Vec<Value> {
+        self.body
+            .split("\n\n")
+            .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+            .map(|data| serde_json::from_str(data).expect("one JSON message per event"))
+            .collect()
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else { return out };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[end + 2..end + 2 + size]);
+        body = &body[end + 2 + size + 2..];
+    }
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+    })
+}
+
+fn request(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn modern_headers(message: &Value) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("Content-Type".to_owned(), "application/json".to_owned()),
+        ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+    ];
+    if let Some(method) = message["method"].as_str() {
+        headers.push(("Mcp-Method".to_owned(), method.to_owned()));
+        let name = match method {
+            "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
+            "resources/read" => message["params"]["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = name {
+            headers.push(("Mcp-Name".to_owned(), name.to_owned()));
+        }
+    }
+    headers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_speaks_the_modern_era_over_http() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let transport = StreamableHttpClientTransport::from_uri(server.url());
+    let recorder = client::Recorder {
+        config: rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("teaagent-http-e2e", "0.1"),
+        ),
+        events: tokio::sync::mpsc::unbounded_channel().0,
+    };
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = client::timely(recorder.serve_with_lifecycle(transport, mode)).await.expect("discover");
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version.as_str(), "2026-07-28");
+    let tools = client::timely(client.list_all_tools()).await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "read_file"), "{tools:?}");
+    let read = client::timely(
+        client.call_tool(
+            CallToolRequestParams::new("read_file")
+                .with_arguments(json!({"path": "src/a.txt"}).as_object().cloned().expect("object")),
+        ),
+    )
+    .await
+    .expect("read_file");
+    assert_eq!(serde_json::to_value(&read).expect("json")["content"][0]["text"], "hello\n");
+    let unknown = client::timely(client.call_tool(CallToolRequestParams::new("no_such_tool"))).await;
+    assert!(
+        format!("{unknown:?}").contains("-32601") || format!("{unknown:?}").contains("Unknown tool"),
+        "{unknown:?}"
+    );
+    // Refused by the policy (workspace-write: write_file is destructive), in-band.
+    let denied =
+        client::timely(client.call_tool(
+            CallToolRequestParams::new("write_file").with_arguments(
+                json!({"path": "x.txt", "content": "x"}).as_object().cloned().expect("object"),
+            ),
+        ))
+        .await;
+    assert!(format!("{denied:?}").contains("32001"), "{denied:?}");
+    assert!(!tree.path("ws/x.txt").exists());
+    client.cancel().await.expect("close");
+}
+
+#[test]
+fn every_refusal_has_its_status_and_code() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let ok = request(1, "tools/list", json!({}));
+    let good = server.post(&ok);
+    assert_eq!(good.status, 200, "{good:?}");
+    assert!(good.header("content-length").is_some(), "a JSON answer has a length: {good:?}");
+    assert_eq!(good.header("content-type"), Some("application/json"));
+
+    let headers = |message: &Value| modern_headers(message);
+    let send = |hs: Vec<(String, String)>, body: &[u8]| {
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, body)
+    };
+    let without = |message: &Value, name: &str| {
+        headers(message).into_iter().filter(|(k, _)| !k.eq_ignore_ascii_case(name)).collect::<Vec<_>>()
+    };
+    let with = |message: &Value, name: &str, value: &str| {
+        let mut hs = without(message, name);
+        hs.push((name.to_owned(), value.to_owned()));
+        hs
+    };
+    let code = |r: &Reply| r.json()["error"]["code"].as_i64().unwrap_or(0);
+    let body = ok.to_string();
+
+    // Paths and methods.
+    assert_eq!(server.exchange("GET", "/elsewhere", &[], b"").status, 404);
+    assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 200);
+    for method in ["GET", "DELETE", "PUT"] {
+        let r = server.exchange(method, "/mcp", &[], b"");
+        assert_eq!((r.status, r.header("allow")), (405, Some("POST")), "{method}: {r:?}");
+    }
+    // Media types and size.
+    let r = send(with(&ok, "Content-Type", "text/plain"), body.as_bytes());
+    assert_eq!(r.status, 415, "{r:?}");
+    let r = send(with(&ok, "Accept", "text/html"), body.as_bytes());
+    assert_eq!(r.status, 406, "{r:?}");
+    let r = send(without(&ok, "Accept"), body.as_bytes());
+    assert_eq!(r.status, 200, "no Accept means anything: {r:?}");
+    let huge =
+        request(2, "tools/call", json!({"name": "read_file", "arguments": {"path": "x".repeat(5 << 20)}}));
+    let r = server.post(&huge);
+    assert_eq!(r.status, 413, "{}", &r.body[..r.body.len().min(200)]);
+    // One parsable message.
+    let r = send(headers(&ok), b"{not json");
+    assert_eq!((r.status, code(&r)), (400, -32700), "{r:?}");
+    let r = send(headers(&ok), format!("[{body}]").as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32600), "{r:?}");
+    // `_meta`, then the version header, then the version, then method and name.
+    let bare = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
+    let r = send(headers(&bare), bare.to_string().as_bytes());
+    assert_eq!((r.status, code(&r), r.json()["id"].clone()), (400, -32602, json!(3)), "{r:?}");
+    let r = send(with(&ok, "MCP-Protocol-Version", "2026-01-01"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "header and _meta disagree: {r:?}");
+    let r = send(without(&ok, "MCP-Protocol-Version"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let mut future = request(4, "tools/list", json!({}));
+    future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = send(with(&future, "MCP-Protocol-Version", "2099-01-01"), future.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32022), "{r:?}");
+    assert_eq!(r.json()["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}));
+    let r = send(with(&ok, "Mcp-Method", "tools/call"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let r = send(without(&ok, "Mcp-Method"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let call = request(5, "tools/call", json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}));
+    let r = send(with(&call, "Mcp-Name", "write_file"), call.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let r = send(without(&call, "Mcp-Name"), call.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    // A name in base64 (`=?base64?…?=`) is decoded before comparing.
+    let r = send(with(&call, "Mcp-Name", "=?base64?cmVhZF9maWxl?="), call.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["result"]["content"][0]["text"], "hello\n");
+    // Methods this era does not have.
+    for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"] {
+        let m = request(6, method, json!({}));
+        let r = send(headers(&m), m.to_string().as_bytes());
+        assert_eq!((r.status, code(&r)), (404, -32601), "{method}: {r:?}");
+    }
+    // A notification is accepted and has no answer.
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta()}});
+    let r = send(headers(&note), note.to_string().as_bytes());
+    assert_eq!((r.status, r.body.as_str()), (202, ""), "{r:?}");
+    // The legacy handshake is refused with a message that says so.
+    let init = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}}});
+    let r =
+        server.exchange("POST", "/mcp", &[("Content-Type", "application/json")], init.to_string().as_bytes());
+    assert_eq!(
+        (r.status, r.json()["error"]["data"]["reason"].clone()),
+        (400, json!("legacy_over_http")),
+        "{r:?}"
+    );
+    // Pipeline errors are in-band.
+    let bad = request(
+        8,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "../outside/secret.txt"}}),
+    );
+    let r = server.post(&bad);
+    assert_eq!((r.status, code(&r)), (200, -32602), "{r:?}");
+    assert!(!r.body.contains("top secret"));
+}
+
+#[test]
+fn dns_rebinding_is_refused_by_host_and_origin() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &["--http-allow-origin", "https://app.example.com"], &[]);
+    let message = request(1, "tools/list", json!({}));
+    let mut base = modern_headers(&message);
+    let send = |extra: &[(&str, &str)]| {
+        let mut hs: Vec<(String, String)> = base.clone();
+        hs.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, message.to_string().as_bytes())
+    };
+    let port = server.addr.port();
+    assert_eq!(send(&[("Host", "evil.example.com")]).status, 403);
+    assert_eq!(send(&[("Host", &format!("evil.example.com:{port}"))]).status, 403);
+    assert_eq!(send(&[("Origin", "http://evil.example.com")]).status, 403);
+    assert_eq!(send(&[("Origin", "null")]).status, 403);
+    assert_eq!(send(&[("Origin", &format!("http://localhost:{}", port + 1))]).status, 403, "another port");
+    assert_eq!(send(&[("Origin", &format!("http://localhost:{port}"))]).status, 200);
+    assert_eq!(send(&[("Origin", &format!("http://127.0.0.1:{port}"))]).status, 200);
+    assert_eq!(send(&[("Origin", "https://app.example.com")]).status, 200, "configured");
+    assert_eq!(send(&[("Host", &format!("localhost:{port}"))]).status, 200);
+    base.clear();
+}
+
+#[test]
+fn bearer_tokens_guard_the_endpoint_and_name_the_principal() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let tokens = home.path("tokens");
+    std::fs::write(&tokens, "# who may call\nalice:alice-0123456789abcdef\n").expect("tokens");
+    let server = Http::teaagent(
+        &tree,
+        &home,
+        &["--http-token-file", tokens.to_str().expect("utf-8"), "--permission-mode", "allow"],
+        &[("TEAAGENT_HTTP_TOKENS", "bob:bob-0123456789abcdef01")],
+    );
+    let write = request(
+        1,
+        "tools/call",
+        json!({"name": "write_file", "arguments": {"path": "by-alice.txt", "content": "a"}}),
+    );
+    let mut hs = modern_headers(&write);
+    let send = |hs: &[(String, String)]| {
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, write.to_string().as_bytes())
+    };
+    let r = send(&hs);
+    assert_eq!(r.status, 401, "{r:?}");
+    assert_eq!(r.header("www-authenticate"), Some(r#"Bearer realm="teaagent""#), "no error without a token");
+    hs.push(("Authorization".into(), "Bearer alice-0123456789abcdeX".into()));
+    let r = send(&hs);
+    assert_eq!(r.status, 401);
+    assert!(r.header("www-authenticate").is_some_and(|h| h.contains(r#"error="invalid_token""#)), "{r:?}");
+    assert!(!tree.path("ws/by-alice.txt").exists(), "nothing ran");
+    hs.pop();
+    hs.push(("Authorization".into(), "Basic YWxpY2U6eA==".into()));
+    assert_eq!(send(&hs).status, 401, "only bearer");
+    hs.pop();
+    hs.push(("Authorization".into(), "Bearer alice-0123456789abcdef".into()));
+    let r = send(&hs);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(std::fs::read_to_string(tree.path("ws/by-alice.txt")).expect("written"), "a");
+    hs.pop();
+    hs.push(("Authorization".into(), "bearer bob-0123456789abcdef01".into()));
+    assert_eq!(send(&hs).status, 200, "from the environment too; the scheme in any case");
+    let audit = std::fs::read_to_string(home.path("audit.jsonl")).expect("audit");
+    let principals: Vec<Value> =
+        audit.lines().map(|l| serde_json::from_str::<Value>(l).expect("json")["principal"].clone()).collect();
+    assert!(
+        principals.contains(&json!("token:alice")) && principals.contains(&json!("token:bob")),
+        "{audit}"
+    );
+    assert!(!audit.contains("0123456789abcdef"), "no token in the audit");
+    assert!(!server.stderr().contains("0123456789abcdef"), "no token in the logs");
+    // Health needs no token.
+    assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
+}
+
+#[test]
+fn a_public_address_needs_tokens() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let out = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--http", "0.0.0.0:0", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing to serve HTTP on 0.0.0.0") && err.contains("token"), "{err}");
+    assert!(out.stdout.is_empty());
+    let server = Http::teaagent(
+        &tree,
+        &home,
+        &["--http", "0.0.0.0:0"],
+        &[("TEAAGENT_HTTP_TOKENS", "ops:ops-0123456789abcdef")],
+    );
+    let loopback: SocketAddr = format!("127.0.0.1:{}", server.addr.port()).parse().expect("addr");
+    let r = TcpStream::connect(loopback).and_then(|mut s| {
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+        let mut out = String::new();
+        s.read_to_string(&mut out)?;
+        Ok(out)
+    });
+    assert!(r.expect("health").starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn progress_streams_as_events_and_a_closed_stream_cancels_the_call() {
+    let home = Tree::new();
+    let server = Http::fixture(&home);
+    // Progress: the answer becomes a stream, the response its last event.
+    let mut slow = request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 300, "steps": 3}}));
+    slow["params"]["_meta"]["progressToken"] = json!("p1");
+    let r = server.post(&slow);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("text/event-stream"), "{r:?}");
+    assert_eq!(r.header("x-accel-buffering"), Some("no"));
+    let events = r.events();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert!(
+        events[..3]
+            .iter()
+            .all(|e| e["method"] == "notifications/progress" && e["params"]["progressToken"] == "p1")
+    );
+    assert_eq!(events[3]["id"], 1);
+    assert_eq!(events[3]["result"]["content"][0]["text"], "slept 300 ms");
+    // A client that takes JSON only gets JSON (its progress is dropped).
+    let mut hs = modern_headers(&slow);
+    hs.retain(|(k, _)| k != "Accept");
+    hs.push(("Accept".into(), "application/json".into()));
+    let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = server.exchange("POST", "/mcp", &refs, slow.to_string().as_bytes());
+    assert_eq!((r.status, r.header("content-type")), (200, Some("application/json")), "{r:?}");
+    assert_eq!(r.json()["result"]["content"][0]["text"], "slept 300 ms");
+
+    // A call that runs until cancelled: closing the connection cancels it.
+    for accept in ["application/json, text/event-stream", "application/json"] {
+        let marker = home.path(&format!("cancelled-{}", accept.len()));
+        let hold = request(
+            2,
+            "tools/call",
+            json!({"name": "hold", "arguments": {"marker": marker.to_str().expect("utf-8")}}),
+        );
+        let mut hs = modern_headers(&hold);
+        hs.retain(|(k, _)| k != "Accept");
+        hs.push(("Accept".into(), accept.into()));
+        let body = hold.to_string();
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        let mut head =
+            format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", server.addr, body.len());
+        for (k, v) in &hs {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        stream.write_all(format!("{head}\r\n{body}").as_bytes()).expect("send");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "{accept}: still running");
+        drop(stream);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !marker.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "{accept}: the call was not cancelled; stderr:\n{}",
+                server.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+#[test]
+fn stdout_stays_empty_over_http() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = Http::teaagent(&tree, &home, &[], &[]);
+    let r = server.post(&request(
+        1,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}),
+    ));
+    assert_eq!(r.status, 200);
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = server.child.wait().expect("exit");
+    assert!(status.success(), "SIGTERM is a clean stop: {status:?}\n{}", server.stderr());
+    let mut out = String::new();
+    server.child.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
+    assert!(out.is_empty(), "nothing on stdout over HTTP: {out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_calls_with_a_token() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server =
+        Http::teaagent(&tree, &home, &[], &[("TEAAGENT_HTTP_TOKENS", "ci:ci-token-0123456789abcdef")]);
+    let connect = |token: Option<&str>| {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(server.url());
+        if let Some(token) = token {
+            config = config.auth_header(token.to_owned());
+        }
+        let recorder = client::Recorder {
+            config: rmcp::model::ClientConfig::new(
+                rmcp::model::ClientCapabilities::default(),
+                rmcp::model::Implementation::new("teaagent-http-e2e", "0.1"),
+            ),
+            events: tokio::sync::mpsc::unbounded_channel().0,
+        };
+        let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        recorder.serve_with_lifecycle(StreamableHttpClientTransport::from_config(config), mode)
+    };
+    assert!(client::timely(connect(None)).await.is_err(), "no token, no session");
+    let client = client::timely(connect(Some("ci-token-0123456789abcdef"))).await.expect("with the token");
+    let tools = client::timely(client.list_all_tools()).await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "search_text"));
+    client.cancel().await.expect("close");
+}
