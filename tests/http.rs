@@ -577,3 +577,28 @@ async fn the_official_client_calls_with_a_token() {
     assert!(tools.iter().any(|t| t.name == "search_text"));
     client.cancel().await.expect("close");
 }
+
+#[test]
+fn over_http_stdin_is_not_the_protocol() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    // An `initialize` already waiting on stdin (the pipe is written before teaagent runs): over
+    // HTTP it is not answered (the early answer of stdio serving must not fire).
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}"#;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"mkfifo "$2"; { printf '%s\n' "$1"; sleep 5; } > "$2" & exec "$3" mcp serve --http 127.0.0.1:0 --root "$4" < "$2""#)
+        .arg("sh")
+        .arg(init)
+        .arg(home.path("stdin"))
+        .arg(Bin::Teaagent.path())
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    std::thread::sleep(Duration::from_millis(800));
+    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    let out = child.wait_with_output().expect("exit");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -156,6 +156,10 @@ impl EarlyServe {
         let mut rest = args[2..].iter();
         while let Some(arg) = rest.next() {
             let text = arg.to_str()?;
+            // Over HTTP, stdin and stdout are not the protocol: nothing is answered there.
+            if text == "--http" || text.starts_with("--http=") {
+                return None;
+            }
             if matches!(text, "-h" | "--help" | "-V" | "--version" | "--") {
                 return None;
             }
