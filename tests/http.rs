@@ -341,16 +341,15 @@ fn every_refusal_has_its_status_and_code() {
     let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta()}});
     let r = send(headers(&note), note.to_string().as_bytes());
     assert_eq!((r.status, r.body.as_str()), (202, ""), "{r:?}");
-    // The legacy handshake is refused with a message that says so.
-    let init = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}}});
-    let r =
-        server.exchange("POST", "/mcp", &[("Content-Type", "application/json")], init.to_string().as_bytes());
-    assert_eq!(
-        (r.status, r.json()["error"]["data"]["reason"].clone()),
-        (400, json!("legacy_over_http")),
-        "{r:?}"
+    // A legacy message without a session.
+    let legacy = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
+    let r = server.exchange(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        legacy.to_string().as_bytes(),
     );
+    assert_eq!((r.status, r.json()["error"]["data"]["reason"].clone()), (400, json!("no_session")), "{r:?}");
     // Pipeline errors are in-band.
     let bad = request(
         8,
@@ -601,4 +600,222 @@ fn over_http_stdin_is_not_the_protocol() {
     let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
     let out = child.wait_with_output().expect("exit");
     assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// `initialize` over HTTP: the session's id.
+fn open_session(server: &Http, extra: &[(&str, &str)], capabilities: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}});
+    let mut headers =
+        vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    headers.extend_from_slice(extra);
+    let r = server.exchange("POST", "/mcp", &headers, init.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    assert!(id.len() >= 32 && id.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{id}");
+    id
+}
+
+fn in_session(server: &Http, session: &str, message: &Value, extra: &[(&str, &str)]) -> Reply {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    headers.extend_from_slice(extra);
+    server.exchange("POST", "/mcp", &headers, message.to_string().as_bytes())
+}
+
+#[test]
+fn legacy_sessions_open_serve_and_end() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(
+        &tree,
+        &home,
+        &[],
+        &[("TEAAGENT_HTTP_TOKENS", "a:aaaa-0123456789abcdef\nb:bbbb-0123456789abcdef")],
+    );
+    let alice = [("Authorization", "Bearer aaaa-0123456789abcdef")];
+    let bob = [("Authorization", "Bearer bbbb-0123456789abcdef")];
+    let session = open_session(&server, &alice, json!({}));
+    let other = open_session(&server, &alice, json!({}));
+    assert_ne!(session, other, "every session its own id");
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let r = in_session(&server, &session, &list, &alice);
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.json()["result"]["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "read_file"))
+    );
+    assert!(r.json()["result"].get("resultType").is_none(), "legacy results carry no modern members");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "src/a.txt"}}});
+    assert_eq!(
+        in_session(&server, &session, &call, &alice).json()["result"]["content"][0]["text"],
+        "hello\n"
+    );
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    assert_eq!(in_session(&server, &session, &ping, &alice).json()["result"], json!({}));
+    // Another principal does not see it; a wrong version header is refused.
+    assert_eq!(in_session(&server, &session, &list, &bob).status, 404);
+    let r = in_session(&server, &session, &list, &[alice[0], ("MCP-Protocol-Version", "2025-03-26")]);
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    headers.push(alice[0]);
+    let r2 = server.exchange("POST", "/mcp", &headers, list.to_string().as_bytes());
+    assert_eq!(r2.status, 400, "{r2:?}");
+    let _ = r;
+    // A second initialize in the session is refused; notifications and responses are accepted.
+    let again = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}});
+    assert_eq!(in_session(&server, &session, &again, &alice).status, 400);
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(in_session(&server, &session, &note, &alice).status, 202);
+    // The notification stream: one at a time.
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .write_all(
+            format!("GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nAuthorization: Bearer aaaa-0123456789abcdef\r\n\r\n", server.addr)
+                .as_bytes(),
+        )
+        .expect("get");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let second = server.exchange(
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session), alice[0]],
+        b"",
+    );
+    assert_eq!(second.status, 409, "{second:?}");
+    drop(stream);
+    // DELETE ends it; it is unknown afterwards.
+    let r = server.exchange("DELETE", "/mcp", &[("Mcp-Session-Id", &session), alice[0]], b"");
+    assert_eq!(r.status, 204, "{r:?}");
+    assert_eq!(in_session(&server, &session, &list, &alice).status, 404);
+    assert_eq!(in_session(&server, &other, &list, &alice).status, 200, "the other session lives on");
+    assert_eq!(in_session(&server, "0123456789abcdef0123456789abcdef", &list, &alice).status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_speaks_the_legacy_era_over_http() {
+    let home = Tree::new();
+    let server = Http::fixture(&home);
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel::<client::Event>();
+    let recorder = client::Recorder {
+        config: rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("teaagent-http-e2e", "0.1"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25),
+        events: events_tx,
+    };
+    let transport = StreamableHttpClientTransport::from_uri(server.url());
+    let client = client::timely(rmcp::ServiceExt::serve(recorder, transport)).await.expect("initialize");
+    assert_eq!(client.peer_info().expect("info").protocol_version.as_str(), "2025-11-25");
+    let echo = client::timely(
+        client.call_tool(
+            CallToolRequestParams::new("echo")
+                .with_arguments(json!({"text": "legacy"}).as_object().cloned().expect("object")),
+        ),
+    )
+    .await
+    .expect("echo");
+    assert_eq!(serde_json::to_value(&echo).expect("json")["content"][0]["text"], "legacy");
+    let tools = client::timely(client.list_all_tools()).await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "slow"));
+    let _ = events.try_recv();
+    client.cancel().await.expect("close");
+}
+
+/// A POST whose answer is read as it streams: its SSE events, one by one.
+struct Streaming {
+    reader: BufReader<TcpStream>,
+}
+
+impl Streaming {
+    fn post(server: &Http, headers: &[(&str, &str)], body: &Value) -> Self {
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let mut head =
+            format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", server.addr, body.len());
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        stream.write_all(format!("{head}\r\n{body}").as_bytes()).expect("send");
+        Streaming { reader: BufReader::new(stream) }
+    }
+
+    /// The next `data:` line's JSON (chunk sizes and other lines skipped).
+    fn next_event(&mut self) -> Value {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("read the stream");
+            assert!(n > 0, "the stream ended");
+            if let Some(data) = line.trim_end().strip_prefix("data: ") {
+                return serde_json::from_str(data).expect("JSON event");
+            }
+        }
+    }
+}
+
+#[test]
+fn approvals_are_asked_on_the_posts_stream_and_answered_by_another_post() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &["--permission-mode", "prompt"], &[]);
+    let session = open_session(&server, &[], json!({"elicitation": {}}));
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    for (answer, written) in [("once", true), ("deny", false)] {
+        let file = format!("approved-{answer}.txt");
+        let call = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+            "params": {"name": "write_file", "arguments": {"path": file, "content": "ok"}}});
+        let mut stream = Streaming::post(&server, &headers, &call);
+        let ask = stream.next_event();
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        assert!(ask["params"]["message"].as_str().is_some_and(|m| m.contains("write_file")), "{ask}");
+        let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": answer}}});
+        let r = in_session(&server, &session, &reply, &[]);
+        assert_eq!(r.status, 202, "{r:?}");
+        let result = stream.next_event();
+        assert_eq!(result["id"], 10, "{result}");
+        assert_eq!(tree.path(&format!("ws/{file}")).exists(), written, "{answer}: {result}");
+        if !written {
+            assert_eq!(result["error"]["code"], -32001, "{result}");
+        }
+    }
+}
+
+#[test]
+fn a_legacy_client_cancels_with_a_notification() {
+    let home = Tree::new();
+    let server = Http::fixture(&home);
+    let session = open_session(&server, &[], json!({}));
+    let marker = home.path("held");
+    let hold = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "hold", "arguments": {"marker": marker.to_str().expect("utf-8")}}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let _held = Streaming::post(&server, &headers, &hold);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!marker.exists(), "still running");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "user"}});
+    assert_eq!(in_session(&server, &session, &cancel, &[]).status, 202);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "not cancelled; stderr:\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(25));
+    }
 }

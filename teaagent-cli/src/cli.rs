@@ -205,8 +205,9 @@ pub(crate) struct ServeArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Streamable HTTP")]
 pub(crate) struct HttpFlags {
-    /// Serve Streamable HTTP (protocol 2026-07-28) at http://ADDR/mcp instead of stdio, e.g.
-    /// 127.0.0.1:8787. An address that is not loopback needs tokens.
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (protocol 2026-07-28, and
+    /// sessions of 2025-11-25 and before), e.g. 127.0.0.1:8787. An address that is not loopback
+    /// needs tokens.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
     /// Bearer tokens, one a line (`NAME:TOKEN` or `TOKEN`; 16+ characters). Also

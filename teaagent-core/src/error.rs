@@ -292,9 +292,12 @@ reasons! {
         ModernEra => "era_modern", "this process serves protocol 2026-07-28, chosen by its first message: there is no `initialize`; start a new process to use the legacy handshake";
         /// More `subscriptions/listen` streams than the server keeps open at once.
         TooManyListeners => "too_many_subscriptions", "too many `subscriptions/listen` streams are open; cancel one first";
-        /// A legacy-era message (`initialize`, a session, a legacy `MCP-Protocol-Version`) over
-        /// Streamable HTTP, which this server serves in protocol 2026-07-28 only.
-        LegacyOverHttp => "legacy_over_http", "over HTTP this server speaks protocol 2026-07-28 (`server/discover`, then `_meta` and the MCP-Protocol-Version header on every request); `initialize` sessions are served over stdio only for now";
+        /// Streamable HTTP: a message that belongs to no session and names no modern protocol
+        /// version.
+        NoSession => "no_session", "send `initialize` first and then the Mcp-Session-Id it answers with (protocol 2025-11-25 and before), or write protocol 2026-07-28 (`_meta` and the MCP-Protocol-Version header on every request)";
+        /// Streamable HTTP: a session's messages name another protocol version than it
+        /// negotiated.
+        SessionVersion => "session_version_mismatch", "the MCP-Protocol-Version header differs from the version this session negotiated";
         /// A modern request in a process whose first message was `initialize`.
         LegacyEra => "era_legacy", "this process serves the version negotiated by `initialize`: a request written in protocol 2026-07-28 (`_meta` naming a protocol version, or `server/discover`) is refused; start a new process for the modern era";
     }

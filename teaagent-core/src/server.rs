@@ -500,7 +500,8 @@ impl Server {
         main_loop::run(self, input, output, shutdown, None).await
     }
 
-    /// Serves Streamable HTTP (protocol `2026-07-28`) on `listener`, at `/mcp`, until `shutdown`
+    /// Serves Streamable HTTP (both eras: protocol `2026-07-28`, and sessions of the legacy one)
+    /// on `listener`, at `/mcp`, until `shutdown`
     /// is cancelled; answers in progress then get the grace period
     /// ([`ServerConfig::shutdown_grace`]). See [`http`] for the endpoint, its checks and what is
     /// not there yet. Refuses to start like [`Server::serve_stdio`], and also when `listener` is
@@ -548,6 +549,7 @@ impl Server {
             local,
             draining: shutdown.clone(),
             stopping: CancellationToken::new(),
+            sessions: Default::default(),
         });
         let served = http::serve(endpoint, listener, shutdown).await;
         if let Some(lock) = shared.lock.clone() {

@@ -100,7 +100,9 @@ impl RequestStateKey {
     }
 }
 
-fn fill_random(out: &mut [u8]) {
+/// Fills `out` from the operating system's random source (panics when it has none: see
+/// [`RequestStateKey::random`]).
+pub(crate) fn fill_random(out: &mut [u8]) {
     let mut filled = 0;
     while filled < out.len() {
         match rustix::rand::getrandom(&mut out[filled..], rustix::rand::GetRandomFlags::empty()) {

@@ -1,9 +1,19 @@
-//! Streamable HTTP (SPEC §12), protocol `2026-07-28`: one endpoint, `/mcp`, POST only.
+//! Streamable HTTP (SPEC §12): one endpoint, `/mcp`, for both protocol eras.
 //!
-//! Every POST carries one JSON-RPC message and is answered on its own: there is no session.
-//! The message goes through exactly the stdio server's pipeline
-//! ([`router::dispatch`](super::router)): argument validation, the permission policy (approvals
-//! through `input_required` results), rate limits, the workspace lock and the audit.
+//! Every message goes through exactly the stdio server's pipeline
+//! ([`router::dispatch`](super::router)): argument validation, the permission policy, rate
+//! limits, the workspace lock and the audit, which names the authenticated principal.
+//!
+//! # Both eras
+//!
+//! The era is chosen per request:
+//! 1. an `MCP-Protocol-Version` header that is not a legacy version → protocol `2026-07-28`:
+//!    POST only, one message a body, no session (the rest of these docs);
+//! 2. an `Mcp-Session-Id` header → that legacy session ([`legacy`]: its POSTs, its GET stream,
+//!    DELETE);
+//! 3. `initialize` → a new legacy session;
+//! 4. `_meta` naming a protocol version → `2026-07-28` (without its header: `-32020`);
+//! 5. anything else → `400`, `reason: "no_session"`.
 //!
 //! # Checks before anything runs, in this order
 //!
@@ -40,8 +50,10 @@
 //!
 //! # Not here yet
 //!
-//! The legacy era over HTTP (`initialize`, `Mcp-Session-Id` sessions, the GET stream) is refused
-//! with `400` and a message that says so; OAuth resource-server mode is not implemented.
+//! OAuth resource-server mode (JWT access tokens, Protected Resource Metadata) is not
+//! implemented: bearer tokens are the one authentication.
+
+mod legacy;
 
 use std::convert::Infallible;
 use std::io;
@@ -248,6 +260,8 @@ pub(crate) struct Endpoint {
     pub(crate) draining: CancellationToken,
     /// Cancelled when the calls still running must stop; every call's token is its child.
     pub(crate) stopping: CancellationToken,
+    /// The legacy era's sessions.
+    pub(crate) sessions: legacy::Sessions,
 }
 
 /// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
@@ -258,6 +272,17 @@ pub(crate) async fn serve(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let slots = Arc::new(Semaphore::new(endpoint.options.max_connections.max(1)));
+    // The gateway's tool list changes reach the legacy sessions' notification streams (modern
+    // clients hear them on their `subscriptions/listen` streams).
+    if let Some(availability) = endpoint.shared.availability.as_ref().filter(|a| a.may_change()) {
+        let mut changes = availability.changes();
+        let endpoint = endpoint.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                endpoint.sessions.tools_changed();
+            }
+        });
+    }
     let connections = crate::task::TaskTracker::new();
     tracing::info!(address = %endpoint.local, "serving MCP over Streamable HTTP at http://{}/mcp", endpoint.local);
     loop {
@@ -314,6 +339,7 @@ pub(crate) async fn serve(
         connections.wait().await;
     }
     endpoint.stopping.cancel();
+    endpoint.sessions.end_all();
     Ok(())
 }
 
@@ -420,6 +446,15 @@ fn origin_allowed(endpoint: &Endpoint, origin: &str) -> bool {
 
 /// The MCP endpoint.
 async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<Arc<str>>) -> Reply {
+    // A legacy session's notification stream and its end.
+    if let Some(id) = text(request.headers(), "mcp-session-id") {
+        if request.method() == Method::GET {
+            return endpoint.sessions.listen(endpoint, &id, request.headers(), principal.as_deref());
+        }
+        if request.method() == Method::DELETE {
+            return endpoint.sessions.end(&id, principal.as_deref());
+        }
+    }
     if request.method() != Method::POST {
         let mut reply =
             refused(StatusCode::METHOD_NOT_ALLOWED, "the MCP endpoint takes POST (protocol 2026-07-28)");
@@ -459,6 +494,31 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
         Ok(message) => message,
         Err(rejected) => return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &rejected.error),
     };
+    // The era, per request (module docs, "Both eras").
+    let header_version = text(&headers, "mcp-protocol-version");
+    let legacy_header =
+        header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
+    let modern_header = header_version.is_some() && !legacy_header;
+    if !modern_header {
+        if let Some(session) = text(&headers, "mcp-session-id") {
+            let context = legacy::Context { accepts, principal, version: header_version };
+            return endpoint.sessions.message(endpoint, &session, message, context).await;
+        }
+        match message {
+            Message::Request(request) if request.method == "initialize" => {
+                return endpoint.sessions.initialize(endpoint, &request, principal);
+            }
+            ref other if !names_modern_meta(other) => {
+                let error = Error::InvalidRequest { reason: InvalidRequest::NoSession };
+                let id = match other {
+                    Message::Request(request) => Some(&request.id),
+                    _ => None,
+                };
+                return rpc_error(StatusCode::BAD_REQUEST, id, &error);
+            }
+            _ => {}
+        }
+    }
     let request = match message {
         Message::Request(request) => request,
         // Nothing for this era to act on (a cancellation is the closing of a response).
@@ -468,27 +528,17 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
             return rpc_error(StatusCode::BAD_REQUEST, None, &error);
         }
     };
-    let header_version = text(&headers, "mcp-protocol-version");
-    let legacy_header =
-        header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
-    if request.method == "initialize" || legacy_header || headers.contains_key("mcp-session-id") {
-        if header_version.as_deref().is_some_and(|v| v == ProtocolVersion::V2026_07_28.as_str()) {
-            // `initialize` in the modern era is an unknown method.
-            let error = Error::MethodNotFound { method: request.method.clone() };
-            return rpc_error(StatusCode::NOT_FOUND, Some(&request.id), &error);
-        }
-        return legacy_refused(&request.id);
-    }
     let caller = match modern_checks(&headers, &request.method, request.params.as_ref(), &endpoint.shared) {
         Ok(caller) => caller,
         Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
     };
-    answer(endpoint, request.id, request.method, request.params, caller, accepts, principal).await
+    let route = Route { log_level: caller.log_level, caller, principal, session: None };
+    answer(endpoint, request.id, request.method, request.params, route, accepts).await
 }
 
 /// What the client accepts.
 #[derive(Debug, Clone, Copy)]
-struct Accepts {
+pub(crate) struct Accepts {
     json: bool,
     stream: bool,
 }
@@ -635,42 +685,75 @@ fn known_method(shared: &Shared, method: &str) -> bool {
     }
 }
 
+/// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
+/// session.
+pub(crate) struct Route {
+    pub(crate) caller: Arc<super::SessionInfo>,
+    pub(crate) log_level: Option<crate::mcp::LoggingLevel>,
+    pub(crate) principal: Option<Arc<str>>,
+    /// The legacy session: its peer (requests to the client, answered on other POSTs) and its
+    /// calls in flight (`notifications/cancelled`). `None`: a modern request, on its own.
+    pub(crate) session: Option<Arc<legacy::Session>>,
+}
+
+/// How a request's handling ended, as far as its answer is concerned.
+enum Ended {
+    /// Its response line.
+    Answered(Vec<u8>),
+    /// Cancelled (no response is sent for it).
+    Cancelled,
+}
+
 /// Runs the request through the pipeline and answers it (module docs, "JSON or a stream").
 async fn answer(
     endpoint: &Endpoint,
     id: RequestId,
     method: String,
     params: Option<RawParams>,
-    caller: Arc<super::SessionInfo>,
+    route: Route,
     accepts: Accepts,
-    principal: Option<Arc<str>>,
 ) -> Reply {
     let shared = endpoint.shared.clone();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
-    let peer = Peer::new(out_tx);
-    peer.choose_modern();
+    let peer = match &route.session {
+        Some(session) => session.peer.answering_on(out_tx),
+        None => {
+            let peer = Peer::new(out_tx);
+            peer.choose_modern();
+            peer
+        }
+    };
     let cancel = endpoint.stopping.child_token();
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
-    let log_level = caller.log_level;
+    let Route { caller, log_level, principal, session } = route;
+    let key = id.key().clone();
     let task = {
         let cancel = cancel.clone();
+        let session = session.clone();
         let handling = async move {
-            let route = router::dispatch(&shared, &id, &method, params, cancel, Some(caller));
-            let line = crate::logging::for_request(log_level, route).await;
-            let _ = done_tx.send(line);
+            let dispatched = router::dispatch(&shared, &id, &method, params, cancel, Some(caller));
+            let line = crate::logging::for_request(log_level, dispatched).await;
+            // Gone from the session's table means cancelled while running: no response.
+            let wanted = session.as_ref().is_none_or(|s| s.finished(id.key()));
+            if wanted {
+                let _ = done_tx.send(line);
+            }
         };
         endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, PRINCIPAL.scope(principal, handling)))
     };
+    if let Some(session) = &session {
+        session.started(key, cancel.clone(), task.abort_handle());
+    }
     // Dropped with the answer (the client left, in either form): the call is cancelled.
     let call = CancelOnDrop { call: Some((cancel, task.abort_handle())) };
     // JSON while the call is quick and quiet.
     let deadline = tokio::time::sleep(endpoint.options.stream_after);
     tokio::pin!(deadline);
     let mut first_event: Option<Vec<u8>> = None;
-    let finished = loop {
+    let ended = loop {
         tokio::select! {
             biased;
-            line = &mut done_rx => break line.ok(),
+            line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
             event = out_rx.recv() => match event {
                 Some(Out::Line(line)) if accepts.stream => { first_event = Some(line); break None; }
                 Some(_) => {} // notifications are dropped for a client that takes JSON only
@@ -679,10 +762,18 @@ async fn answer(
             () = &mut deadline, if accepts.stream => break None,
         }
     };
-    if let Some(line) = finished {
-        call.disarm();
-        let status = status_of(&line);
-        return json(status, line);
+    match ended {
+        Some(Ended::Answered(line)) => {
+            call.disarm();
+            let status = status_of(&line);
+            return json(status, line);
+        }
+        // Cancelled by the client (`notifications/cancelled`): nothing to say.
+        Some(Ended::Cancelled) => {
+            call.disarm();
+            return empty(StatusCode::ACCEPTED);
+        }
+        None => {}
     }
     // A stream from here on.
     let (events_tx, events_rx) = mpsc::unbounded_channel::<Bytes>();
@@ -721,7 +812,13 @@ async fn answer(
             }
         }
     });
-    let mut reply = Response::new(Answer::Stream(EventStream { events: events_rx, _call: call }));
+    event_stream(events_rx, Some(call))
+}
+
+/// An SSE answer of `events`; `call` is cancelled when it is dropped.
+fn event_stream(events: mpsc::UnboundedReceiver<Bytes>, call: Option<CancelOnDrop>) -> Reply {
+    let call = call.unwrap_or(CancelOnDrop { call: None });
+    let mut reply = Response::new(Answer::Stream(EventStream { events, _call: call }));
     let h = reply.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -753,9 +850,14 @@ fn status_of(line: &[u8]) -> StatusCode {
     StatusCode::OK
 }
 
-fn legacy_refused(id: &RequestId) -> Reply {
-    let error = Error::InvalidRequest { reason: InvalidRequest::LegacyOverHttp };
-    rpc_error(StatusCode::BAD_REQUEST, Some(id), &error)
+/// Whether a message's `_meta` names a protocol version (a modern message without its header).
+fn names_modern_meta(message: &Message) -> bool {
+    let params = match message {
+        Message::Request(r) => r.params.as_ref(),
+        Message::Notification(n) => n.params.as_ref(),
+        Message::Response(_) => None,
+    };
+    modern_meta(params).ok().flatten().is_some_and(|m| m.protocol_version.is_some())
 }
 
 fn json(status: StatusCode, line: Vec<u8>) -> Reply {

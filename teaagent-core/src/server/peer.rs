@@ -75,6 +75,11 @@ pub struct Peer {
 
 struct Inner {
     out: mpsc::UnboundedSender<Out>,
+    session: Arc<Session>,
+}
+
+/// What a session keeps whatever its messages go out on.
+struct Session {
     era: OnceLock<Era>,
     pending: Mutex<HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicU64,
@@ -82,20 +87,22 @@ struct Inner {
 
 impl Peer {
     pub(crate) fn new(out: mpsc::UnboundedSender<Out>) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                out,
-                era: OnceLock::new(),
-                pending: Mutex::new(HashMap::new()),
-                next_id: AtomicU64::new(1),
-            }),
-        }
+        let session =
+            Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
+        Self { inner: Arc::new(Inner { out, session: Arc::new(session) }) }
+    }
+
+    /// The same session, with its messages going out on `out` (one HTTP response of a legacy
+    /// session: a request to the client goes out there, and its answer, which arrives on
+    /// another POST, reaches it through the session).
+    pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>) -> Self {
+        Self { inner: Arc::new(Inner { out, session: Arc::clone(&self.inner.session) }) }
     }
 
     /// What `initialize` settled, once it has happened (never in the modern era, which has no
     /// session).
     pub fn session(&self) -> Option<&SessionInfo> {
-        match self.inner.era.get() {
+        match self.inner.session.era.get() {
             Some(Era::Legacy(info)) => Some(info),
             _ => None,
         }
@@ -103,7 +110,7 @@ impl Peer {
 
     /// The legacy session, shared.
     pub(crate) fn legacy(&self) -> Option<Arc<SessionInfo>> {
-        match self.inner.era.get() {
+        match self.inner.session.era.get() {
             Some(Era::Legacy(info)) => Some(Arc::clone(info)),
             _ => None,
         }
@@ -111,18 +118,18 @@ impl Peer {
 
     /// Whether this process serves the modern era.
     pub fn is_modern(&self) -> bool {
-        matches!(self.inner.era.get(), Some(Era::Modern))
+        matches!(self.inner.session.era.get(), Some(Era::Modern))
     }
 
     /// Records the legacy session; `false` if an era was already chosen (a second `initialize`,
     /// or an `initialize` after a modern request).
     pub(crate) fn initialize(&self, info: SessionInfo) -> bool {
-        self.inner.era.set(Era::Legacy(Arc::new(info))).is_ok()
+        self.inner.session.era.set(Era::Legacy(Arc::new(info))).is_ok()
     }
 
     /// Fixes the modern era unless the legacy one was chosen; `true` when the era is modern.
     pub(crate) fn choose_modern(&self) -> bool {
-        let _ = self.inner.era.set(Era::Modern);
+        let _ = self.inner.session.era.set(Era::Modern);
         self.is_modern()
     }
 
@@ -152,7 +159,7 @@ impl Peer {
         if self.is_modern() {
             return Err(PeerError::NotInThisEra);
         }
-        let id = RequestId::server(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = RequestId::server(self.inner.session.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending().insert(id.key().clone(), tx);
         let line = crate::jsonrpc::response::request_line(Some(&id), method, params);
@@ -189,7 +196,7 @@ impl Peer {
     fn pending(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>> {
-        self.inner.pending.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.session.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

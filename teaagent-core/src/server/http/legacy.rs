@@ -1,0 +1,328 @@
+//! The legacy era over Streamable HTTP (protocols 2025-03-26 … 2025-11-25): sessions.
+//!
+//! - **`initialize`** (a POST without `Mcp-Session-Id`) opens a session: 128 random bits in hex
+//!   (visible ASCII), answered in the `Mcp-Session-Id` header. A session belongs to the
+//!   principal that opened it (another token gets `404`, as for an unknown session).
+//! - **Its POSTs** carry one request, notification or response. A request runs through the
+//!   pipeline under the session's negotiated version and is answered as JSON or as a stream
+//!   on its own POST (module docs of [`super`]); requests the server sends the client while it
+//!   runs (an approval's `elicitation/create`) go out on that stream, and the client's answer,
+//!   POSTed as a JSON-RPC response, is accepted with `202`. `notifications/cancelled` cancels a
+//!   call in flight (`202`; the cancelled POST ends without a response). `logging/setLevel` sets
+//!   the session's own level. A `MCP-Protocol-Version` header other than the negotiated
+//!   version is `400`.
+//! - **GET** with the session's id opens its notification stream (one at a time: a second is
+//!   `409`): tool list changes of the gateway. **DELETE** ends the session (`204`).
+//! - At most [`MAX_SESSIONS`] sessions (`503` with `Retry-After` beyond); one idle for
+//!   [`IDLE`] is forgotten. An unknown or ended session is `404`: the client starts a new one.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::StatusCode;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Accepts, Endpoint, Reply, Route, empty, event_stream, json, refused, rpc_error, sse_event};
+use crate::error::{Error, InvalidRequest};
+use crate::jsonrpc::{IdKey, Incoming as Message, Request, error_line};
+use crate::mcp::LoggingLevel;
+use crate::server::main_loop::initialize_answer;
+use crate::server::peer::Peer;
+
+/// Sessions kept at once.
+pub(crate) const MAX_SESSIONS: usize = 256;
+/// A session unused this long is forgotten.
+pub(crate) const IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// The open sessions.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    table: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+/// One legacy session.
+pub(crate) struct Session {
+    /// The session's peer: its era (the negotiated version) and its requests to the client.
+    /// Its own channel goes nowhere; each POST answers on its own ([`Peer::answering_on`]).
+    pub(crate) peer: Peer,
+    principal: Option<Arc<str>>,
+    last_used: Mutex<Instant>,
+    level: Mutex<Option<LoggingLevel>>,
+    stream: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
+    in_flight: Mutex<HashMap<IdKey, (CancellationToken, tokio::task::AbortHandle)>>,
+}
+
+/// What a POST of a session brings besides its message.
+pub(crate) struct Context {
+    pub(crate) accepts: Accepts,
+    pub(crate) principal: Option<Arc<str>>,
+    pub(crate) version: Option<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    /// A call started (for `notifications/cancelled`).
+    pub(crate) fn started(&self, id: IdKey, cancel: CancellationToken, abort: tokio::task::AbortHandle) {
+        lock(&self.in_flight).insert(id, (cancel, abort));
+    }
+
+    /// A call finished; `false` when it was cancelled meanwhile (no response then).
+    pub(crate) fn finished(&self, id: &IdKey) -> bool {
+        lock(&self.in_flight).remove(id).is_some()
+    }
+
+    fn cancel(&self, id: &IdKey) {
+        if let Some((cancel, abort)) = lock(&self.in_flight).remove(id) {
+            cancel.cancel();
+            abort.abort();
+        }
+    }
+
+    fn end(&self) {
+        for (_, (cancel, abort)) in lock(&self.in_flight).drain() {
+            cancel.cancel();
+            abort.abort();
+        }
+        lock(&self.stream).take();
+    }
+}
+
+impl Sessions {
+    /// The session `id`, if it exists, is not expired and belongs to `principal`.
+    fn get(&self, id: &str, principal: Option<&str>) -> Option<Arc<Session>> {
+        let mut table = lock(&self.table);
+        let session = table.get(id)?.clone();
+        if lock(&session.last_used).elapsed() > IDLE {
+            table.remove(id);
+            session.end();
+            return None;
+        }
+        if session.principal.as_deref() != principal {
+            return None;
+        }
+        *lock(&session.last_used) = Instant::now();
+        Some(session)
+    }
+
+    /// `initialize`: a new session.
+    pub(crate) fn initialize(
+        &self,
+        endpoint: &Endpoint,
+        request: &Request,
+        principal: Option<Arc<str>>,
+    ) -> Reply {
+        let params = request.params.as_ref().map(|p| p.get());
+        let (line, info) = match initialize_answer(&request.id, params, &endpoint.shared.announcement()) {
+            Ok(answer) => answer,
+            Err(line) => return json(StatusCode::BAD_REQUEST, line),
+        };
+        let id = {
+            let mut table = lock(&self.table);
+            table.retain(|_, s| {
+                let live = lock(&s.last_used).elapsed() <= IDLE;
+                if !live {
+                    s.end();
+                }
+                live
+            });
+            if table.len() >= MAX_SESSIONS {
+                drop(table);
+                let mut reply = super::refused(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many sessions are open; end one (DELETE) or retry later",
+                );
+                reply.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+                return reply;
+            }
+            let id = session_id();
+            let (dead, _) = mpsc::unbounded_channel();
+            let peer = Peer::new(dead);
+            peer.initialize(info);
+            let session = Session {
+                peer,
+                principal,
+                last_used: Mutex::new(Instant::now()),
+                level: Mutex::new(None),
+                stream: Mutex::new(None),
+                in_flight: Mutex::new(HashMap::new()),
+            };
+            table.insert(id.clone(), Arc::new(session));
+            id
+        };
+        tracing::info!("legacy session opened over HTTP");
+        let mut reply = json(StatusCode::OK, line);
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            reply.headers_mut().insert("mcp-session-id", value);
+        }
+        reply
+    }
+
+    /// A POST of session `id`.
+    pub(crate) async fn message(
+        &self,
+        endpoint: &Endpoint,
+        id: &str,
+        message: Message,
+        context: Context,
+    ) -> Reply {
+        let Some(session) = self.get(id, context.principal.as_deref()) else {
+            return unknown_session();
+        };
+        let negotiated = session.peer.session().map(|s| s.version.as_str());
+        if let Some(version) = &context.version
+            && Some(version.as_str()) != negotiated
+        {
+            let error = Error::InvalidRequest { reason: InvalidRequest::SessionVersion };
+            let id = match &message {
+                Message::Request(r) => Some(&r.id),
+                _ => None,
+            };
+            return rpc_error(StatusCode::BAD_REQUEST, id, &error);
+        }
+        match message {
+            Message::Response(response) => {
+                session.peer.complete(response);
+                empty(StatusCode::ACCEPTED)
+            }
+            Message::Notification(notification) => {
+                if notification.method == "notifications/cancelled"
+                    && let Some(params) = notification.params.as_ref()
+                    && let Ok(params) =
+                        serde_json::from_str::<crate::mcp::notifications::CancelledParams>(params.get())
+                    && let Some(key) = IdKey::of_value(&params.request_id)
+                {
+                    session.cancel(&key);
+                }
+                empty(StatusCode::ACCEPTED)
+            }
+            Message::Request(request) => match request.method.as_str() {
+                "initialize" => {
+                    let error = Error::InvalidRequest { reason: InvalidRequest::AlreadyInitialized };
+                    rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
+                }
+                "logging/setLevel" => {
+                    let level = request
+                        .params
+                        .as_ref()
+                        .map(|p| serde_json::from_str::<crate::mcp::logging::SetLevelParams>(p.get()));
+                    match level {
+                        Some(Ok(p)) => {
+                            *lock(&session.level) = Some(p.level);
+                            json(
+                                StatusCode::OK,
+                                crate::jsonrpc::result_line(&request.id, &serde_json::json!({})),
+                            )
+                        }
+                        _ => {
+                            let error = Error::InvalidParams {
+                                reason: crate::error::ParamsProblem::Malformed,
+                                details: "logging/setLevel takes {\"level\": …}".into(),
+                            };
+                            rpc_error(StatusCode::OK, Some(&request.id), &error)
+                        }
+                    }
+                }
+                _ => {
+                    if lock(&session.in_flight).contains_key(request.id.key()) {
+                        let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
+                        return json(StatusCode::OK, error_line(Some(&request.id), &error.to_error_object()));
+                    }
+                    let Some(caller) = session.peer.legacy() else { return unknown_session() };
+                    let route = Route {
+                        caller,
+                        log_level: *lock(&session.level),
+                        principal: context.principal,
+                        session: Some(session.clone()),
+                    };
+                    super::answer(
+                        endpoint,
+                        request.id,
+                        request.method,
+                        request.params,
+                        route,
+                        context.accepts,
+                    )
+                    .await
+                }
+            },
+        }
+    }
+
+    /// GET: the session's stream of notifications unrelated to a request.
+    pub(crate) fn listen(
+        &self,
+        endpoint: &Endpoint,
+        id: &str,
+        headers: &HeaderMap,
+        principal: Option<&str>,
+    ) -> Reply {
+        let Some(session) = self.get(id, principal) else { return unknown_session() };
+        if !Accepts::of(headers).stream {
+            return refused(StatusCode::NOT_ACCEPTABLE, "the notification stream is text/event-stream");
+        }
+        let mut stream = lock(&session.stream);
+        if stream.as_ref().is_some_and(|s| !s.is_closed()) {
+            return refused(StatusCode::CONFLICT, "this session's notification stream is already open");
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        // Keep-alive comments: proxies keep it open, a client that left is noticed.
+        let keep = tx.clone();
+        let every = endpoint.options.keep_alive;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if keep.send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
+                    return;
+                }
+            }
+        });
+        *stream = Some(tx);
+        event_stream(rx, None)
+    }
+
+    /// DELETE: ends the session.
+    pub(crate) fn end(&self, id: &str, principal: Option<&str>) -> Reply {
+        let Some(session) = self.get(id, principal) else { return unknown_session() };
+        lock(&self.table).remove(id);
+        session.end();
+        empty(StatusCode::NO_CONTENT)
+    }
+
+    /// Tells every open notification stream that the tool list changed.
+    pub(crate) fn tools_changed(&self) {
+        let line =
+            crate::jsonrpc::notification_line("notifications/tools/list_changed", &serde_json::json!({}));
+        for session in lock(&self.table).values() {
+            if let Some(stream) = lock(&session.stream).as_ref() {
+                let _ = stream.send(sse_event(&line));
+            }
+        }
+    }
+
+    /// Ends every session (shutdown).
+    pub(crate) fn end_all(&self) {
+        for (_, session) in lock(&self.table).drain() {
+            session.end();
+        }
+    }
+}
+
+fn unknown_session() -> Reply {
+    refused(StatusCode::NOT_FOUND, "no such session (it ended or expired): send `initialize` again")
+}
+
+/// 128 random bits, as 32 hex digits.
+fn session_id() -> String {
+    let mut bytes = [0u8; 16];
+    crate::policy::request_state::fill_random(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
