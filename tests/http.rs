@@ -383,6 +383,40 @@ fn dns_rebinding_is_refused_by_host_and_origin() {
     assert_eq!(send(&[("Origin", &format!("http://127.0.0.1:{port}"))]).status, 200);
     assert_eq!(send(&[("Origin", "https://app.example.com")]).status, 200, "configured");
     assert_eq!(send(&[("Host", &format!("localhost:{port}"))]).status, 200);
+    for host in
+        ["localhost.evil.com", "localhost@evil.com", "127.0.0.1.nip.io", "[::1]evil.com", "[::1]:x", ""]
+    {
+        assert_eq!(send(&[("Host", host)]).status, 403, "Host {host:?}");
+    }
+    // Every method of the endpoint, not only POST.
+    for method in ["GET", "DELETE"] {
+        let r = server.exchange(
+            method,
+            "/mcp",
+            &[("Origin", "http://evil.example.com"), ("Mcp-Session-Id", "x")],
+            b"",
+        );
+        assert_eq!(r.status, 403, "{method}");
+    }
+    // CORS: an allowed browser origin gets its preflight and the headers it needs.
+    let pre = server.exchange(
+        "OPTIONS",
+        "/mcp",
+        &[("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "POST")],
+        b"",
+    );
+    assert_eq!(pre.status, 204, "{pre:?}");
+    assert!(
+        pre.header("access-control-allow-headers")
+            .is_some_and(|h| h.contains("mcp-session-id") && h.contains("authorization"))
+    );
+    assert_eq!(pre.header("access-control-allow-origin"), Some("https://app.example.com"));
+    let foreign = server.exchange("OPTIONS", "/mcp", &[("Origin", "https://evil.example.com")], b"");
+    assert_eq!(foreign.status, 403);
+    assert!(foreign.header("access-control-allow-origin").is_none());
+    let r = send(&[("Origin", "https://app.example.com")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://app.example.com"));
+    assert!(r.header("access-control-expose-headers").is_some_and(|h| h.contains("mcp-session-id")));
     base.clear();
 }
 
@@ -658,16 +692,32 @@ fn legacy_sessions_open_serve_and_end() {
     assert_eq!(in_session(&server, &session, &ping, &alice).json()["result"], json!({}));
     // Another principal does not see it; a wrong version header is refused.
     assert_eq!(in_session(&server, &session, &list, &bob).status, 404);
-    let r = in_session(&server, &session, &list, &[alice[0], ("MCP-Protocol-Version", "2025-03-26")]);
-    let mut headers = vec![
+    let headers = [
         ("Content-Type", "application/json"),
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-06-18"),
+        alice[0],
     ];
-    headers.push(alice[0]);
-    let r2 = server.exchange("POST", "/mcp", &headers, list.to_string().as_bytes());
-    assert_eq!(r2.status, 400, "{r2:?}");
-    let _ = r;
+    let r = server.exchange("POST", "/mcp", &headers, list.to_string().as_bytes());
+    assert_eq!(
+        (r.status, r.json()["error"]["data"]["reason"].clone()),
+        (400, json!("session_version_mismatch")),
+        "{r:?}"
+    );
+    // The session's GET and DELETE need the token like any request.
+    assert_eq!(
+        server
+            .exchange("GET", "/mcp", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], b"")
+            .status,
+        401
+    );
+    assert_eq!(server.exchange("DELETE", "/mcp", &[("Mcp-Session-Id", &session)], b"").status, 401);
+    // Protocol 2026-07-28 inside a legacy session is refused, as on stdio.
+    let discover = json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"});
+    assert_eq!(
+        in_session(&server, &session, &discover, &alice).json()["error"]["data"]["reason"],
+        "era_legacy"
+    );
     // A second initialize in the session is refused; notifications and responses are accepted.
     let again = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}});
     assert_eq!(in_session(&server, &session, &again, &alice).status, 400);
@@ -691,10 +741,11 @@ fn legacy_sessions_open_serve_and_end() {
         b"",
     );
     assert_eq!(second.status, 409, "{second:?}");
-    drop(stream);
-    // DELETE ends it; it is unknown afterwards.
+    // DELETE ends it, and its open stream with it; it is unknown afterwards.
     let r = server.exchange("DELETE", "/mcp", &[("Mcp-Session-Id", &session), alice[0]], b"");
     assert_eq!(r.status, 204, "{r:?}");
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).expect("the stream ends");
     assert_eq!(in_session(&server, &session, &list, &alice).status, 404);
     assert_eq!(in_session(&server, &other, &list, &alice).status, 200, "the other session lives on");
     assert_eq!(in_session(&server, "0123456789abcdef0123456789abcdef", &list, &alice).status, 404);
@@ -818,4 +869,109 @@ fn a_legacy_client_cancels_with_a_notification() {
         assert!(Instant::now() < deadline, "not cancelled; stderr:\n{}", server.stderr());
         std::thread::sleep(Duration::from_millis(25));
     }
+}
+
+#[test]
+fn stopping_ends_open_streams_and_commands_never_see_the_servers_secrets() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let key = "ab".repeat(32);
+    let mut server = Http::teaagent(
+        &tree,
+        &home,
+        &["--permission-mode", "danger-full-access"],
+        &[("TEAAGENT_HTTP_TOKENS", "ops:ops-0123456789abcdef"), ("TEAAGENT_REQUEST_STATE_KEY", &key)],
+    );
+    let auth = [("Authorization", "Bearer ops-0123456789abcdef")];
+    let session = open_session(&server, &auth, json!({}));
+    let env = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "shell_exec", "arguments": {"command": "env"}}});
+    let out = in_session(&server, &session, &env, &auth);
+    let text = out.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("PATH="), "{out:?}");
+    assert!(
+        !text.contains("ops-0123456789abcdef") && !text.contains(&key),
+        "secrets reached a command: {text}"
+    );
+    // An open notification stream does not hold a stopping server.
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .write_all(
+            format!(
+                "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nAuthorization: Bearer ops-0123456789abcdef\r\n\r\n",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .expect("get");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let started = Instant::now();
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = server.child.wait().expect("exit");
+    assert!(status.success(), "{status:?}\n{}", server.stderr());
+    assert!(started.elapsed() < Duration::from_secs(8), "stopped in {:?}", started.elapsed());
+}
+
+#[test]
+fn approvals_for_the_session_stay_in_their_session() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &["--permission-mode", "prompt"], &[]);
+    let call = |n: u32| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": "write_file", "arguments": {"path": "shared.txt", "content": format!("{n}")}}})
+    };
+    let one = open_session(&server, &[], json!({"elicitation": {}}));
+    let two = open_session(&server, &[], json!({"elicitation": {}}));
+    let streaming = |session: &str, message: &Value| {
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", session),
+        ];
+        Streaming::post(&server, &headers, message)
+    };
+    // Session one approves "for this session".
+    let mut first = streaming(&one, &call(1));
+    let ask = first.next_event();
+    assert_eq!(ask["method"], "elicitation/create");
+    let yes = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"decision": "session"}}});
+    assert_eq!(in_session(&server, &one, &yes, &[]).status, 202);
+    assert!(first.next_event()["result"].is_object());
+    // Session one is not asked again…
+    let again = in_session(&server, &one, &call(2), &[]);
+    assert!(again.json()["result"].is_object(), "{again:?}");
+    // …session two is.
+    let mut other = streaming(&two, &call(3));
+    let ask = other.next_event();
+    assert_eq!(ask["method"], "elicitation/create", "another session's approval is not this one's: {ask}");
+    let no = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}});
+    assert_eq!(in_session(&server, &two, &no, &[]).status, 202);
+    assert_eq!(other.next_event()["error"]["code"], -32001);
+    assert_eq!(std::fs::read_to_string(tree.path("ws/shared.txt")).expect("written"), "2");
+}
+
+#[test]
+fn a_request_id_is_free_again_once_its_client_left() {
+    let home = Tree::new();
+    let server = Http::fixture(&home);
+    let session = open_session(&server, &[], json!({}));
+    let marker = home.path("left");
+    let hold = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "hold", "arguments": {"marker": marker.to_str().expect("utf-8")}}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let held = Streaming::post(&server, &headers, &hold);
+    std::thread::sleep(Duration::from_millis(500));
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "not cancelled");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let echo = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}});
+    let r = in_session(&server, &session, &echo, &[]);
+    assert_eq!(r.json()["result"]["content"][0]["text"], "again", "{r:?}");
 }

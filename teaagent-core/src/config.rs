@@ -628,6 +628,11 @@ impl Choices {
     }
 }
 
+/// Environment variables that hold secrets of the server itself: never passed to a command a
+/// tool runs (`shell_exec` removes them from the shell's environment).
+pub const SECRET_VARIABLES: [&str; 3] =
+    ["TEAAGENT_REQUEST_STATE_KEY", "TEAAGENT_REQUEST_STATE_PREVIOUS_KEY", "TEAAGENT_HTTP_TOKENS"];
+
 /// Which sources [`Settings::load`] reads.
 #[derive(Debug, Default)]
 pub struct Sources<'a> {

@@ -685,7 +685,12 @@ fn command_args(registry: &Registry) -> HashSet<String> {
 
 fn session_key(call: &CallFacts<'_>) -> String {
     // An approval "for this session" is the principal's own (over HTTP, every client's is apart).
+    // …and, over HTTP, its legacy session's own.
     let mut key = crate::server::peer::principal().map(|p| format!("{p}\u{0}")).unwrap_or_default();
+    if let Some(session) = crate::server::peer::session_id() {
+        key.push_str(&session);
+        key.push('\u{0}');
+    }
     key.push_str(call.tool.name());
     for (arg, _, value) in &call.roles {
         key.push('\u{0}');

@@ -552,6 +552,9 @@ impl Server {
             sessions: Default::default(),
         });
         let served = http::serve(endpoint, listener, shutdown).await;
+        // Calls cancelled at the end of the grace period wind down before the lock goes.
+        shared.tracker.close();
+        let _ = tokio::time::timeout(shared.config.shutdown_grace, shared.tracker.wait()).await;
         if let Some(lock) = shared.lock.clone() {
             let _ = tokio::task::spawn_blocking(move || lock.release()).await;
         }

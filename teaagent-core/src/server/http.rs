@@ -73,7 +73,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::main_loop::{Shared, modern_caller, modern_meta};
-use super::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER};
+use super::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
 use super::router;
 use crate::error::{Error, InvalidRequest, code};
 use crate::jsonrpc::{Incoming as Message, RawParams, RequestId, error_line};
@@ -152,7 +152,13 @@ impl BearerToken {
                 continue;
             }
             let (name, token) = match line.split_once(':') {
-                Some((name, token)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                // A name is letters, digits, `_`, `-`, `.`: a bare token keeps its `:`s.
+                Some((name, token))
+                    if !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) =>
+                {
                     (name.to_owned(), token.trim())
                 }
                 _ => (format!("token-{}", i + 1), line),
@@ -212,7 +218,7 @@ impl Body for Answer {
 
 /// The events of one streamed answer; dropping it (the client went away) cancels the call.
 pub(crate) struct EventStream {
-    events: mpsc::UnboundedReceiver<Bytes>,
+    events: mpsc::Receiver<Bytes>,
     _call: CancelOnDrop,
 }
 
@@ -232,11 +238,14 @@ impl Body for EventStream {
 /// finished): its token is cancelled and its task aborted, as a stdio cancellation does.
 struct CancelOnDrop {
     call: Option<(CancellationToken, tokio::task::AbortHandle)>,
+    /// A legacy session's call: forgotten there too, so its id can be used again.
+    session: Option<(Arc<legacy::Session>, crate::jsonrpc::IdKey)>,
 }
 
 impl CancelOnDrop {
     fn disarm(mut self) {
         self.call = None;
+        self.session = None;
     }
 }
 
@@ -246,10 +255,16 @@ impl Drop for CancelOnDrop {
             token.cancel();
             abort.abort();
         }
+        if let Some((session, key)) = self.session.take() {
+            session.finished(&key);
+        }
     }
 }
 
 type Reply = Response<Answer>;
+
+/// How long a client may take to send a request's body once its headers are in.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What every request's handling shares.
 pub(crate) struct Endpoint {
@@ -278,8 +293,14 @@ pub(crate) async fn serve(
         let mut changes = availability.changes();
         let endpoint = endpoint.clone();
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                endpoint.sessions.tools_changed();
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => match changed {
+                        Ok(()) => endpoint.sessions.tools_changed(),
+                        Err(_) => return,
+                    },
+                    () = endpoint.draining.cancelled() => return,
+                }
             }
         });
     }
@@ -330,8 +351,11 @@ pub(crate) async fn serve(
             }
         });
     }
-    // Draining: no new connection; answers in progress get the grace period, then every call
-    // still running is cancelled (open streams end).
+    // Draining: no new connection; notification streams and `subscriptions/listen` streams end
+    // now (they would hold the server open); answers in progress get the grace period, then
+    // every call still running is cancelled.
+    endpoint.sessions.close_streams();
+    endpoint.shared.input_closed.cancel();
     connections.close();
     let grace = endpoint.shared.config.shutdown_grace;
     if tokio::time::timeout(grace, connections.wait()).await.is_err() {
@@ -349,12 +373,54 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
         "/healthz" => plain(StatusCode::OK, "ok\n"),
         "/readyz" if endpoint.draining.is_cancelled() => plain(StatusCode::SERVICE_UNAVAILABLE, "stopping\n"),
         "/readyz" => plain(StatusCode::OK, "ready\n"),
-        "/mcp" => match checked(endpoint, &request) {
-            Err(refusal) => *refusal,
-            Ok(principal) => mcp(endpoint, request, principal).await,
-        },
+        "/mcp" => {
+            // A browser's origin, once allowed (`checked`), is told so on the answer (CORS).
+            let origin = request.headers().get(header::ORIGIN).cloned();
+            let mut reply = if request.method() == Method::OPTIONS {
+                preflight(endpoint, &request)
+            } else {
+                match checked(endpoint, &request) {
+                    Err(refusal) => *refusal,
+                    Ok(principal) => mcp(endpoint, request, principal).await,
+                }
+            };
+            if let Some(origin) = origin
+                && reply.status() != StatusCode::FORBIDDEN
+            {
+                let h = reply.headers_mut();
+                h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+                h.insert(header::VARY, HeaderValue::from_static("Origin"));
+                h.insert(
+                    header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                    HeaderValue::from_static("mcp-session-id, www-authenticate"),
+                );
+            }
+            reply
+        }
         _ => plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp\n"),
     }
+}
+
+/// A browser's CORS preflight: allowed only for an allowed `Host` and `Origin` (no token: a
+/// preflight never carries one; the request that follows is checked in full).
+fn preflight(endpoint: &Endpoint, request: &Request<Incoming>) -> Reply {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
+    if !host_allowed(endpoint, host) || !origin.is_some_and(|o| origin_allowed(endpoint, o)) {
+        return refused(StatusCode::FORBIDDEN, "requests from that Origin are not allowed");
+    }
+    let mut reply = empty(StatusCode::NO_CONTENT);
+    let h = reply.headers_mut();
+    h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("POST, GET, DELETE"));
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(
+            "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id",
+        ),
+    );
+    h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+    reply
 }
 
 /// Host, Origin, authentication (before the method: nothing is revealed to a stranger). The
@@ -417,7 +483,18 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// `host` without its port (an IPv6 literal keeps its brackets).
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
-        return host.split_inclusive(']').next().unwrap_or(host);
+        // `[v6]` or `[v6]:port`, nothing else after the bracket.
+        return match host.find(']') {
+            Some(end) if end + 1 == host.len() => host,
+            Some(end)
+                if host[end + 1..]
+                    .strip_prefix(':')
+                    .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                &host[..=end]
+            }
+            _ => "",
+        };
     }
     host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
@@ -479,7 +556,11 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
         );
     }
     let limit = endpoint.options.max_body_bytes;
-    let body = match Limited::new(request.into_body(), limit).collect().await {
+    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), limit).collect());
+    let Ok(read) = reading.await else {
+        return refused(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time");
+    };
+    let body = match read {
         Ok(body) => body.to_bytes(),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             return refused(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than {limit} bytes"));
@@ -647,11 +728,16 @@ fn modern_checks(
     }
     if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
         let key = if method == "resources/read" { "uri" } else { "name" };
-        let named = params.and_then(|p| {
-            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(p.get())
-                .ok()
-                .and_then(|m| m.get(key).and_then(|v| v.as_str()).map(str::to_owned))
-        });
+        /// Only the two members compared (everything else, a large argument included, is
+        /// skipped by the parser, not built).
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<String>,
+            uri: Option<String>,
+        }
+        let named = params
+            .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
+            .and_then(|n| if method == "resources/read" { n.uri } else { n.name });
         match (text(headers, "mcp-name"), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
             (Some(h), Some(b)) if h == b => {}
@@ -704,6 +790,10 @@ enum Ended {
     Cancelled,
 }
 
+/// Events queued for one streamed answer before notifications are dropped (a client that does
+/// not read its stream cannot make the server hold more).
+const QUEUED_EVENTS: usize = 1024;
+
 /// Runs the request through the pipeline and answers it (module docs, "JSON or a stream").
 async fn answer(
     endpoint: &Endpoint,
@@ -715,8 +805,10 @@ async fn answer(
 ) -> Reply {
     let shared = endpoint.shared.clone();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
-    let peer = match &route.session {
-        Some(session) => session.peer.answering_on(out_tx),
+    let Route { caller, log_level, principal, session } = route;
+    let peer = match &session {
+        // Requests to the client (an approval) need a stream to go out on.
+        Some(session) => session.peer.answering_on(out_tx, accepts.stream),
         None => {
             let peer = Peer::new(out_tx);
             peer.choose_modern();
@@ -724,9 +816,17 @@ async fn answer(
         }
     };
     let cancel = endpoint.stopping.child_token();
-    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
-    let Route { caller, log_level, principal, session } = route;
     let key = id.key().clone();
+    // A legacy session's call is in its table before it starts: a `notifications/cancelled`
+    // finds it, and a second request with its id is refused.
+    if let Some(session) = &session
+        && !session.started(key.clone(), cancel.clone())
+    {
+        let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
+        return json(StatusCode::OK, error_line(Some(&id), &error.to_error_object()));
+    }
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
+    let session_id = session.as_ref().map(|s| s.id.clone());
     let task = {
         let cancel = cancel.clone();
         let session = session.clone();
@@ -739,34 +839,52 @@ async fn answer(
                 let _ = done_tx.send(line);
             }
         };
-        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, PRINCIPAL.scope(principal, handling)))
+        let scoped = PRINCIPAL.scope(principal, SESSION_ID.scope(session_id, handling));
+        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, scoped))
     };
     if let Some(session) = &session {
-        session.started(key, cancel.clone(), task.abort_handle());
+        session.running(&key, task.abort_handle());
     }
     // Dropped with the answer (the client left, in either form): the call is cancelled.
-    let call = CancelOnDrop { call: Some((cancel, task.abort_handle())) };
+    let call = CancelOnDrop {
+        call: Some((cancel, task.abort_handle())),
+        session: session.as_ref().map(|s| (s.clone(), key.clone())),
+    };
     // JSON while the call is quick and quiet.
     let deadline = tokio::time::sleep(endpoint.options.stream_after);
     tokio::pin!(deadline);
-    let mut first_event: Option<Vec<u8>> = None;
+    let mut early: Vec<Vec<u8>> = Vec::new();
     let ended = loop {
         tokio::select! {
             biased;
             line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
             event = out_rx.recv() => match event {
-                Some(Out::Line(line)) if accepts.stream => { first_event = Some(line); break None; }
+                Some(Out::Line(line)) if accepts.stream => { early.push(line); break None; }
                 Some(_) => {} // notifications are dropped for a client that takes JSON only
                 None => {}
             },
             () = &mut deadline, if accepts.stream => break None,
         }
     };
+    // Notifications sent just before the response still go out (then as a stream).
+    if accepts.stream {
+        while let Ok(Out::Line(line)) = out_rx.try_recv() {
+            early.push(line);
+        }
+    }
     match ended {
-        Some(Ended::Answered(line)) => {
+        Some(Ended::Answered(line)) if early.is_empty() => {
             call.disarm();
             let status = status_of(&line);
             return json(status, line);
+        }
+        Some(Ended::Answered(line)) => {
+            call.disarm();
+            let (events_tx, events_rx) = mpsc::channel::<Bytes>(early.len() + 1);
+            for event in early.iter().chain(std::iter::once(&line)) {
+                let _ = events_tx.try_send(sse_event(event));
+            }
+            return event_stream(events_rx, None);
         }
         // Cancelled by the client (`notifications/cancelled`): nothing to say.
         Some(Ended::Cancelled) => {
@@ -776,48 +894,59 @@ async fn answer(
         None => {}
     }
     // A stream from here on.
-    let (events_tx, events_rx) = mpsc::unbounded_channel::<Bytes>();
-    if let Some(line) = first_event {
-        let _ = events_tx.send(sse_event(&line));
+    let (events_tx, events_rx) = mpsc::channel::<Bytes>(QUEUED_EVENTS);
+    for event in &early {
+        let _ = events_tx.try_send(sse_event(event));
     }
     let keep_alive = endpoint.options.keep_alive;
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(keep_alive);
         tick.tick().await;
+        let mut dropped = 0u64;
         loop {
             tokio::select! {
                 biased;
                 line = &mut done_rx => {
                     // Notifications queued before the response go first.
                     while let Ok(Out::Line(event)) = out_rx.try_recv() {
-                        let _ = events_tx.send(sse_event(&event));
+                        if events_tx.try_send(sse_event(&event)).is_err() {
+                            dropped += 1;
+                        }
                     }
                     if let Ok(line) = line {
-                        let _ = events_tx.send(sse_event(&line));
+                        // The response always goes, however slowly the client reads.
+                        let _ = events_tx.send(sse_event(&line)).await;
                     }
-                    return;
+                    break;
                 }
                 event = out_rx.recv() => {
-                    if let Some(Out::Line(event)) = event
-                        && events_tx.send(sse_event(&event)).is_err()
-                    {
-                        return;
+                    if let Some(Out::Line(event)) = event {
+                        match events_tx.try_send(sse_event(&event)) {
+                            Ok(()) => {}
+                            Err(mpsc::error::TrySendError::Full(_)) => dropped += 1,
+                            Err(mpsc::error::TrySendError::Closed(_)) => break,
+                        }
                     }
                 }
                 _ = tick.tick() => {
-                    if events_tx.send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
-                        return;
+                    if let Err(mpsc::error::TrySendError::Closed(_)) =
+                        events_tx.try_send(Bytes::from_static(b": keep-alive\n\n"))
+                    {
+                        break;
                     }
                 }
             }
+        }
+        if dropped > 0 {
+            tracing::warn!(dropped, "a client read its event stream too slowly: notifications were dropped");
         }
     });
     event_stream(events_rx, Some(call))
 }
 
 /// An SSE answer of `events`; `call` is cancelled when it is dropped.
-fn event_stream(events: mpsc::UnboundedReceiver<Bytes>, call: Option<CancelOnDrop>) -> Reply {
-    let call = call.unwrap_or(CancelOnDrop { call: None });
+fn event_stream(events: mpsc::Receiver<Bytes>, call: Option<CancelOnDrop>) -> Reply {
+    let call = call.unwrap_or(CancelOnDrop { call: None, session: None });
     let mut reply = Response::new(Answer::Stream(EventStream { events, _call: call }));
     let h = reply.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -914,6 +1043,8 @@ mod tests {
         assert_eq!(host_name("localhost:8787"), "localhost");
         assert_eq!(host_name("[::1]:8787"), "[::1]");
         assert_eq!(host_name("example.com"), "example.com");
+        assert_eq!(host_name("[::1]evil.com"), "");
+        assert_eq!(host_name("[::1]:x"), "");
     }
 
     #[test]

@@ -543,7 +543,7 @@ pub(crate) fn modern_meta(params: Option<&RawParams>) -> Result<Option<ModernMet
 
 /// Whether a legacy request's params name a modern protocol version in `_meta` (a request of the
 /// other era).
-fn names_modern_version(params: Option<&RawParams>) -> bool {
+pub(crate) fn names_modern_version(params: Option<&RawParams>) -> bool {
     let Some(params) = params else { return false };
     memchr::memmem::find(params.get().as_bytes(), META_PROTOCOL_VERSION.as_bytes()).is_some()
         && modern_meta(Some(params)).ok().flatten().is_some_and(|m| m.is_modern())

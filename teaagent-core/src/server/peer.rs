@@ -76,6 +76,9 @@ pub struct Peer {
 struct Inner {
     out: mpsc::UnboundedSender<Out>,
     session: Arc<Session>,
+    /// Whether requests to the client can go out here (an HTTP answer the client takes as JSON
+    /// only cannot carry one).
+    requests: bool,
 }
 
 /// What a session keeps whatever its messages go out on.
@@ -89,14 +92,17 @@ impl Peer {
     pub(crate) fn new(out: mpsc::UnboundedSender<Out>) -> Self {
         let session =
             Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        Self { inner: Arc::new(Inner { out, session: Arc::new(session) }) }
+        Self { inner: Arc::new(Inner { out, session: Arc::new(session), requests: true }) }
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
     /// session: a request to the client goes out there, and its answer, which arrives on
     /// another POST, reaches it through the session).
-    pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>) -> Self {
-        Self { inner: Arc::new(Inner { out, session: Arc::clone(&self.inner.session) }) }
+    /// `requests`: whether a request to the client can go out on `out` (else
+    /// [`Peer::request`] fails at once with [`PeerError::Closed`]).
+    #[cfg(feature = "http")]
+    pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>, requests: bool) -> Self {
+        Self { inner: Arc::new(Inner { out, session: Arc::clone(&self.inner.session), requests }) }
     }
 
     /// What `initialize` settled, once it has happened (never in the modern era, which has no
@@ -159,13 +165,23 @@ impl Peer {
         if self.is_modern() {
             return Err(PeerError::NotInThisEra);
         }
+        if !self.inner.requests {
+            return Err(PeerError::Closed);
+        }
         let id = RequestId::server(self.inner.session.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending().insert(id.key().clone(), tx);
+        /// Forgets the request however the wait ends (an aborted call included).
+        struct Forget<'a>(&'a Peer, &'a IdKey);
+        impl Drop for Forget<'_> {
+            fn drop(&mut self) {
+                self.0.pending().remove(self.1);
+            }
+        }
+        let _forget = Forget(self, id.key());
         let line = crate::jsonrpc::response::request_line(Some(&id), method, params);
         self.send_line(line);
         let answer = tokio::time::timeout(timeout, rx).await;
-        self.pending().remove(id.key());
         match answer {
             Ok(Ok(Ok(value))) => Ok(value),
             Ok(Ok(Err(error))) => Err(PeerError::Rejected(error)),
@@ -211,6 +227,17 @@ tokio::task_local! {
     /// bearer token: `token:NAME`). The audit names it; approvals "for this session" and
     /// request states are bound to it.
     pub(crate) static PRINCIPAL: Option<Arc<str>>;
+}
+
+tokio::task_local! {
+    /// The transport's session of the request being handled, when it has one apart from the
+    /// process (a legacy session over HTTP): approvals "for this session" are its own.
+    pub(crate) static SESSION_ID: Option<Arc<str>>;
+}
+
+/// The transport session of the request being handled, if any.
+pub(crate) fn session_id() -> Option<Arc<str>> {
+    SESSION_ID.try_with(Clone::clone).ok().flatten()
 }
 
 /// The authenticated principal of the request being handled, if any.

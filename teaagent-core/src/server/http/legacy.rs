@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Accepts, Endpoint, Reply, Route, empty, event_stream, json, refused, rpc_error, sse_event};
 use crate::error::{Error, InvalidRequest};
-use crate::jsonrpc::{IdKey, Incoming as Message, Request, error_line};
+use crate::jsonrpc::{IdKey, Incoming as Message, Request};
 use crate::mcp::LoggingLevel;
 use crate::server::main_loop::initialize_answer;
 use crate::server::peer::Peer;
@@ -46,14 +46,18 @@ pub(crate) struct Sessions {
 
 /// One legacy session.
 pub(crate) struct Session {
+    /// Its id (approvals "for this session" are keyed by it).
+    pub(crate) id: Arc<str>,
     /// The session's peer: its era (the negotiated version) and its requests to the client.
     /// Its own channel goes nowhere; each POST answers on its own ([`Peer::answering_on`]).
     pub(crate) peer: Peer,
     principal: Option<Arc<str>>,
     last_used: Mutex<Instant>,
     level: Mutex<Option<LoggingLevel>>,
-    stream: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
-    in_flight: Mutex<HashMap<IdKey, (CancellationToken, tokio::task::AbortHandle)>>,
+    stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+    /// Cancelled when its notification stream must end (the session ends, the server stops).
+    stream_closed: CancellationToken,
+    in_flight: Mutex<HashMap<IdKey, (CancellationToken, Option<tokio::task::AbortHandle>)>>,
 }
 
 /// What a POST of a session brings besides its message.
@@ -68,9 +72,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Session {
-    /// A call started (for `notifications/cancelled`).
-    pub(crate) fn started(&self, id: IdKey, cancel: CancellationToken, abort: tokio::task::AbortHandle) {
-        lock(&self.in_flight).insert(id, (cancel, abort));
+    /// A call is about to start (for `notifications/cancelled`); `false` when a call with its
+    /// id is still in flight.
+    pub(crate) fn started(&self, id: IdKey, cancel: CancellationToken) -> bool {
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.contains_key(&id) {
+            return false;
+        }
+        in_flight.insert(id, (cancel, None));
+        true
+    }
+
+    /// The task of a call that started.
+    pub(crate) fn running(&self, id: &IdKey, abort: tokio::task::AbortHandle) {
+        if let Some(entry) = lock(&self.in_flight).get_mut(id) {
+            entry.1 = Some(abort);
+        }
     }
 
     /// A call finished; `false` when it was cancelled meanwhile (no response then).
@@ -81,16 +98,26 @@ impl Session {
     fn cancel(&self, id: &IdKey) {
         if let Some((cancel, abort)) = lock(&self.in_flight).remove(id) {
             cancel.cancel();
-            abort.abort();
+            if let Some(abort) = abort {
+                abort.abort();
+            }
         }
     }
 
-    fn end(&self) {
-        for (_, (cancel, abort)) in lock(&self.in_flight).drain() {
-            cancel.cancel();
-            abort.abort();
-        }
+    fn close_stream(&self) {
+        self.stream_closed.cancel();
         lock(&self.stream).take();
+    }
+
+    fn end(&self) {
+        let calls: Vec<_> = lock(&self.in_flight).drain().collect();
+        for (_, (cancel, abort)) in calls {
+            cancel.cancel();
+            if let Some(abort) = abort {
+                abort.abort();
+            }
+        }
+        self.close_stream();
     }
 }
 
@@ -146,11 +173,13 @@ impl Sessions {
             let peer = Peer::new(dead);
             peer.initialize(info);
             let session = Session {
+                id: Arc::from(id.as_str()),
                 peer,
                 principal,
                 last_used: Mutex::new(Instant::now()),
                 level: Mutex::new(None),
                 stream: Mutex::new(None),
+                stream_closed: CancellationToken::new(),
                 in_flight: Mutex::new(HashMap::new()),
             };
             table.insert(id.clone(), Arc::new(session));
@@ -229,11 +258,16 @@ impl Sessions {
                         }
                     }
                 }
+                // Written in protocol 2026-07-28: not in a session of the legacy era (as on stdio).
+                method
+                    if method == "server/discover"
+                        || (method != "tools/call"
+                            && crate::server::main_loop::names_modern_version(request.params.as_ref())) =>
+                {
+                    let error = Error::InvalidRequest { reason: InvalidRequest::LegacyEra };
+                    rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
+                }
                 _ => {
-                    if lock(&session.in_flight).contains_key(request.id.key()) {
-                        let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
-                        return json(StatusCode::OK, error_line(Some(&request.id), &error.to_error_object()));
-                    }
                     let Some(caller) = session.peer.legacy() else { return unknown_session() };
                     let route = Route {
                         caller,
@@ -267,21 +301,32 @@ impl Sessions {
         if !Accepts::of(headers).stream {
             return refused(StatusCode::NOT_ACCEPTABLE, "the notification stream is text/event-stream");
         }
+        if session.stream_closed.is_cancelled() {
+            return unknown_session();
+        }
         let mut stream = lock(&session.stream);
         if stream.as_ref().is_some_and(|s| !s.is_closed()) {
             return refused(StatusCode::CONFLICT, "this session's notification stream is already open");
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        // Keep-alive comments: proxies keep it open, a client that left is noticed.
+        let (tx, rx) = mpsc::channel(64);
+        // Keep-alive comments: proxies keep it open, a client that left is noticed. The stream
+        // ends when the session does (its last sender is dropped).
         let keep = tx.clone();
         let every = endpoint.options.keep_alive;
+        let closed = session.stream_closed.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.tick().await;
             loop {
-                tick.tick().await;
-                if keep.send(Bytes::from_static(b": keep-alive\n\n")).is_err() {
-                    return;
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    _ = tick.tick() => {
+                        if let Err(mpsc::error::TrySendError::Closed(_)) =
+                            keep.try_send(Bytes::from_static(b": keep-alive\n\n"))
+                        {
+                            return;
+                        }
+                    }
                 }
             }
         });
@@ -303,8 +348,15 @@ impl Sessions {
             crate::jsonrpc::notification_line("notifications/tools/list_changed", &serde_json::json!({}));
         for session in lock(&self.table).values() {
             if let Some(stream) = lock(&session.stream).as_ref() {
-                let _ = stream.send(sse_event(&line));
+                let _ = stream.try_send(sse_event(&line));
             }
+        }
+    }
+
+    /// Ends every notification stream (the server is stopping: they would hold it open).
+    pub(crate) fn close_streams(&self) {
+        for session in lock(&self.table).values() {
+            session.close_stream();
         }
     }
 

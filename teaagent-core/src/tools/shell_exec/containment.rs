@@ -89,6 +89,11 @@ impl Scope {
             None => cmd.arg("-c").arg(command),
         };
         cmd.env(TOKEN_VAR, &self.token).process_group(0);
+        // The server's own secrets stay out of what a command can read (`env`): the keys that
+        // seal approval round trips, and the HTTP bearer tokens.
+        for secret in crate::config::SECRET_VARIABLES {
+            cmd.env_remove(secret);
+        }
         cmd
     }
 
