@@ -215,7 +215,7 @@ pub(crate) struct HttpFlags {
     #[arg(long, value_name = "FILE", requires = "http")]
     pub(crate) http_token_file: Option<PathBuf>,
     /// A browser origin allowed besides the loopback ones (repeatable), e.g.
-    /// https://app.example.com.
+    /// `https://app.example.com`.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) http_allow_origin: Vec<String>,
     /// A Host name this server answers to besides the loopback ones (repeatable), e.g.

@@ -1,7 +1,7 @@
 //! Streamable HTTP (SPEC §12): one endpoint, `/mcp`, for both protocol eras.
 //!
 //! Every message goes through exactly the stdio server's pipeline
-//! ([`router::dispatch`](super::router)): argument validation, the permission policy, rate
+//! (`router::dispatch`): argument validation, the permission policy, rate
 //! limits, the workspace lock and the audit, which names the authenticated principal.
 //!
 //! # Both eras
@@ -9,7 +9,7 @@
 //! The era is chosen per request:
 //! 1. an `MCP-Protocol-Version` header that is not a legacy version → protocol `2026-07-28`:
 //!    POST only, one message a body, no session (the rest of these docs);
-//! 2. an `Mcp-Session-Id` header → that legacy session ([`legacy`]: its POSTs, its GET stream,
+//! 2. an `Mcp-Session-Id` header → that legacy session (`http/legacy.rs`: its POSTs, its GET stream,
 //!    DELETE);
 //! 3. `initialize` → a new legacy session;
 //! 4. `_meta` naming a protocol version → `2026-07-28` (without its header: `-32020`);
