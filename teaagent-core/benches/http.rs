@@ -17,8 +17,10 @@
 //!
 //! Every request is the same protocol 2026-07-28 `tools/call` of `echo` (headers and `_meta`)
 //! over keep-alive HTTP/1.1 connections; each answer is checked. Figures: sequential latency on
-//! one connection (p50, p99), and calls per second with 16 connections at once. Rounds
-//! interleave the contenders; figures are medians over rounds.
+//! one connection (p50, p99), with client and server pinned to one core and then free (on a VM
+//! the free column mostly measures how fast an idle vCPU wakes), and calls per second with 16
+//! connections at once. Rounds interleave the contenders; throughput is the median over rounds,
+//! latency percentiles are over every sample of every round.
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
@@ -43,7 +45,11 @@ struct Contender {
 
 #[derive(Default)]
 struct Figures {
-    latencies: Vec<Duration>,
+    /// Sequential latencies with client and server on one core.
+    pinned: Vec<Duration>,
+    /// Sequential latencies wherever the scheduler puts them (on a VM, waking an idle vCPU
+    /// costs tens of microseconds: this column is the noisier one).
+    free: Vec<Duration>,
     per_s: Vec<f64>,
 }
 
@@ -58,17 +64,16 @@ fn main() {
     let mut figures: Vec<Figures> = contenders.iter().map(|_| Figures::default()).collect();
     for round in 0..scale.rounds {
         for (i, contender) in contenders.iter().enumerate() {
+            // Sequential calls with client and server sharing one core (the server inherits the
+            // affinity of the thread that starts it), then unpinned.
+            pin_to_first_core(true);
             let (mut child, addr) = start(contender);
-            let mut client = Connection::open(addr);
-            for n in 0..200 {
-                client.call(n);
-            }
-            for n in 0..scale.sequential {
-                let started = Instant::now();
-                client.call(n as u64);
-                figures[i].latencies.push(started.elapsed());
-            }
-            drop(client);
+            sequential(addr, scale.sequential, &mut figures[i].pinned);
+            let _ = child.kill();
+            let _ = child.wait();
+            pin_to_first_core(false);
+            let (mut child, addr) = start(contender);
+            sequential(addr, scale.sequential, &mut figures[i].free);
             let started = Instant::now();
             let workers: Vec<_> = (0..CONNECTIONS)
                 .map(|_| {
@@ -95,27 +100,33 @@ fn main() {
 }
 
 fn report(contenders: &[Contender], figures: &mut [Figures]) {
-    let limit_p50 = percentile(&mut figures[0].latencies, 0.5);
-    let limit_p99 = percentile(&mut figures[0].latencies, 0.99);
+    let limit = [
+        percentile(&mut figures[0].pinned, 0.5),
+        percentile(&mut figures[0].pinned, 0.99),
+        percentile(&mut figures[0].free, 0.5),
+        percentile(&mut figures[0].free, 0.99),
+    ];
     let limit_rate = median(&mut figures[0].per_s);
-    println!("\n| server | seq p50 | seq p99 | calls/s ({CONNECTIONS} connections) |");
-    println!("|---|---|---|---|");
+    println!(
+        "\n| server | seq p50 (1 core) | seq p99 (1 core) | seq p50 (2 cores) | seq p99 (2 cores) | calls/s ({CONNECTIONS} connections) |"
+    );
+    println!("|---|---|---|---|---|---|");
     let mut rates = Vec::new();
     for (contender, f) in contenders.iter().zip(figures.iter_mut()) {
-        let p50 = percentile(&mut f.latencies, 0.5);
-        let p99 = percentile(&mut f.latencies, 0.99);
+        let mine = [
+            percentile(&mut f.pinned, 0.5),
+            percentile(&mut f.pinned, 0.99),
+            percentile(&mut f.free, 0.5),
+            percentile(&mut f.free, 0.99),
+        ];
         let rate = median(&mut f.per_s);
         rates.push(rate);
-        println!(
-            "| {} | {:.1} µs ({:.2}×) | {:.1} µs ({:.2}×) | {:.0} ({:.2}×) |",
-            contender.name,
-            micros(p50),
-            micros(p50) / micros(limit_p50),
-            micros(p99),
-            micros(p99) / micros(limit_p99),
-            rate,
-            rate / limit_rate
-        );
+        let cells: Vec<String> = mine
+            .iter()
+            .zip(&limit)
+            .map(|(m, l)| format!("{:.1} µs ({:.2}×)", micros(*m), micros(*m) / micros(*l)))
+            .collect();
+        println!("| {} | {} | {:.0} ({:.2}×) |", contender.name, cells.join(" | "), rate, rate / limit_rate);
     }
     let (teaagent, rmcp) = (rates[1], rates[2]);
     println!("\ntargets:");
@@ -129,6 +140,37 @@ fn report(contenders: &[Contender], figures: &mut [Figures]) {
         teaagent / rmcp,
         if teaagent > rmcp { "holds" } else { "DOES NOT HOLD" }
     );
+}
+
+/// Calls one after the other on one connection (after 200 to warm up).
+fn sequential(addr: SocketAddr, calls: usize, latencies: &mut Vec<Duration>) {
+    let mut client = Connection::open(addr);
+    for n in 0..200 {
+        client.call(n);
+    }
+    for n in 0..calls {
+        let started = Instant::now();
+        client.call(n as u64);
+        latencies.push(started.elapsed());
+    }
+}
+
+/// Pins the calling thread (and so the servers it starts) to the first allowed CPU, or unpins it.
+fn pin_to_first_core(pin: bool) {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    static ALLOWED: std::sync::OnceLock<Option<CpuSet>> = std::sync::OnceLock::new();
+    let Some(allowed) = ALLOWED.get_or_init(|| sched_getaffinity(None).ok()) else { return };
+    let set = if pin {
+        let Some(first) = (0..CpuSet::MAX_CPU).find(|&c| allowed.is_set(c)) else { return };
+        let mut one = CpuSet::new();
+        one.set(first);
+        one
+    } else {
+        *allowed
+    };
+    if let Err(e) = sched_setaffinity(None, &set) {
+        eprintln!("cannot change CPU affinity ({e}); latencies are unpinned");
+    }
 }
 
 fn micros(d: Duration) -> f64 {
