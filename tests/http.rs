@@ -975,3 +975,31 @@ fn a_request_id_is_free_again_once_its_client_left() {
     let r = in_session(&server, &session, &echo, &[]);
     assert_eq!(r.json()["result"]["content"][0]["text"], "again", "{r:?}");
 }
+
+#[test]
+fn a_client_that_leaks_sessions_only_ends_its_own() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(
+        &tree,
+        &home,
+        &[],
+        &[("TEAAGENT_HTTP_TOKENS", "leaky:leaky-0123456789abcdef\ncareful:careful-0123456789abcdef")],
+    );
+    let careful = [("Authorization", "Bearer careful-0123456789abcdef")];
+    let leaky = [("Authorization", "Bearer leaky-0123456789abcdef")];
+    let kept = open_session(&server, &careful, json!({}));
+    let first_leaked = open_session(&server, &leaky, json!({}));
+    // Twice the per-caller quota (64).
+    for _ in 0..130 {
+        open_session(&server, &leaky, json!({}));
+    }
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    assert_eq!(in_session(&server, &kept, &list, &careful).status, 200, "another caller's session lives on");
+    assert_eq!(
+        in_session(&server, &first_leaked, &list, &leaky).status,
+        404,
+        "the leaker's oldest was ended"
+    );
+    // And the careful caller can still open more.
+    open_session(&server, &careful, json!({}));
+}

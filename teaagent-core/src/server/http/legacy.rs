@@ -13,8 +13,10 @@
 //!   version is `400`.
 //! - **GET** with the session's id opens its notification stream (one at a time: a second is
 //!   `409`): tool list changes of the gateway. **DELETE** ends the session (`204`).
-//! - At most [`MAX_SESSIONS`] sessions (`503` with `Retry-After` beyond); one idle for
-//!   [`IDLE`] is forgotten. An unknown or ended session is `404`: the client starts a new one.
+//! - At most [`MAX_SESSIONS`] sessions (`503` with `Retry-After` beyond), and
+//!   [`MAX_SESSIONS_PER_PRINCIPAL`] per caller: a caller at its quota that opens another ends
+//!   its own longest-idle one, so no client can crowd out the others. One idle for [`IDLE`] is
+//!   forgotten. An unknown or ended session is `404`: the client starts a new one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,6 +37,9 @@ use crate::server::peer::Peer;
 
 /// Sessions kept at once.
 pub(crate) const MAX_SESSIONS: usize = 256;
+/// Sessions one caller (a token's principal; every caller without a token counts as one) keeps
+/// at once: opening one more ends that caller's longest-idle session.
+pub(crate) const MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
 /// A session unused this long is forgotten.
 pub(crate) const IDLE: Duration = Duration::from_secs(30 * 60);
 
@@ -159,6 +164,19 @@ impl Sessions {
                 }
                 live
             });
+            // A caller at its quota makes room by ending its own longest-idle session: a client
+            // that leaks sessions only ever ends its own, never another caller's.
+            let mine: Vec<(String, Instant)> = table
+                .iter()
+                .filter(|(_, s)| s.principal == principal)
+                .map(|(id, s)| (id.clone(), *lock(&s.last_used)))
+                .collect();
+            if mine.len() >= MAX_SESSIONS_PER_PRINCIPAL
+                && let Some((oldest, _)) = mine.iter().min_by_key(|(_, used)| *used)
+                && let Some(ended) = table.remove(oldest)
+            {
+                ended.end();
+            }
             if table.len() >= MAX_SESSIONS {
                 drop(table);
                 let mut reply = super::refused(
