@@ -706,7 +706,7 @@ fn the_trust_check_runs_again_before_a_restart() {
 
 #[test]
 fn a_pin_that_was_tampered_with_or_lost_starts_nothing() {
-    for damage in ["edit", "delete"] {
+    for damage in ["edit", "delete", "link"] {
         let setup = Setup::new("");
         setup.allow("rogue");
         let pin = std::fs::read_dir(setup.home.base())
@@ -724,12 +724,23 @@ fn a_pin_that_was_tampered_with_or_lost_starts_nothing() {
                 )
                 .expect("edit");
             }
-            _ => std::fs::remove_file(&pin).expect("delete"),
+            "delete" => std::fs::remove_file(&pin).expect("delete"),
+            _ => {
+                // The same content, but through a link: teaagent's own files are never read
+                // through one (its target could be anything, a FIFO or /dev/zero included).
+                let elsewhere = setup.tree.path("pin-elsewhere.json");
+                std::fs::rename(&pin, &elsewhere).expect("move");
+                std::os::unix::fs::symlink(&elsewhere, &pin).expect("link");
+            }
         }
         let mut server = setup.serve(&["--permission-mode", "allow"]);
         assert!(!tool_names(&mut server).iter().any(|n| n.starts_with("rogue__")), "{damage}");
         let stderr = server.stderr_once(|s| s.contains("not starting external server `rogue`"));
-        let says = if damage == "edit" { "does not match the record" } else { "is missing" };
+        let says = match damage {
+            "edit" => "does not match the record",
+            "delete" => "is missing",
+            _ => "cannot be read",
+        };
         assert!(stderr.contains(says), "{damage}: {stderr}");
         assert!(setup.marked("started").is_empty(), "{damage}: never started");
         server.finish();
@@ -831,4 +842,14 @@ fn on_a_terminal_allow_asks_first_and_run_shows_text_escaped() {
     assert_eq!(code, Some(0), "{err}");
     assert!(shown.contains(r"echo: \e]52;c;b3duZWQ=\u{7} clipboard"), "{shown:?}");
     assert!(!shown.contains('\u{1b}'), "{shown:?}");
+}
+
+#[test]
+fn a_tier_that_is_not_one_stops_the_server_naming_the_key() {
+    let setup = Setup::new("tiers = { echo = \"harmless\" }\n");
+    setup.allow("rogue");
+    let out = setup.run(&["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mcp_servers.rogue.tiers.echo") && err.contains("harmless"), "{err}");
 }

@@ -85,6 +85,15 @@ impl Http {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Waits for the fixture's `hold` call to write `marker`: its call was cancelled.
+    fn cancelled(&self, marker: &std::path::Path) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !marker.exists() {
+            assert!(Instant::now() < deadline, "the call was not cancelled; stderr:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// One raw HTTP/1.1 exchange; `headers` are added to `Host` (unless given) and the length.
     fn exchange(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         let mut stream = TcpStream::connect(self.addr).expect("connect");
@@ -554,15 +563,7 @@ fn progress_streams_as_events_and_a_closed_stream_cancels_the_call() {
         std::thread::sleep(Duration::from_millis(1500));
         assert!(!marker.exists(), "{accept}: still running");
         drop(stream);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !marker.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "{accept}: the call was not cancelled; stderr:\n{}",
-                server.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        server.cancelled(&marker);
     }
 }
 
@@ -864,11 +865,7 @@ fn a_legacy_client_cancels_with_a_notification() {
     assert!(!marker.exists(), "still running");
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5, "reason": "user"}});
     assert_eq!(in_session(&server, &session, &cancel, &[]).status, 202);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "not cancelled; stderr:\n{}", server.stderr());
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    server.cancelled(&marker);
 }
 
 #[test]
@@ -966,11 +963,7 @@ fn a_request_id_is_free_again_once_its_client_left() {
     let held = Streaming::post(&server, &headers, &hold);
     std::thread::sleep(Duration::from_millis(500));
     drop(held);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(Instant::now() < deadline, "not cancelled");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    server.cancelled(&marker);
     let echo = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "again"}}});
     let r = in_session(&server, &session, &echo, &[]);
     assert_eq!(r.json()["result"]["content"][0]["text"], "again", "{r:?}");
@@ -1002,4 +995,24 @@ fn a_client_that_leaks_sessions_only_ends_its_own() {
     );
     // And the careful caller can still open more.
     open_session(&server, &careful, json!({}));
+}
+
+#[test]
+fn a_token_file_that_is_no_regular_file_is_refused_not_read() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let fifo = home.path("tokens.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    for file in [fifo.to_str().expect("utf-8"), "/dev/zero", "/nonexistent/tokens"] {
+        let out = Command::new(Bin::Teaagent.path())
+            .args(["mcp", "serve", "--http", "127.0.0.1:0", "--http-token-file", file, "--root"])
+            .arg(tree.root())
+            .env("TEAAGENT_HOME", home.base())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot read") || err.contains("does not exist"), "{file}: {err}");
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use teaagent_core::gateway::{External, Gateway, GatewayOptions};
+use teaagent_core::gateway::{External, Gateway, GatewayOptions, ToolList};
 use teaagent_core::{Registry, ToolDef, visible};
 
 use crate::cli::CallFlags;
+use crate::config::McpServer;
 use crate::{config, one_line, registry, trust};
 
 /// What `mcp tools` shows of the external servers.
@@ -59,8 +60,8 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
                 continue;
             }
         };
-        let launch = match trust::launch(&name, &server, &now) {
-            Ok(launch) => launch,
+        let mut external = match external(&name, &server, &now, pinned) {
+            Ok(external) => external,
             Err(e) => {
                 eprintln!(
                     "teaagent: not starting external server `{}`: {}",
@@ -70,16 +71,10 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
                 continue;
             }
         };
-        let tiers = pinned
-            .tools()
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .map(|t| (t.to_owned(), server.tier_of(t)))
-            .collect();
         // Before every (re)start: the store as it is then (a `deny` since takes effect), and the
         // server as configured at start (its executable hashed again), with the same pin.
         let checked = server.clone();
-        let pin = pinned.sha256().to_owned();
+        let pin = external.pinned.sha256().to_owned();
         let server_name = name.clone();
         let still_trusted = move || {
             let records = trust::records().map_err(|e| format!("cannot read the trust store: {e:#}"))?;
@@ -89,15 +84,28 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
                 trust::Verdict::Refuse(why) => Err(why),
             }
         };
-        out.push(External {
-            launch,
-            pinned,
-            tier: server.tier(),
-            tiers,
-            still_trusted: Some(std::sync::Arc::new(still_trusted)),
-        });
+        external.still_trusted = Some(std::sync::Arc::new(still_trusted));
+        out.push(external);
     }
     Ok(out)
+}
+
+/// A server that may start, as the gateway takes it: how to launch the executable its
+/// fingerprint resolved, its pinned tools, their tiers from the configuration.
+fn external(
+    name: &str,
+    server: &McpServer,
+    now: &trust::Fingerprint,
+    pinned: ToolList,
+) -> anyhow::Result<External> {
+    let launch = trust::launch(name, server, now)?;
+    let tiers = pinned
+        .tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .map(|t| (t.to_owned(), server.tier_of(t)))
+        .collect();
+    Ok(External { launch, pinned, tier: server.tier(), tiers, still_trusted: None })
 }
 
 /// The shipped tools and the gateway's (started in the background): `wanted` picks the external
@@ -145,27 +153,23 @@ pub(crate) fn listing() -> anyhow::Result<Listing> {
         let now = trust::fingerprint(&server);
         match trust::verdict(records.get(&name), &now) {
             trust::Verdict::Refuse(why) => refused.push([name, format!("not started: {why}")]),
-            trust::Verdict::Start(pinned) => {
-                let state = match trust::launch(&name, &server, &now).and_then(|l| trust::probe(&l)) {
-                    Ok(live) if live.sha256() == pinned.sha256() => {
-                        "pinned; the server offers the same tools".to_owned()
-                    }
-                    Ok(_) => {
-                        "WITHHELD: its tools changed since it was allowed (see `teaagent mcp trust inspect`)"
-                            .to_owned()
-                    }
-                    Err(e) => format!("pinned; the server could not be read now: {}", one_line(&e)),
-                };
-                states.insert(name.clone(), state);
-                let launch = trust::launch(&name, &server, &now)?;
-                let tiers = pinned
-                    .tools()
-                    .iter()
-                    .filter_map(|t| t["name"].as_str())
-                    .map(|t| (t.to_owned(), server.tier_of(t)))
-                    .collect();
-                externals.push(External { launch, pinned, tier: server.tier(), tiers, still_trusted: None });
-            }
+            trust::Verdict::Start(pinned) => match external(&name, &server, &now, pinned) {
+                Err(e) => refused.push([name, format!("not started: {}", one_line(&e))]),
+                Ok(external) => {
+                    let state = match trust::probe(&external.launch) {
+                        Ok(live) if live.sha256() == external.pinned.sha256() => {
+                            "pinned; the server offers the same tools".to_owned()
+                        }
+                        Ok(_) => {
+                            "WITHHELD: its tools changed since it was allowed (see `teaagent mcp trust inspect`)"
+                                .to_owned()
+                        }
+                        Err(e) => format!("pinned; the server could not be read now: {}", one_line(&e)),
+                    };
+                    states.insert(name, state);
+                    externals.push(external);
+                }
+            },
         }
     }
     let builtin = registry()?;

@@ -220,8 +220,11 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
     let Some(addr) = http.http else { bail!("--http needs an address") };
     let mut tokens = Vec::new();
     if let Some(file) = &http.http_token_file {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        // Read as the user's other named files are: never a FIFO or a device, at most 1 MiB.
+        let bytes = teaagent_core::home::read_path(file, teaagent_core::home::MAX_CONFIG_BYTES)
+            .with_context(|| format!("cannot read {}", file.display()))?
+            .with_context(|| format!("{} does not exist", file.display()))?;
+        let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", file.display()))?;
         tokens
             .extend(BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
     }

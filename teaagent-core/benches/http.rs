@@ -24,6 +24,9 @@
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -66,12 +69,12 @@ fn main() {
         for (i, contender) in contenders.iter().enumerate() {
             // Sequential calls with client and server sharing one core (the server inherits the
             // affinity of the thread that starts it), then unpinned.
-            pin_to_first_core(true);
+            support::pin_to_first_core(true);
             let (mut child, addr) = start(contender);
             sequential(addr, scale.sequential, &mut figures[i].pinned);
             let _ = child.kill();
             let _ = child.wait();
-            pin_to_first_core(false);
+            support::pin_to_first_core(false);
             let (mut child, addr) = start(contender);
             sequential(addr, scale.sequential, &mut figures[i].free);
             let started = Instant::now();
@@ -152,24 +155,6 @@ fn sequential(addr: SocketAddr, calls: usize, latencies: &mut Vec<Duration>) {
         let started = Instant::now();
         client.call(n as u64);
         latencies.push(started.elapsed());
-    }
-}
-
-/// Pins the calling thread (and so the servers it starts) to the first allowed CPU, or unpins it.
-fn pin_to_first_core(pin: bool) {
-    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
-    static ALLOWED: std::sync::OnceLock<Option<CpuSet>> = std::sync::OnceLock::new();
-    let Some(allowed) = ALLOWED.get_or_init(|| sched_getaffinity(None).ok()) else { return };
-    let set = if pin {
-        let Some(first) = (0..CpuSet::MAX_CPU).find(|&c| allowed.is_set(c)) else { return };
-        let mut one = CpuSet::new();
-        one.set(first);
-        one
-    } else {
-        *allowed
-    };
-    if let Err(e) = sched_setaffinity(None, &set) {
-        eprintln!("cannot change CPU affinity ({e}); latencies are unpinned");
     }
 }
 

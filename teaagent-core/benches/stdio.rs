@@ -23,6 +23,9 @@
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -223,12 +226,12 @@ fn measure(c: &mut Contender, scale: &Scale) {
 
     // Sequential calls, first with client and server sharing one core (the server inherits the
     // affinity of the thread that spawns it), then unpinned.
-    pin_to_first_core(true);
+    support::pin_to_first_core(true);
     let mut server = Server::start(c);
     server.initialize();
     sequential(&mut server, scale.sequential, &mut c.figures.pinned);
     server.stop();
-    pin_to_first_core(false);
+    support::pin_to_first_core(false);
 
     let mut server = Server::start(c);
     server.initialize();
@@ -269,24 +272,6 @@ fn sequential(server: &mut Server, calls: usize, latencies: &mut Vec<Duration>) 
         latencies.push(t.elapsed());
     }
     assert!(line.contains("\"text\":\"hello\""), "bad echo answer: {line}");
-}
-
-/// Pins the calling thread (and so the servers it spawns) to the first allowed CPU, or unpins it.
-fn pin_to_first_core(pin: bool) {
-    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
-    static ALLOWED: std::sync::OnceLock<Option<CpuSet>> = std::sync::OnceLock::new();
-    let Some(allowed) = ALLOWED.get_or_init(|| sched_getaffinity(None).ok()) else { return };
-    let set = if pin {
-        let Some(first) = (0..CpuSet::MAX_CPU).find(|&c| allowed.is_set(c)) else { return };
-        let mut one = CpuSet::new();
-        one.set(first);
-        one
-    } else {
-        *allowed
-    };
-    if let Err(e) = sched_setaffinity(None, &set) {
-        eprintln!("cannot change CPU affinity ({e}); latencies are unpinned");
-    }
 }
 
 /// Keeps `IN_FLIGHT` calls outstanding: a writer thread sends whenever the reader has freed a

@@ -538,7 +538,8 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
         reply.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return reply;
     }
-    let headers = request.headers().clone();
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     let json = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
         v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
     });
@@ -556,7 +557,7 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
         );
     }
     let limit = endpoint.options.max_body_bytes;
-    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), limit).collect());
+    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect());
     let Ok(read) = reading.await else {
         return refused(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time");
     };
@@ -609,7 +610,7 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
             return rpc_error(StatusCode::BAD_REQUEST, None, &error);
         }
     };
-    let caller = match modern_checks(&headers, &request.method, request.params.as_ref(), &endpoint.shared) {
+    let caller = match modern_checks(&headers, &request.method, request.params.as_ref()) {
         Ok(caller) => caller,
         Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
     };
@@ -654,34 +655,15 @@ fn text(headers: &HeaderMap, name: &str) -> Option<String> {
     Some(raw.to_owned())
 }
 
-/// Standard base64 (with or without padding).
+/// Standard base64, with or without padding.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let bytes: Vec<u8> = text.bytes().filter(|b| *b != b'=').collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut n = 0u32;
-        for (i, b) in chunk.iter().enumerate() {
-            n |= value(*b)? << (18 - 6 * i);
-        }
-        let take = match chunk.len() {
-            4 => 3,
-            3 => 2,
-            2 => 1,
-            _ => return None,
-        };
-        out.extend_from_slice(&n.to_be_bytes()[1..1 + take]);
-    }
-    Some(out)
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    LENIENT.decode(text).ok()
 }
 
 /// The modern checks of the module docs' table, in order; the caller's session on success.
@@ -689,7 +671,6 @@ fn modern_checks(
     headers: &HeaderMap,
     method: &str,
     params: Option<&RawParams>,
-    shared: &Shared,
 ) -> Result<Arc<super::SessionInfo>, (StatusCode, Error)> {
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
@@ -749,9 +730,8 @@ fn modern_checks(
             }
         }
     }
-    if !known_method(shared, method) {
-        return Err((StatusCode::NOT_FOUND, Error::MethodNotFound { method: method.to_owned() }));
-    }
+    // A method this server does not have is answered by the pipeline itself (`404` from
+    // `status_of`): the router is the one list of methods.
     modern_caller(method, meta).map_err(|e| {
         let status = if matches!(e, Error::MethodNotFound { .. }) {
             StatusCode::NOT_FOUND
@@ -760,15 +740,6 @@ fn modern_checks(
         };
         (status, e)
     })
-}
-
-/// The methods this server answers in the modern era.
-fn known_method(shared: &Shared, method: &str) -> bool {
-    match method {
-        "server/discover" | "subscriptions/listen" | "tools/list" | "tools/call" | "prompts/list" => true,
-        "resources/list" | "resources/read" | "resources/templates/list" => shared.resources.is_some(),
-        _ => false,
-    }
 }
 
 /// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
@@ -965,18 +936,37 @@ fn sse_event(line: &[u8]) -> Bytes {
     Bytes::from(event)
 }
 
-/// The status of a finished answer: `400` for a missing client capability, else `200`.
+/// The status of a finished answer: `400` for a missing client capability, `404` for an unknown
+/// method, else `200`.
 fn status_of(line: &[u8]) -> StatusCode {
-    let needle = format!("\"code\":{}", code::MISSING_CLIENT_CAPABILITY);
-    if memchr::memmem::find(line, needle.as_bytes()).is_some()
-        && serde_json::from_slice::<serde_json::Value>(line)
-            .ok()
-            .and_then(|v| v.get("error").and_then(|e| e.get("code")).and_then(serde_json::Value::as_i64))
-            == Some(i64::from(code::MISSING_CLIENT_CAPABILITY))
-    {
-        return StatusCode::BAD_REQUEST;
+    /// The top level of an answer, as far as its status goes (the rest is skipped, not built).
+    #[derive(serde::Deserialize)]
+    struct Answered {
+        error: Option<Failed>,
     }
-    StatusCode::OK
+    #[derive(serde::Deserialize)]
+    struct Failed {
+        code: i32,
+        data: Option<Reason>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Reason {
+        reason: Option<String>,
+    }
+    // Only an error changes the status, and an error answer always has this member.
+    if memchr::memmem::find(line, b"\"error\":{").is_none() {
+        return StatusCode::OK;
+    }
+    let Ok(Answered { error: Some(failed) }) = serde_json::from_slice::<Answered>(line) else {
+        return StatusCode::OK;
+    };
+    let reason = failed.data.and_then(|d| d.reason);
+    match failed.code {
+        code::MISSING_CLIENT_CAPABILITY => StatusCode::BAD_REQUEST,
+        // An unknown method, not an unknown tool (same code, answered in-band).
+        code::METHOD_NOT_FOUND if reason.as_deref() == Some("unknown_method") => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
 }
 
 /// Whether a message's `_meta` names a protocol version (a modern message without its header).
