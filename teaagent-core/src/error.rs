@@ -315,6 +315,11 @@ reasons! {
         /// Modern era: a `requestState` that is tampered with, expired, already used, or for
         /// another call.
         InvalidRequestState => "invalid_request_state", "invalid `requestState`";
+        /// `prompts/get` or `completion/complete` names a prompt the server does not have.
+        UnknownPrompt => "unknown_prompt", "unknown prompt";
+        /// A prompt's arguments: a required one missing, one that is not a string, or one the
+        /// prompt does not take.
+        InvalidPromptArguments => "invalid_prompt_arguments", "invalid prompt arguments";
     }
 }
 

@@ -71,6 +71,7 @@ pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
 pub mod policy;
+pub mod prompt;
 pub mod rate_limit;
 pub mod registry;
 pub mod schema;
@@ -85,14 +86,15 @@ pub mod workspace;
 pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
+pub use prompt::{PromptDef, Prompts};
 pub use registry::{Registry, RegistryBuilder, RegistryError};
 pub use server::{
     Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, ToolAvailability, ToolOverride,
 };
 pub use task::BoxFuture;
 pub use tool::{
-    Behavior, Bounded, DefineTool, Handler, IntoToolOutput, Json, MissingState, ParamRole, RateLimit, State,
-    Tier, ToolContext, ToolDef, ToolError,
+    Behavior, Bounded, ClientCapability, DefineTool, Handler, InputError, InputRequest, IntoToolOutput, Json,
+    MissingState, ParamRole, RateLimit, State, Tier, ToolContext, ToolDef, ToolError,
 };
 pub use workspace::Workspace;
 

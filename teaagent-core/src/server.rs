@@ -86,6 +86,7 @@ pub mod framing;
 pub mod http;
 mod main_loop;
 pub(crate) mod peer;
+mod prompts;
 mod reply;
 mod router;
 mod transport;
@@ -104,6 +105,28 @@ pub trait ResourceProvider: Send + Sync + 'static {
     fn read(&self, uri: String) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
     /// The URI templates offered.
     fn templates(&self) -> Vec<ResourceTemplate>;
+
+    /// Whether clients may subscribe to resources (`resources/subscribe` in the legacy era,
+    /// resource subscriptions of `subscriptions/listen` in the modern one). Only for resources
+    /// that do not change while the server runs: subscriptions are acknowledged and no update is
+    /// ever sent (default `false`: the capability is not declared and `resources/subscribe` is
+    /// unknown).
+    fn subscribable(&self) -> bool {
+        false
+    }
+
+    /// Whether [`ResourceProvider::complete`] offers anything (the server then declares the
+    /// `completions` capability). Default `false`.
+    fn completes(&self) -> bool {
+        false
+    }
+
+    /// Suggestions for `argument` of the template `template`, given what was typed so far
+    /// (`completion/complete` with `ref/resource`). Default: none.
+    fn complete(&self, template: &str, argument: &str, value: &str) -> Vec<String> {
+        let _ = (template, argument, value);
+        Vec::new()
+    }
 }
 
 /// An MCP server: a registry, limits, and optionally a workspace, its lock and resources.
@@ -111,6 +134,7 @@ pub struct Server {
     registry: Tools,
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
+    prompts: Arc<crate::prompt::Prompts>,
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
@@ -220,6 +244,7 @@ impl Server {
             registry,
             config: ServerConfig::default(),
             resources: None,
+            prompts: Arc::default(),
             workspace: None,
             lock: None,
             policy: Policy::default(),
@@ -234,6 +259,13 @@ impl Server {
     /// Replaces the limits.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Offers these prompts (`prompts/list`, `prompts/get`, `completion/complete`; see
+    /// [`crate::prompt`]).
+    pub fn prompts(mut self, prompts: crate::prompt::Prompts) -> Self {
+        self.prompts = Arc::new(prompts);
         self
     }
 
@@ -457,6 +489,9 @@ impl Server {
             resources: self.resources.is_some(),
             instructions: self.config.instructions.clone(),
             tools_list_changed: self.availability.is_some(),
+            resource_subscribe: self.resources.as_ref().is_some_and(|r| r.subscribable()),
+            prompts: !self.prompts.is_empty(),
+            completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
         }
     }
 

@@ -20,11 +20,13 @@ use crate::mcp::{CallToolResult, JsonObject};
 
 mod bounded;
 mod context;
+pub mod inputs;
 mod output;
 pub mod state;
 
 pub use bounded::Bounded;
 pub use context::ToolContext;
+pub use inputs::{ClientCapability, InputError, InputRequest};
 pub use output::{IntoToolOutput, Json, ToolError};
 pub use state::{MissingState, State, StateNeed};
 

@@ -24,6 +24,8 @@ pub enum Bin {
     Author,
     /// A hand-written external MCP server that misbehaves, for the gateway.
     Rogue,
+    /// The server the official conformance suite runs against.
+    Conformance,
 }
 
 impl Bin {
@@ -35,6 +37,7 @@ impl Bin {
             Bin::Fixture => "fixture",
             Bin::Author => "author",
             Bin::Rogue => "rogue",
+            Bin::Conformance => "conformance-fixture",
         }
     }
 

@@ -81,9 +81,12 @@ pub struct ServerCapabilities {
     /// `resources/list`, `resources/read`, `resources/templates/list`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourcesCapability>,
-    /// `prompts/list`.
+    /// `prompts/list` and `prompts/get`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompts: Option<ListCapability>,
+    /// `completion/complete`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completions: Option<JsonObject>,
     /// `logging/setLevel` and `notifications/message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logging: Option<JsonObject>,
@@ -98,11 +101,12 @@ pub struct ListCapability {
     pub list_changed: bool,
 }
 
-/// Resource capability: no subscriptions, no change notifications.
+/// Resource capability.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
-    /// Always `false`.
+    /// `resources/subscribe` (legacy era) and resource subscriptions of `subscriptions/listen`
+    /// (modern era): [`crate::ResourceProvider::subscribable`].
     pub subscribe: bool,
     /// Always `false`.
     pub list_changed: bool,

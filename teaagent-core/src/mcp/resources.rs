@@ -16,6 +16,9 @@ pub struct Resource {
     /// Size in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// What it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// `resources/list` result.
@@ -54,6 +57,9 @@ pub struct ResourceTemplate {
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The MIME type of what it names, when all share one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
 }
 
 /// `resources/templates/list` result.

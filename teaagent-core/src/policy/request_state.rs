@@ -50,7 +50,7 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(600);
 const DOMAIN: &[u8] = b"teaagent/request-state/v1\0";
 const PREFIX: &str = "ta1.";
 /// Longest `requestState` looked at (a real one is a few hundred bytes).
-const MAX_TOKEN_LEN: usize = 4096;
+const MAX_TOKEN_LEN: usize = 2 * MAX_CARRIED + 4096;
 
 /// A key that seals request states: 32 bytes.
 #[derive(Clone, PartialEq, Eq)]
@@ -171,7 +171,25 @@ struct Payload {
     n: String,
     /// Expiry, Unix milliseconds.
     e: u64,
+    /// Answers of earlier rounds (questions a tool or prompt asked, `crate::tool::inputs`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    a: serde_json::Map<String, serde_json::Value>,
+    /// The call was approved in an earlier round (so its later rounds are not asked again).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    ok: bool,
 }
+
+/// What a state carries from one round of a call to the next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Carried {
+    /// Answers the call was given in earlier rounds, by question key.
+    pub answers: serde_json::Map<String, serde_json::Value>,
+    /// The user approved this call in an earlier round.
+    pub approved: bool,
+}
+
+/// Most bytes of answers a state carries between rounds (a state travels in every retry).
+pub(crate) const MAX_CARRIED: usize = 64 * 1024;
 
 /// The keys, and the nonces of states in use or used.
 #[derive(Debug)]
@@ -225,6 +243,8 @@ pub(crate) struct Reservation<'a> {
     states: &'a RequestStates,
     nonce: String,
     spent: bool,
+    /// What the state carried from the call's earlier round.
+    pub(crate) carried: Carried,
 }
 
 impl Reservation<'_> {
@@ -263,6 +283,25 @@ impl RequestStates {
 
     /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]).
     pub(crate) fn seal(&self, binding: &Binding, lifetime: Duration) -> String {
+        self.seal_payload(binding, lifetime, Carried::default())
+    }
+
+    /// A sealed state that also carries `carried` to the call's next round; `Err` with the size
+    /// when the answers are more than [`MAX_CARRIED`] bytes of JSON.
+    pub(crate) fn seal_carrying(
+        &self,
+        binding: &Binding,
+        lifetime: Duration,
+        carried: Carried,
+    ) -> Result<String, usize> {
+        let size = serde_json::to_vec(&carried.answers).map_or(usize::MAX, |v| v.len());
+        if size > MAX_CARRIED {
+            return Err(size);
+        }
+        Ok(self.seal_payload(binding, lifetime, carried))
+    }
+
+    fn seal_payload(&self, binding: &Binding, lifetime: Duration, carried: Carried) -> String {
         let mut nonce = [0u8; 16];
         fill_random(&mut nonce);
         let payload = Payload {
@@ -272,6 +311,8 @@ impl RequestStates {
             c: binding.principal.clone(),
             n: hex(&nonce),
             e: now_ms().saturating_add(lifetime.min(MAX_LIFETIME).as_millis() as u64),
+            a: carried.answers,
+            ok: carried.approved,
         };
         let payload = serde_json::to_vec(&payload).unwrap_or_default();
         let tag = tag(&self.key, &payload);
@@ -310,7 +351,12 @@ impl RequestStates {
         let until = now + KEEP;
         nonces.state.insert(payload.n.clone(), (Nonce::Reserved, until));
         nonces.order.push_back((until, payload.n.clone()));
-        Ok(Reservation { states: self, nonce: payload.n, spent: false })
+        Ok(Reservation {
+            states: self,
+            nonce: payload.n,
+            spent: false,
+            carried: Carried { answers: payload.a, approved: payload.ok },
+        })
     }
 
     /// The payload of a well-formed token whose tag verifies under the key or the previous one.

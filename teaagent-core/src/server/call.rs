@@ -50,9 +50,10 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
-use crate::policy::request_state::{Binding, Refusal, Reservation, digest_of};
+use crate::policy::request_state::{Binding, Carried, Refusal, Reservation, digest_of};
 use crate::policy::{CallFacts, Decision, Question};
 use crate::task::CatchUnwindExt as _;
+use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending};
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Resolved, Target, Workspace};
@@ -112,7 +113,13 @@ async fn checked_call(
         Some(raw) => raw,
     };
     // Hashing the arguments costs what they weigh: only when the policy will look at it.
-    let digest = if shared.policy.needs_digest(&tool) { call_digest(name, &raw) } else { String::new() };
+    // A modern call binds its round-trip state to its arguments whatever the policy needs.
+    let modern = caller.filter(|c| c.version.is_modern());
+    let digest = if shared.policy.needs_digest(&tool) || modern.is_some() {
+        call_digest(name, &raw)
+    } else {
+        String::new()
+    };
     let mut args = match raw {
         Value::Object(args) => args,
         other => {
@@ -164,24 +171,47 @@ async fn checked_call(
             retry_after,
         }
     };
-    // Modern era: the `requestState` whose answer approved this call, spent only if it runs.
-    let mut approval = None;
+    // Modern era: the `requestState` of this call's earlier round (its approval, the answers
+    // given so far), held for this call and spent only if it runs.
+    let (responses, state) = answers;
+    let responses = match modern {
+        Some(_) => crate::tool::inputs::responses(responses)?,
+        None => JsonObject::new(),
+    };
+    let binding = modern.map(|_| Binding {
+        tool: name.to_owned(),
+        digest: digest.clone(),
+        targets: targets_digest(&paths),
+        principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+    });
+    let mut earlier = match (&binding, state) {
+        (Some(binding), Some(state)) => Some(open_state(shared, &facts, binding, &state)?),
+        _ => None,
+    };
+    let mut approved_now = false;
     let decision = match policy.decide_now(&facts) {
         Ok(decision) => decision,
         Err(question) => {
             // Only a person can approve it: first make sure the rate limit would let it run,
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.admit(name).map_err(rate_limited)?.refund();
-            match caller.filter(|c| c.version.is_modern()) {
+            match modern.zip(binding.as_ref()) {
                 None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
-                Some(caller) => match round_trip(shared, &facts, caller, &question, &paths, answers)? {
-                    RoundTrip::Answered(decision, held) => {
-                        approval = Some(held);
-                        decision
+                Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved) => {
+                    policy.approved_in_an_earlier_round()
+                }
+                Some((caller, binding)) => {
+                    let round =
+                        round_trip(shared, &facts, caller, &question, binding, &responses, earlier.is_some());
+                    match round? {
+                        RoundTrip::Answered(decision) => {
+                            approved_now = matches!(decision, Decision::Allow { .. });
+                            decision
+                        }
+                        RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
+                        RoundTrip::Terminal => policy.ask(&facts, None, question).await,
                     }
-                    RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
-                    RoundTrip::Terminal => policy.ask(&facts, None, question).await,
-                },
+                }
             }
         }
     };
@@ -244,9 +274,14 @@ async fn checked_call(
             details: "nothing was done; add a grant or raise its `uses`".into(),
         });
     }
-    if let Some(approval) = approval.take() {
-        approval.spend();
-    }
+    let carried = match earlier.take() {
+        Some(held) => {
+            let carried = held.carried.clone();
+            held.spend();
+            carried
+        }
+        None => Carried::default(),
+    };
 
     // 7. Run: wait for a turn, then the handler under its timeout, panics caught.
     let _turn = shared.turn(name).await?;
@@ -264,12 +299,40 @@ async fn checked_call(
     )
     .with_paths(resolved)
     .with_states(shared.states.clone());
+    // The questions this call may ask the client (`crate::tool::inputs`).
+    let inputs = Arc::new(Inputs::new(match modern {
+        Some(caller) => {
+            Mode::Modern { capabilities: caller.capabilities.clone(), responses, carried: carried.answers }
+        }
+        None => {
+            let peer = super::peer::current(&shared.peer);
+            match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
+                Some(session) => Mode::Legacy { peer, capabilities: session.capabilities },
+                None => Mode::None,
+            }
+        }
+    }));
+    let ctx = ctx.with_inputs(Arc::clone(&inputs));
     let timeout = shared.config.timeout_for(&tool);
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
     match tokio::time::timeout(timeout, run).await {
-        Ok(Ok(result)) => result.map(CallOutcome::Complete),
+        Ok(Ok(result)) => {
+            let pending = inputs.take_pending();
+            match (binding, pending) {
+                (_, Pending { unsupported: Some(capability), .. }) => {
+                    Err(missing_capability(name, capability))
+                }
+                (Some(binding), pending) if !pending.questions.is_empty() => {
+                    let carried =
+                        Carried { answers: pending.answers, approved: carried.approved || approved_now };
+                    ask_again(shared, name, &binding, pending.questions, carried)
+                        .map(CallOutcome::InputRequired)
+                }
+                _ => result.map(CallOutcome::Complete),
+            }
+        }
         Ok(Err(panic)) => Err(Error::ToolFailed {
             tool: name.to_owned(),
             reason: Failure::Panic,
@@ -291,68 +354,67 @@ async fn checked_call(
 pub(crate) const APPROVAL_INPUT: &str = "approval";
 
 /// Where a modern-era approval stands.
-enum RoundTrip<'a> {
-    /// The retry carried a good `requestState` and the user's answer: this is the decision, and
-    /// the state, reserved for this call (spent if it runs, released if it is refused).
-    Answered(Decision, Reservation<'a>),
+enum RoundTrip {
+    /// The retry carried a good `requestState` and the user's answer: this is the decision.
+    Answered(Decision),
     /// Ask the user through the client: an `input_required` result.
     Ask(InputRequiredResult),
     /// The client cannot show a form, but the server has a terminal: ask there.
     Terminal,
 }
 
+/// Opens the `requestState` a modern retry carries (module `crate::policy::request_state`): it
+/// must verify, be unexpired and unused, and match the call as it is now, else `-32602`,
+/// audited. The state is held for this call: spent if the call runs, released if it is refused.
+fn open_state<'a>(
+    shared: &'a Shared,
+    facts: &CallFacts<'_>,
+    binding: &Binding,
+    state: &Value,
+) -> Result<Reservation<'a>, Error> {
+    let opened = match state {
+        Value::String(state) => shared.policy.request_states().open(state, binding),
+        _ => Err(Refusal::Forged),
+    };
+    opened.map_err(|refusal| {
+        audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
+        Error::InvalidParams {
+            reason: ParamsProblem::InvalidRequestState,
+            details: format!(
+                "the `requestState` of this call to `{}` was refused: {refusal}",
+                facts.tool.name()
+            ),
+        }
+    })
+}
+
 /// An approval in the modern era, where the server cannot send the client a request: a multi
 /// round-trip request (SPEC §12). The first call gets an `input_required` result with one
 /// elicitation form ([`APPROVAL_INPUT`]) and a sealed `requestState`
 /// ([`crate::policy::request_state`]) bound to this tool, the digest of these arguments and what
-/// every `#[path]` argument resolves to now. The retry's state must verify, be unexpired and
-/// unused, and match the call as it is now (else `-32602`, audited); its answer then decides as
-/// an answer through `elicitation/create` does (`accept` with `once`/`session` approves; decline,
-/// cancel and anything else deny). A retry with a good state but no answer is asked again.
+/// every `#[path]` argument resolves to now. The retry's state ([`open_state`], `answered_state`
+/// says it was good) carries the answer, which then decides as an answer through
+/// `elicitation/create` does (`accept` with `once`/`session` approves; decline, cancel and
+/// anything else deny). A retry with a good state but no answer is asked again.
 ///
 /// A client that declares no elicitation capability is never sent a form: the question goes to
 /// the server's terminal when it has one, else the call is refused with `-32021` naming
 /// `elicitation`.
-fn round_trip<'a>(
-    shared: &'a Shared,
+fn round_trip(
+    shared: &Shared,
     facts: &CallFacts<'_>,
     caller: &SessionInfo,
     question: &Question,
-    paths: &[PathArg],
-    (responses, state): (Option<Value>, Option<Value>),
-) -> Result<RoundTrip<'a>, Error> {
+    binding: &Binding,
+    responses: &JsonObject,
+    answered_state: bool,
+) -> Result<RoundTrip, Error> {
     let policy = &shared.policy;
     let name = facts.tool.name();
-    let binding = Binding {
-        tool: name.to_owned(),
-        digest: facts.digest.to_owned(),
-        targets: targets_digest(paths),
-        principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
-    };
-    if let Some(state) = state {
-        let opened = match &state {
-            Value::String(state) => policy.request_states().open(state, &binding),
-            _ => Err(Refusal::Forged),
-        };
-        let held = match opened {
-            Ok(held) => held,
-            Err(refusal) => {
-                audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
-                return Err(Error::InvalidParams {
-                    reason: ParamsProblem::InvalidRequestState,
-                    details: format!("the `requestState` of this call to `{name}` was refused: {refusal}"),
-                });
-            }
-        };
-        let answer = match responses {
-            Some(Value::Object(mut responses)) => responses.remove(APPROVAL_INPUT),
-            _ => None,
-        };
-        if let Some(answer) = answer {
-            let answer = crate::policy::ask::interpret(answer);
-            return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer), held));
-        }
-        // A good state without an answer: asked again (a fresh state), this one released.
+    let answer = if answered_state { responses.get(APPROVAL_INPUT).cloned() } else { None };
+    if let Some(answer) = answer {
+        let answer = crate::policy::ask::interpret(answer);
+        return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer)));
     }
     if !caller.capabilities.supports_elicitation() {
         if crate::policy::ask::terminal_available() {
@@ -376,8 +438,40 @@ fn round_trip<'a>(
         APPROVAL_INPUT.into(),
         serde_json::json!({ "method": "elicitation/create", "params": params }),
     );
-    let request_state = policy.request_states().seal(&binding, policy.question_lifetime());
+    let request_state = policy.request_states().seal(binding, policy.question_lifetime());
     Ok(RoundTrip::Ask(InputRequiredResult { input_requests, request_state }))
+}
+
+/// The `input_required` result of a call (or a prompt) whose handler asked the client questions
+/// it has not answered yet: the questions, and a state sealing the answers so far for the retry.
+pub(crate) fn ask_again(
+    shared: &Shared,
+    name: &str,
+    binding: &Binding,
+    input_requests: JsonObject,
+    carried: Carried,
+) -> Result<InputRequiredResult, Error> {
+    let policy = &shared.policy;
+    match policy.request_states().seal_carrying(binding, policy.question_lifetime(), carried) {
+        Ok(request_state) => Ok(InputRequiredResult { input_requests, request_state }),
+        Err(size) => Err(Error::Internal {
+            details: format!(
+                "`{name}` was given {size} bytes of answers, more than a request state carries ({} bytes)",
+                crate::policy::request_state::MAX_CARRIED
+            ),
+        }),
+    }
+}
+
+/// The refusal of a call whose handler asked for something the client did not declare.
+pub(crate) fn missing_capability(name: &str, capability: ClientCapability) -> Error {
+    Error::MissingCapability {
+        capability: capability.as_str(),
+        details: format!(
+            "`{name}` asks the client for input that needs the `{}` capability, and this client did not declare it",
+            capability.as_str()
+        ),
+    }
 }
 
 /// What every `#[path]` argument resolves to, as one digest: its name, the entry and target as

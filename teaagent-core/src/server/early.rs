@@ -44,13 +44,28 @@ pub struct Announcement {
     /// Whether `tools.listChanged` is declared: the server has tools that may be withheld while
     /// it runs ([`crate::Server::availability`], the gateway of `teaagent mcp serve`).
     pub tools_list_changed: bool,
+    /// Whether `resources.subscribe` is declared ([`crate::ResourceProvider::subscribable`]).
+    pub resource_subscribe: bool,
+    /// Whether the `prompts` capability is declared ([`crate::Server::prompts`]).
+    pub prompts: bool,
+    /// Whether the `completions` capability is declared (a prompt or the resource provider
+    /// completes arguments).
+    pub completions: bool,
 }
 
 impl Announcement {
     /// What [`crate::Server::new`] announces: `{"name": "teaagent", "version": <this crate's
     /// version>}`, no instructions; `resources` as the server will have them.
     pub fn teaagent(resources: bool) -> Self {
-        Self { server_info: default_server_info(), resources, instructions: None, tools_list_changed: false }
+        Self {
+            server_info: default_server_info(),
+            resources,
+            instructions: None,
+            tools_list_changed: false,
+            resource_subscribe: false,
+            prompts: false,
+            completions: false,
+        }
     }
 }
 

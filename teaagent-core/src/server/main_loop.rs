@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) config: ServerConfig,
     pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
+    /// The prompts ([`Server::prompts`]).
+    pub(crate) prompts: Arc<crate::prompt::Prompts>,
     pub(crate) peer: Peer,
     pub(crate) workspace: Option<crate::workspace::Workspace>,
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
@@ -188,6 +190,7 @@ impl Shared {
             registry,
             config: server.config,
             resources: server.resources,
+            prompts: server.prompts,
             peer,
             workspace: server.workspace,
             lock: server.lock,
@@ -384,12 +387,15 @@ impl Shared {
             resources: self.resources.is_some(),
             instructions: self.config.instructions.clone(),
             tools_list_changed: self.availability.is_some(),
+            resource_subscribe: self.resources.as_ref().is_some_and(|r| r.subscribable()),
+            prompts: !self.prompts.is_empty(),
+            completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
         }
     }
 
     /// What the server implements, the same in both eras.
     fn capabilities(&self) -> ServerCapabilities {
-        capabilities(self.resources.is_some(), self.availability.is_some())
+        capabilities(&self.announcement())
     }
 
     /// `server/discover` (modern era): the versions a request may name, the capabilities, the
@@ -459,14 +465,17 @@ pub(crate) const REMOVED_IN_MODERN: [&str; 4] =
     ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 /// What the server implements, the same in both eras.
-fn capabilities(resources: bool, tools_list_changed: bool) -> ServerCapabilities {
+fn capabilities(offers: &Announcement) -> ServerCapabilities {
     ServerCapabilities {
-        tools: Some(ListCapability { list_changed: tools_list_changed }),
-        resources: resources.then(ResourcesCapability::default),
-        // No prompt provider exists yet: `prompts/list` still answers (empty) for clients that
-        // call it anyway, but the capability is not declared (SPEC §4: each only when the server
-        // has it), so clients do not show an empty prompts menu.
-        prompts: None,
+        tools: Some(ListCapability { list_changed: offers.tools_list_changed }),
+        resources: offers
+            .resources
+            .then_some(ResourcesCapability { subscribe: offers.resource_subscribe, list_changed: false }),
+        // Without prompts, `prompts/list` still answers (empty) for clients that call it anyway,
+        // but the capability is not declared (SPEC §4: each only when the server has it), so
+        // clients do not show an empty prompts menu.
+        prompts: offers.prompts.then(ListCapability::default),
+        completions: offers.completions.then(Default::default),
         logging: Some(Default::default()),
     }
 }
@@ -484,7 +493,7 @@ pub(crate) fn initialize_answer(
     let version = ProtocolVersion::negotiate(&params.protocol_version);
     let result = InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(announcement.resources, announcement.tools_list_changed),
+        capabilities: capabilities(announcement),
         server_info: announcement.server_info.clone(),
         instructions: announcement.instructions.clone(),
     };

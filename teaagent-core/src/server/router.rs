@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::{self, CallOutcome};
 use super::main_loop::{MAX_LISTENERS, Shared};
 use super::peer::SessionInfo;
+use super::prompts::PromptOutcome;
 use crate::error::{Error, InvalidRequest, ParamsProblem};
 use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
 use crate::mcp::CallToolResult;
@@ -18,7 +19,7 @@ use crate::mcp::logging::SetLevelParams;
 use crate::mcp::modern::{
     CacheScope, InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
 };
-use crate::mcp::prompts::ListPromptsResult;
+use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::task::CatchUnwindExt as _;
@@ -96,9 +97,36 @@ pub(crate) async fn dispatch(
                 }
             }
             "prompts/list" => answers.ok(
-                parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult::default()),
+                parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult {
+                    prompts: shared.prompts.defs.iter().map(|d| d.prompt().clone()).collect(),
+                    next_cursor: None,
+                }),
                 Cache::Public,
             ),
+            "prompts/get" => match parse_params::<GetPromptParams>(params) {
+                Ok(p) => match Box::pin(super::prompts::get_prompt(shared, id, p, cancel, caller.as_deref()))
+                    .await
+                {
+                    Ok(PromptOutcome::Complete(result)) => answers.ok(Ok(result), Cache::None),
+                    Ok(PromptOutcome::InputRequired(question)) => answers.input_required(&question),
+                    Err(e) => answers.error(e),
+                },
+                Err(e) => answers.error(e),
+            },
+            "completion/complete" => answers.ok(
+                parse_params::<CompleteParams>(params).and_then(|p| super::prompts::complete(shared, p)),
+                Cache::None,
+            ),
+            // Legacy era only (`Shared::caller` refuses them in the modern one): resources that
+            // never change, so a subscription is acknowledged and nothing is ever sent.
+            "resources/subscribe" | "resources/unsubscribe"
+                if shared.resources.as_ref().is_some_and(|r| r.subscribable()) =>
+            {
+                answers.ok(
+                    parse_params::<ReadResourceParams>(params).map(|_| serde_json::json!({})),
+                    Cache::None,
+                )
+            }
             "logging/setLevel" => {
                 let set = parse_params::<SetLevelParams>(params).map(|p| {
                     crate::logging::set_client_level(p.level);
@@ -289,8 +317,17 @@ async fn listen(
     subscription.insert(META_SUBSCRIPTION_ID.to_owned(), id);
     let mut changes =
         shared.availability.as_ref().filter(|_| params.notifications.tools_list_changed).map(|a| a.changes());
-    let acknowledged =
-        SubscriptionFilter { tools_list_changed: changes.is_some(), ..SubscriptionFilter::default() };
+    // Subscriptions to resources that never change ([`crate::ResourceProvider::subscribable`]):
+    // acknowledged, and nothing is ever sent for them.
+    let resource_subscriptions = match &shared.resources {
+        Some(r) if r.subscribable() => params.notifications.resource_subscriptions,
+        _ => Vec::new(),
+    };
+    let acknowledged = SubscriptionFilter {
+        tools_list_changed: changes.is_some(),
+        resource_subscriptions,
+        ..SubscriptionFilter::default()
+    };
     let peer = super::peer::current(&shared.peer);
     peer.notify(
         "notifications/subscriptions/acknowledged",

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jsonrpc::RequestId;
 use crate::mcp::notifications::ProgressParams;
 use crate::server::Peer;
+use crate::tool::inputs::{ClientCapability, InputError, InputRequest, Inputs};
 use crate::tool::state::States;
 use crate::workspace::{Resolved, Workspace};
 
@@ -20,6 +21,8 @@ pub struct ToolContext {
     inner: Arc<Inner>,
     /// Outside `inner`: a detached context gets state after it is made ([`ToolContext::with_state`]).
     states: States,
+    /// The call's questions to the client ([`ToolContext::ask`]).
+    inputs: Arc<Inputs>,
 }
 
 struct Inner {
@@ -55,7 +58,14 @@ impl ToolContext {
                 last_progress: Mutex::new(None),
             }),
             states: States::default(),
+            inputs: Arc::default(),
         }
+    }
+
+    /// Attaches how this call's questions reach the client.
+    pub(crate) fn with_inputs(mut self, inputs: Arc<Inputs>) -> Self {
+        self.inputs = inputs;
+        self
     }
 
     /// Attaches the server's state.
@@ -190,6 +200,49 @@ impl ToolContext {
     /// The session's peer (to send notifications or requests to the client), when attached.
     pub fn peer(&self) -> Option<&Peer> {
         self.inner.peer.as_ref()
+    }
+
+    /// Asks the client one question and returns its answer, in either protocol era (see
+    /// [`crate::tool::inputs`]: in the modern era the first round returns
+    /// [`InputError::Required`], which the tool passes on with `?`, and the retry gets the answer).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use teaagent_core::{InputRequest, ToolContext, ToolError, tool};
+    ///
+    /// /// Greets the user by the name they give.
+    /// #[tool(read_only)]
+    /// async fn greet(ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let schema = json!({
+    ///         "type": "object",
+    ///         "properties": {"name": {"type": "string"}},
+    ///         "required": ["name"],
+    ///     });
+    ///     let answer = ctx.ask("user_name", InputRequest::elicit("What is your name?", schema)).await?;
+    ///     match answer["action"].as_str() {
+    ///         Some("accept") => Ok(format!("Hello, {}!", answer["content"]["name"].as_str().unwrap_or("stranger"))),
+    ///         _ => Err(ToolError::new("no name was given")),
+    ///     }
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, InputError> {
+        let mut answers = self.inputs.ask_all(vec![(key.to_owned(), request)]).await?;
+        Ok(answers.remove(key).unwrap_or(Value::Null))
+    }
+
+    /// Asks several questions at once (in the modern era one round carries them all) and returns
+    /// the answers by key.
+    pub async fn ask_all<K: Into<String>>(
+        &self,
+        requests: impl IntoIterator<Item = (K, InputRequest)>,
+    ) -> Result<crate::JsonObject, InputError> {
+        self.inputs.ask_all(requests.into_iter().map(|(k, r)| (k.into(), r)).collect()).await
+    }
+
+    /// Whether the client declared `capability`, so a question that needs it can be asked.
+    pub fn client_supports(&self, capability: ClientCapability) -> bool {
+        self.inputs.client_supports(capability)
     }
 }
 

@@ -159,6 +159,7 @@ impl WorkspaceResources {
                 mime_type: Some(guess_mime(file.relative(), None).to_owned()),
                 // Through the directory's handle; a file gone since the walk has no size.
                 size: file.size(),
+                description: None,
             })
             .collect();
         Ok(ListResourcesResult { resources, next_cursor })
@@ -311,6 +312,7 @@ impl ResourceProvider for WorkspaceResources {
                 "A file of the workspace {}, by its path relative to the root",
                 self.inner.workspace.root().display()
             )),
+            mime_type: None,
         }]
     }
 }

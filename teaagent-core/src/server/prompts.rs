@@ -1,0 +1,181 @@
+//! `prompts/get` and `completion/complete` ([`crate::prompt`]).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::call::{ask_again, missing_capability};
+use super::main_loop::Shared;
+use super::peer::SessionInfo;
+use crate::error::{Error, ParamsProblem};
+use crate::jsonrpc::RequestId;
+use crate::mcp::JsonObject;
+use crate::mcp::modern::InputRequiredResult;
+use crate::mcp::prompts::{
+    CompleteParams, CompleteResult, Completion, CompletionRef, GetPromptParams, GetPromptResult,
+};
+use crate::policy::digest::call_digest;
+use crate::policy::request_state::{Binding, Carried, Refusal};
+use crate::prompt::PromptArguments;
+use crate::task::CatchUnwindExt as _;
+use crate::tool::ToolContext;
+use crate::tool::inputs::{Inputs, Mode, Pending};
+
+/// What `prompts/get` answers.
+pub(crate) enum PromptOutcome {
+    Complete(GetPromptResult),
+    InputRequired(InputRequiredResult),
+}
+
+fn invalid(reason: ParamsProblem, details: String) -> Error {
+    Error::InvalidParams { reason, details }
+}
+
+/// `prompts/get`: the arguments checked against the prompt's, then its handler (which may ask the
+/// client for input, as a tool does: `crate::tool::inputs`).
+pub(crate) async fn get_prompt(
+    shared: &Arc<Shared>,
+    id: &RequestId,
+    params: GetPromptParams,
+    cancel: CancellationToken,
+    caller: Option<&SessionInfo>,
+) -> Result<PromptOutcome, Error> {
+    let name = params.name;
+    let Some(def) = shared.prompts.get(&name) else {
+        return Err(invalid(ParamsProblem::UnknownPrompt, format!("there is no prompt `{name}`")));
+    };
+    let mut args = PromptArguments::new();
+    for (key, value) in params.arguments.unwrap_or_default() {
+        let Some(_) = def.prompt.arguments.iter().find(|a| a.name == key) else {
+            return Err(invalid(
+                ParamsProblem::InvalidPromptArguments,
+                format!("prompt `{name}` takes no argument `{key}`"),
+            ));
+        };
+        match value {
+            Value::String(value) => {
+                args.insert(key, value);
+            }
+            other => {
+                return Err(invalid(
+                    ParamsProblem::InvalidPromptArguments,
+                    format!(
+                        "argument `{key}` of prompt `{name}` must be a string (got {})",
+                        super::call::json_type(&other)
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(missing) = def.prompt.arguments.iter().find(|a| a.required && !args.contains_key(&a.name)) {
+        return Err(invalid(
+            ParamsProblem::InvalidPromptArguments,
+            format!("prompt `{name}` needs the argument `{}`", missing.name),
+        ));
+    }
+    let Some(handler) = def.handler.clone() else {
+        return Err(Error::Internal { details: format!("prompt `{name}` has no handler") });
+    };
+
+    // Modern era: the state of an earlier round, bound to this prompt, its arguments and caller.
+    let modern = caller.filter(|c| c.version.is_modern());
+    let label = format!("prompt:{name}");
+    let binding = modern.map(|_| {
+        let object: JsonObject = args.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        Binding {
+            tool: label.clone(),
+            digest: call_digest(&label, &Value::Object(object)),
+            targets: String::new(),
+            principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+        }
+    });
+    let earlier = match (&binding, &params.request_state) {
+        (Some(binding), Some(state)) => {
+            let opened = match state {
+                Value::String(state) => shared.policy.request_states().open(state, binding),
+                _ => Err(Refusal::Forged),
+            };
+            Some(opened.map_err(|refusal| {
+                invalid(
+                    ParamsProblem::InvalidRequestState,
+                    format!("the `requestState` of this `prompts/get` of `{name}` was refused: {refusal}"),
+                )
+            })?)
+        }
+        _ => None,
+    };
+    let responses = match modern {
+        Some(_) => crate::tool::inputs::responses(params.input_responses)?,
+        None => JsonObject::new(),
+    };
+    let carried = earlier.as_ref().map(|e| e.carried.clone()).unwrap_or_default();
+    if let Some(held) = earlier {
+        held.spend();
+    }
+    let peer = super::peer::current(&shared.peer);
+    let inputs = Arc::new(Inputs::new(match modern {
+        Some(caller) => {
+            Mode::Modern { capabilities: caller.capabilities.clone(), responses, carried: carried.answers }
+        }
+        None => match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
+            Some(session) => Mode::Legacy { peer: peer.clone(), capabilities: session.capabilities },
+            None => Mode::None,
+        },
+    }));
+    let ctx =
+        ToolContext::new(label.clone(), Some(id.clone()), None, Some(peer), cancel, shared.workspace.clone())
+            .with_states(shared.states.clone())
+            .with_inputs(Arc::clone(&inputs));
+    let timeout = shared.config.default_tool_timeout;
+    let run = AssertUnwindSafe(handler(ctx, args)).catch_unwind();
+    let result = match tokio::time::timeout(timeout, run).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => {
+            return Err(Error::Internal {
+                details: format!(
+                    "prompt `{name}` panicked: {}",
+                    crate::logging::panic_message(panic.as_ref())
+                ),
+            });
+        }
+        Err(_) => {
+            return Err(Error::Internal {
+                details: format!("prompt `{name}` gave no result after {}s", timeout.as_secs_f64()),
+            });
+        }
+    };
+    match (binding, inputs.take_pending()) {
+        (_, Pending { unsupported: Some(capability), .. }) => Err(missing_capability(&label, capability)),
+        (Some(binding), pending) if !pending.questions.is_empty() => {
+            let carried = Carried { answers: pending.answers, approved: false };
+            ask_again(shared, &label, &binding, pending.questions, carried).map(PromptOutcome::InputRequired)
+        }
+        _ => match result {
+            Ok(result) => Ok(PromptOutcome::Complete(result)),
+            Err(e) => Err(Error::Internal { details: format!("prompt `{name}` failed: {e}") }),
+        },
+    }
+}
+
+/// `completion/complete`: a prompt's completer, or the resource provider's for a template.
+pub(crate) fn complete(shared: &Shared, params: CompleteParams) -> Result<CompleteResult, Error> {
+    let context = params.context.unwrap_or_default().arguments;
+    let values = match params.reference {
+        CompletionRef::Prompt { name } => {
+            let Some(def) = shared.prompts.get(&name) else {
+                return Err(invalid(ParamsProblem::UnknownPrompt, format!("there is no prompt `{name}`")));
+            };
+            match &def.completer {
+                Some(complete) => complete(&params.argument.name, &params.argument.value, &context),
+                None => Vec::new(),
+            }
+        }
+        CompletionRef::Resource { uri } => match &shared.resources {
+            Some(provider) => provider.complete(&uri, &params.argument.name, &params.argument.value),
+            None => Vec::new(),
+        },
+    };
+    Ok(CompleteResult { completion: Completion::of(values) })
+}

@@ -1,0 +1,386 @@
+//! Asking the client for input while a call runs: a form for the user (elicitation), a
+//! completion from the client's model (sampling), the client's roots.
+//!
+//! A tool (or a prompt) asks with [`ToolContext::ask`](crate::ToolContext::ask) or
+//! [`ToolContext::ask_all`](crate::ToolContext::ask_all) and gets the client's answer, whichever
+//! era the client speaks:
+//!
+//! - **Legacy era** (`initialize`, protocol 2025-11-25 and before): the question goes to the
+//!   client as a request (`elicitation/create`, `sampling/createMessage`, `roots/list`) and the
+//!   call waits for its answer (at most [`LEGACY_ANSWER_TIMEOUT`], and the tool's own timeout).
+//! - **Modern era** (2026-07-28, multi round-trip requests): a server cannot send the client a
+//!   request. The first time a question is asked, `ask` returns [`InputError::Required`]; the
+//!   tool passes it on with `?`, and the call is answered with `resultType: "input_required"`,
+//!   every question asked so far under its key, and a sealed `requestState`. The client retries
+//!   the call with the answers (`inputResponses`) and the state; the tool runs again from the
+//!   start, and this time `ask` returns the answer. Answers of earlier rounds travel in the
+//!   sealed state, so a tool that asks one question after another (multi-round) writes it as
+//!   straight-line code. **A tool runs once per round**: ask before doing anything that should
+//!   happen once.
+//!
+//! Once a call asked a question that is not answered yet, its result is that question, whatever
+//! the tool then returns. A question for something the client did not declare (its
+//! capabilities) is never sent: `ask` returns [`InputError::Unsupported`] and the call is
+//! refused with `-32021` naming the capability, unless the tool checks
+//! [`ToolContext::client_supports`](crate::ToolContext::client_supports) first and does without.
+//!
+//! The state is sealed with the server's request-state key (HMAC-SHA-256), bound to the tool, its
+//! arguments and the caller, good once and for ten minutes at most; a state that does not verify
+//! is refused with `-32602`. The client's answers are the client's: check them as any argument.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp::{ClientCapabilities, JsonObject};
+use crate::server::Peer;
+
+/// How long a legacy-era question waits for the client's answer.
+pub const LEGACY_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What a client must have declared to be asked a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientCapability {
+    /// `elicitation` (a form the user fills in).
+    Elicitation,
+    /// `sampling` (the client's model answers).
+    Sampling,
+    /// `roots` (the client's root directories).
+    Roots,
+}
+
+impl ClientCapability {
+    /// The capability's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientCapability::Elicitation => "elicitation",
+            ClientCapability::Sampling => "sampling",
+            ClientCapability::Roots => "roots",
+        }
+    }
+
+    /// Whether `capabilities` declares it.
+    pub fn declared_in(self, capabilities: &ClientCapabilities) -> bool {
+        match self {
+            ClientCapability::Elicitation => capabilities.supports_elicitation(),
+            ClientCapability::Sampling => capabilities.sampling.is_some(),
+            ClientCapability::Roots => capabilities.roots.is_some(),
+        }
+    }
+}
+
+/// A question for the client.
+///
+/// ```
+/// use serde_json::json;
+/// use teaagent_core::InputRequest;
+///
+/// let name = InputRequest::elicit(
+///     "What is your name?",
+///     json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+/// );
+/// let capital = InputRequest::sample("What is the capital of France?", 100);
+/// let roots = InputRequest::list_roots();
+/// # let _ = (name, capital, roots);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    capability: ClientCapability,
+    params: JsonObject,
+}
+
+impl InputRequest {
+    /// A form for the user (`elicitation/create`): `message` says what is asked, and
+    /// `requested_schema` is a flat object schema of strings, numbers, booleans and enums. The
+    /// answer is `{"action": "accept" | "decline" | "cancel", "content": {…}}`.
+    pub fn elicit(message: impl Into<String>, requested_schema: Value) -> Self {
+        let mut params = JsonObject::new();
+        params.insert("message".into(), Value::String(message.into()));
+        params.insert("requestedSchema".into(), requested_schema);
+        Self { capability: ClientCapability::Elicitation, params }
+    }
+
+    /// A completion from the client's model (`sampling/createMessage`) of one user message. The
+    /// answer is `{"role": "assistant", "content": {"type": "text", "text": …}, "model": …}`.
+    pub fn sample(prompt: impl Into<String>, max_tokens: u32) -> Self {
+        let params = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": prompt.into()}}],
+            "maxTokens": max_tokens,
+        });
+        let Value::Object(params) = params else { unreachable!("an object literal") };
+        Self { capability: ClientCapability::Sampling, params }
+    }
+
+    /// A completion with the `sampling/createMessage` params given whole (`messages`,
+    /// `maxTokens`, `systemPrompt`, `modelPreferences`, …).
+    pub fn sampling(params: JsonObject) -> Self {
+        Self { capability: ClientCapability::Sampling, params }
+    }
+
+    /// The client's roots (`roots/list`). The answer is `{"roots": [{"uri": …, "name": …}]}`.
+    pub fn list_roots() -> Self {
+        Self { capability: ClientCapability::Roots, params: JsonObject::new() }
+    }
+
+    /// What the client must have declared to be asked this.
+    pub fn capability(&self) -> ClientCapability {
+        self.capability
+    }
+
+    /// The request's method.
+    pub fn method(&self) -> &'static str {
+        match self.capability {
+            ClientCapability::Elicitation => "elicitation/create",
+            ClientCapability::Sampling => "sampling/createMessage",
+            ClientCapability::Roots => "roots/list",
+        }
+    }
+
+    /// The request's params as this era writes them (a modern form names its `mode`).
+    fn params(&self, modern: bool) -> Value {
+        let mut params = self.params.clone();
+        if modern && self.capability == ClientCapability::Elicitation {
+            params.entry("mode").or_insert_with(|| Value::from("form"));
+        }
+        Value::Object(params)
+    }
+}
+
+/// Why [`ToolContext::ask`](crate::ToolContext::ask) gives no answer. Pass it on with `?`: it
+/// converts into [`ToolError`](crate::ToolError) and `String`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// Modern era: the question goes back to the client with the call's result; the call is
+    /// answered `input_required` whatever the tool returns.
+    #[error("waiting for the client's answer to `{key}`")]
+    Required {
+        /// The first unanswered question's key.
+        key: String,
+    },
+    /// The client did not declare what the question needs; the call is refused with `-32021`
+    /// whatever the tool returns.
+    #[error("the client does not support {}", capability.as_str())]
+    Unsupported {
+        /// What it lacks.
+        capability: ClientCapability,
+    },
+    /// Legacy era: the client answered with an error, did not answer in time, or is gone.
+    #[error("the client gave no answer to `{key}`: {reason}")]
+    Failed {
+        /// The question's key.
+        key: String,
+        /// What happened.
+        reason: String,
+    },
+    /// There is no client to ask (a call made directly, e.g. `teaagent run` or a unit test).
+    #[error("no client to ask for `{key}` (the call was not made by an MCP client)")]
+    NoClient {
+        /// The question's key.
+        key: String,
+    },
+}
+
+impl From<InputError> for crate::ToolError {
+    fn from(e: InputError) -> Self {
+        crate::ToolError::new(e)
+    }
+}
+
+impl From<InputError> for String {
+    fn from(e: InputError) -> Self {
+        e.to_string()
+    }
+}
+
+/// The `inputResponses` of a modern retry: absent, or an object whose every answer is an
+/// object (the result of the request it answers); anything else is `-32602` before anything
+/// runs.
+pub(crate) fn responses(value: Option<Value>) -> Result<JsonObject, crate::Error> {
+    let invalid = |details: String| crate::Error::InvalidParams {
+        reason: crate::error::ParamsProblem::Malformed,
+        details,
+    };
+    match value {
+        None | Some(Value::Null) => Ok(JsonObject::new()),
+        Some(Value::Object(responses)) => match responses.iter().find(|(_, answer)| !answer.is_object()) {
+            Some((key, _)) => Err(invalid(format!(
+                "`inputResponses.{key}` must be an object: the result of the request it answers"
+            ))),
+            None => Ok(responses),
+        },
+        Some(_) => Err(invalid("`inputResponses` must be an object of answers by key".into())),
+    }
+}
+
+/// How a call's questions reach the client.
+pub(crate) enum Mode {
+    /// Nobody to ask.
+    None,
+    /// Requests to the client on the call's peer.
+    Legacy { peer: Peer, capabilities: ClientCapabilities },
+    /// Multi round-trip: the retry's answers, and those of earlier rounds from the sealed state.
+    Modern { capabilities: ClientCapabilities, responses: JsonObject, carried: JsonObject },
+}
+
+/// The questions of one call (shared by its context's clones and the server).
+pub(crate) struct Inputs {
+    mode: Mode,
+    pending: Mutex<Pending>,
+}
+
+/// What a modern call left open when its handler returned.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// Questions not answered yet, by key (`{"method": …, "params": …}`).
+    pub(crate) questions: JsonObject,
+    /// A question the client could not be asked.
+    pub(crate) unsupported: Option<ClientCapability>,
+    /// Every answer the call was given so far (carried to the next round).
+    pub(crate) answers: JsonObject,
+}
+
+impl Default for Inputs {
+    fn default() -> Self {
+        Self::new(Mode::None)
+    }
+}
+
+impl Inputs {
+    pub(crate) fn new(mode: Mode) -> Self {
+        Self { mode, pending: Mutex::new(Pending::default()) }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the call left open (modern era), once its handler returned.
+    pub(crate) fn take_pending(&self) -> Pending {
+        std::mem::take(&mut *self.pending())
+    }
+
+    pub(crate) fn client_supports(&self, capability: ClientCapability) -> bool {
+        match &self.mode {
+            Mode::None => false,
+            Mode::Legacy { capabilities, .. } | Mode::Modern { capabilities, .. } => {
+                capability.declared_in(capabilities)
+            }
+        }
+    }
+
+    pub(crate) async fn ask_all(
+        &self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<JsonObject, InputError> {
+        if let Some((key, _)) = requests.iter().find(|_| matches!(self.mode, Mode::None)) {
+            return Err(InputError::NoClient { key: key.clone() });
+        }
+        if let Some((_, request)) = requests.iter().find(|(_, r)| !self.client_supports(r.capability)) {
+            let capability = request.capability;
+            self.pending().unsupported.get_or_insert(capability);
+            return Err(InputError::Unsupported { capability });
+        }
+        let mut answers = JsonObject::new();
+        match &self.mode {
+            Mode::None => {}
+            Mode::Legacy { peer, .. } => {
+                for (key, request) in requests {
+                    let params = request.params(false);
+                    match peer.request(request.method(), &params, LEGACY_ANSWER_TIMEOUT).await {
+                        Ok(answer) => {
+                            answers.insert(key, answer);
+                        }
+                        Err(e) => return Err(InputError::Failed { key, reason: e.to_string() }),
+                    }
+                }
+            }
+            Mode::Modern { responses, carried, .. } => {
+                let mut pending = self.pending();
+                let mut first_missing = None;
+                for (key, request) in requests {
+                    match responses.get(&key).or_else(|| carried.get(&key)) {
+                        Some(answer) => {
+                            pending.answers.insert(key.clone(), answer.clone());
+                            answers.insert(key, answer.clone());
+                        }
+                        None => {
+                            let question =
+                                json!({ "method": request.method(), "params": request.params(true) });
+                            pending.questions.insert(key.clone(), question);
+                            first_missing.get_or_insert(key);
+                        }
+                    }
+                }
+                if let Some(key) = first_missing {
+                    return Err(InputError::Required { key });
+                }
+            }
+        }
+        Ok(answers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(value: Value) -> ClientCapabilities {
+        serde_json::from_value(value).expect("capabilities")
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread().build().expect("runtime").block_on(f)
+    }
+
+    #[test]
+    fn modern_questions_wait_for_answers_and_carry_them() {
+        let mut responses = JsonObject::new();
+        responses.insert("name".into(), json!({"action": "accept", "content": {"name": "Ada"}}));
+        let mut carried = JsonObject::new();
+        carried.insert("earlier".into(), json!({"roots": []}));
+        let inputs = Inputs::new(Mode::Modern {
+            capabilities: caps(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
+            responses,
+            carried,
+        });
+        let asked = vec![
+            ("earlier".to_owned(), InputRequest::list_roots()),
+            ("name".to_owned(), InputRequest::elicit("Name?", json!({"type": "object"}))),
+            ("color".to_owned(), InputRequest::elicit("Color?", json!({"type": "object"}))),
+        ];
+        let err = block_on(inputs.ask_all(asked)).expect_err("color is not answered");
+        assert_eq!(err, InputError::Required { key: "color".into() });
+        let pending = inputs.take_pending();
+        assert_eq!(pending.questions.keys().collect::<Vec<_>>(), ["color"]);
+        assert_eq!(pending.questions["color"]["params"]["mode"], "form");
+        assert_eq!(pending.answers.keys().collect::<Vec<_>>(), ["earlier", "name"]);
+    }
+
+    #[test]
+    fn an_undeclared_capability_is_never_asked() {
+        let inputs = Inputs::new(Mode::Modern {
+            capabilities: caps(json!({"sampling": {}})),
+            responses: JsonObject::new(),
+            carried: JsonObject::new(),
+        });
+        assert!(inputs.client_supports(ClientCapability::Sampling));
+        assert!(!inputs.client_supports(ClientCapability::Elicitation));
+        let asked = vec![("q".to_owned(), InputRequest::elicit("?", json!({})))];
+        let err = block_on(inputs.ask_all(asked)).expect_err("no elicitation");
+        assert_eq!(err, InputError::Unsupported { capability: ClientCapability::Elicitation });
+        let pending = inputs.take_pending();
+        assert!(pending.questions.is_empty());
+        assert_eq!(pending.unsupported, Some(ClientCapability::Elicitation));
+    }
+
+    #[test]
+    fn without_a_client_nothing_is_asked() {
+        let inputs = Inputs::default();
+        let err =
+            block_on(inputs.ask_all(vec![("r".into(), InputRequest::list_roots())])).expect_err("no client");
+        assert!(matches!(err, InputError::NoClient { .. }));
+        assert!(inputs.take_pending().unsupported.is_none());
+    }
+}

