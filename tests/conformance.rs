@@ -155,3 +155,79 @@ fn every_scored_scenario_of_protocol_2026_07_28_passes() {
 fn every_scored_scenario_of_protocol_2025_11_25_passes() {
     passes("2025-11-25", 30);
 }
+
+/// One modern-era POST of `method` with `params` (the `_meta` and headers added); the JSON
+/// answer.
+fn post(url: &str, method: &str, name: Option<&str>, mut params: serde_json::Value) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let name = name.map(|n| format!("Mcp-Name: {n}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n{name}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a body");
+    serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+#[test]
+fn prompts_and_completion_check_what_they_are_given() {
+    let fixture = Fixture::start();
+    let url = &fixture.url;
+    let get = |name: &str, arguments: serde_json::Value| {
+        post(url, "prompts/get", Some(name), serde_json::json!({"name": name, "arguments": arguments}))
+    };
+    let reason = |answer: &serde_json::Value| {
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        answer["error"]["data"]["reason"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(reason(&get("no_such_prompt", serde_json::json!({}))), "unknown_prompt");
+    let missing = get("test_prompt_with_arguments", serde_json::json!({"arg1": "a"}));
+    assert_eq!(reason(&missing), "invalid_prompt_arguments");
+    assert!(missing["error"]["data"]["details"].as_str().is_some_and(|d| d.contains("arg2")), "{missing}");
+    let not_text = get("test_prompt_with_arguments", serde_json::json!({"arg1": "a", "arg2": 2}));
+    assert_eq!(reason(&not_text), "invalid_prompt_arguments");
+    let unknown =
+        get("test_prompt_with_arguments", serde_json::json!({"arg1": "a", "arg2": "b", "arg3": "c"}));
+    assert_eq!(reason(&unknown), "invalid_prompt_arguments");
+    let good = get("test_prompt_with_arguments", serde_json::json!({"arg1": "a", "arg2": "b"}));
+    assert_eq!(
+        good["result"]["messages"][0]["content"]["text"], "Prompt with arguments: arg1='a', arg2='b'",
+        "{good}"
+    );
+
+    // A prompt that asks for input, from a client that declared no elicitation: `-32021`.
+    let asks = get("test_input_required_result_prompt", serde_json::json!({}));
+    assert_eq!(asks["error"]["code"], -32021, "{asks}");
+    assert_eq!(asks["error"]["data"]["requiredCapabilities"], serde_json::json!({"elicitation": {}}));
+
+    // Completion: the prompt's completer, filtered by what was typed; unknown prompts refused.
+    let complete = |name: &str, typed: &str| {
+        post(
+            url,
+            "completion/complete",
+            None,
+            serde_json::json!({
+                "ref": {"type": "ref/prompt", "name": name},
+                "argument": {"name": "arg1", "value": typed},
+            }),
+        )
+    };
+    let values = complete("test_prompt_with_arguments", "par");
+    assert_eq!(
+        values["result"]["completion"]["values"],
+        serde_json::json!(["paris", "park", "party"]),
+        "{values}"
+    );
+    assert_eq!(values["result"]["completion"]["hasMore"], false);
+    assert_eq!(reason(&complete("no_such_prompt", "")), "unknown_prompt");
+}

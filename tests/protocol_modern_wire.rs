@@ -493,3 +493,105 @@ fn a_legacy_call_ignores_round_trip_fields_and_asks_through_its_session() {
     assert!(!ws.path("ws/legacy.txt").exists());
     server.finish();
 }
+
+/// A call of the fixture's `ask_why`, which asks the client why before it appends to `log`.
+fn why(text: &str, log: &std::path::Path) -> Value {
+    modern(json!({"name": "ask_why", "arguments": {"text": text, "log": log}}))
+}
+
+/// `call` retried with `state` and the answer `why` to the tool's own question.
+fn because(call: &Value, state: &Value, why: &str) -> Value {
+    let mut retry = call.clone();
+    retry["requestState"] = state.clone();
+    retry["inputResponses"] = json!({"why": {"action": "accept", "content": {"why": why}}});
+    retry
+}
+
+#[test]
+fn a_tool_asks_across_rounds_and_its_approval_is_asked_once() {
+    let (ws, home) = (Tree::new(), Tree::new());
+    let mut server = prompt_fixture(&ws, &home, 60_000);
+    let log = home.base().join("why.log");
+    let call = why("note", &log);
+
+    // Round 1: the policy's question. Round 2, approved once: the tool runs and asks its own.
+    let state = ask(&mut server, &call);
+    let second = server.request("tools/call", retry(&call, &state, "once"));
+    let result = &second["result"];
+    assert_eq!(result["resultType"], "input_required", "{second}");
+    assert_eq!(result["inputRequests"]["why"]["method"], "elicitation/create");
+    assert_eq!(result["inputRequests"]["why"]["params"]["message"], "Why?");
+    assert_eq!(result["inputRequests"]["why"]["params"]["mode"], "form");
+    assert!(result["inputRequests"].get("approval").is_none(), "{second}");
+    assert!(!log.exists(), "nothing past the question ran");
+    let state = result["requestState"].clone();
+
+    // The state is bound to the call: other arguments, or an answer that is not an object, are
+    // refused before anything runs.
+    refused_state(
+        &server.request("tools/call", because(&why("other", &log), &state, "x")),
+        "other arguments",
+    );
+    let mut malformed = call.clone();
+    malformed["requestState"] = state.clone();
+    malformed["inputResponses"] = json!({"why": 42});
+    let (code, data) = error_of(&server.request("tools/call", malformed));
+    assert_eq!(code, -32602, "{data}");
+    assert!(data["details"].as_str().is_some_and(|d| d.contains("inputResponses.why")), "{data}");
+
+    // Round 3: answered. The approval of round 1 carries over: not asked again.
+    let third = because(&call, &state, "because");
+    let done = server.request("tools/call", third.clone());
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "note: because");
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), "note: because\n");
+    // Its state was used: a replay is refused and nothing runs again.
+    refused_state(&server.request("tools/call", third), "used already");
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), "note: because\n");
+
+    // A client that cannot show a form is never sent the tool's question: `-32021`. (The
+    // approval is granted in the first round, by a client that can.)
+    let state = ask(&mut server, &call);
+    let mut formless = retry(&call, &state, "once");
+    formless["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let refused = server.request("tools/call", formless);
+    let (code, data) = error_of(&refused);
+    assert_eq!(
+        (code, data["requiredCapabilities"].clone()),
+        (-32021, json!({"elicitation": {}})),
+        "{refused}"
+    );
+    server.finish();
+}
+
+#[test]
+fn a_legacy_tool_asks_with_a_request_of_its_own_after_the_approval() {
+    let (ws, home) = (Tree::new(), Tree::new());
+    let mut server = prompt_fixture(&ws, &home, 60_000);
+    let log = home.base().join("why.log");
+    let init = server.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "l", "version": "0"}}),
+    );
+    assert!(init["result"].is_object());
+    server.notify("notifications/initialized", json!({}));
+    let params = json!({"name": "ask_why", "arguments": {"text": "legacy", "log": log}});
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}));
+    let approval = server.recv();
+    assert_eq!(approval["method"], "elicitation/create", "{approval}");
+    server.send_json(&json!({"jsonrpc": "2.0", "id": approval["id"],
+        "result": {"action": "accept", "content": {"decision": "once"}}}));
+    let question = server.recv();
+    assert_eq!(
+        (question["method"].clone(), question["params"]["message"].clone()),
+        (json!("elicitation/create"), json!("Why?")),
+        "{question}"
+    );
+    assert!(question["params"].get("mode").is_none(), "a legacy form names no mode: {question}");
+    server.send_json(&json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"action": "accept", "content": {"why": "it asked"}}}));
+    let done = server.response(&json!(7));
+    assert_eq!(done["result"]["content"][0]["text"], "legacy: it asked", "{done}");
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), "legacy: it asked\n");
+    server.finish();
+}
