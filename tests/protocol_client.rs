@@ -116,7 +116,7 @@ async fn pagination_visits_every_tool_once(handshake: Handshake) {
     let second = timely(client.list_tools(Some(PaginatedRequestParams::default().with_cursor(Some(cursor)))))
         .await
         .expect("second page");
-    assert_eq!(second.tools[0].name, "extra_090");
+    assert_eq!(second.tools[0].name, "extra_089");
     let all = timely(client.list_all_tools()).await.expect("every page");
     let mut names: Vec<_> = all.iter().map(|t| t.name.to_string()).collect();
     names.sort();
