@@ -116,13 +116,27 @@ fn server(
     let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
     let root = workspace.root().to_path_buf();
-    let server = Server::new(registry)
+    let mut server = Server::new(registry)
         .config(config)
         .policy(policy)
         .workspace(workspace.clone())
         .resources(WorkspaceResources::new(workspace.clone()))
         .lock(locks, root)
         .availability(gateway.clone());
+    if let Some(state) = &settings.state {
+        // A fleet's shared state (`[state]`, TEAAGENT_REDIS_URL): connected at its first use, so
+        // the server starts while Redis is down and refuses only what needs it.
+        let options = teaagent_core::state::RedisOptions {
+            prefix: state.prefix.clone(),
+            timeout: state.timeout,
+            per_principal: state.per_principal,
+            fallback_local: state.fallback_local,
+        };
+        let shared = teaagent_core::state::RedisState::new(&state.redis_url, options).map_err(|why| {
+            anyhow::anyhow!("the shared state (`[state]` or {}): {why}", teaagent_core::config::ENV_REDIS_URL)
+        })?;
+        server = server.shared_state(shared);
+    }
     Ok((server, workspace, gateway))
 }
 

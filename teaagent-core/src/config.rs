@@ -26,6 +26,24 @@
 //! | `TEAAGENT_PREAPPROVE` | `sha256:` digests, separated by lines, spaces or commas | `--preapprove` |
 //! | `TEAAGENT_REQUEST_STATE_KEY` | 64 hex digits: the key that seals approval round trips of protocol `2026-07-28` ([`crate::policy::request_state`]); servers that share it accept each other's states | `request_state_key` (the user's file only: a workspace's file that sets it is ignored with a warning), [`Policy::request_state_keys`] |
 //! | `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` | the key before the current one, still accepted while rotating (for ten minutes, a state's longest life) | `request_state_previous_key` |
+//! | `TEAAGENT_REDIS_URL` | `redis://[:PASSWORD@]HOST:PORT[/DB]`: a fleet's shared state (`teaagent_core::state`, feature `redis`) | `[state] redis_url` (the user's file only) |
+//! | `TEAAGENT_REDIS_PASSWORD` | the Redis password, kept out of the URL and the files | `[state] password_env` names another variable |
+//!
+//! # A fleet's shared state: `[state]`
+//!
+//! ```toml
+//! [state]
+//! redis_url = "redis://redis.internal:6379/0"
+//! password_env = "TEAAGENT_REDIS_PASSWORD"   # the variable holding the password (this is the default)
+//! prefix = "teaagent:prod:"                  # keys of this deployment (default "teaagent:")
+//! timeout_ms = 500                           # connect and answer, 1 ms to 60 s
+//! per_principal = false                      # rate-limit windows per caller too
+//! fallback_local = false                     # Redis down: this replica's own windows, not refusals
+//! ```
+//!
+//! Only the user's file (or `TEAAGENT_REDIS_URL`) may name it: a workspace's file that has a
+//! `[state]` section is ignored with a warning (a cloned repository must not point the limits at
+//! its own Redis).
 //!
 //! Grants and deny rules are separated by line breaks because a rule may itself contain `;`
 //! (`delete_note;uses=3`), `,` (a glob's `{a,b}`) and spaces (`shell_exec:command=cargo test`),
@@ -188,7 +206,48 @@ pub struct ConfigFile {
     /// External MCP servers (`[mcp_servers.NAME]`), for the `teaagent` command.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServer>,
+    /// A fleet's shared state (user's file only).
+    state: Option<StateConfig>,
 }
+
+/// `[state]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateConfig {
+    redis_url: Option<String>,
+    password_env: Option<String>,
+    prefix: Option<String>,
+    timeout_ms: Option<u64>,
+    per_principal: Option<bool>,
+    fallback_local: Option<bool>,
+}
+
+/// Where a fleet's shared state lives (module docs, `[state]`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StateSettings {
+    /// The Redis URL, with the password from the environment put in.
+    pub redis_url: String,
+    /// Key prefix.
+    pub prefix: String,
+    /// Connect and answer timeout.
+    pub timeout: std::time::Duration,
+    /// Rate-limit windows per caller.
+    pub per_principal: bool,
+    /// Redis down: this replica's own windows.
+    pub fallback_local: bool,
+}
+
+impl std::fmt::Debug for StateSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password.
+        f.debug_struct("StateSettings").field("prefix", &self.prefix).finish_non_exhaustive()
+    }
+}
+
+/// The Redis URL of a fleet's shared state.
+pub const ENV_REDIS_URL: &str = "TEAAGENT_REDIS_URL";
+/// The variable that holds the Redis password, unless `[state] password_env` names another.
+pub const ENV_REDIS_PASSWORD: &str = "TEAAGENT_REDIS_PASSWORD";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -681,6 +740,64 @@ pub struct Settings {
     pub request_state_keys: Option<(RequestStateKey, Option<RequestStateKey>)>,
     /// What was ignored, for stderr (raw text: escape it).
     pub warnings: Vec<String>,
+    /// A fleet's shared state, when configured.
+    pub state: Option<StateSettings>,
+}
+
+/// `[state]` checked: a Redis URL (`redis://` or `rediss://`), the password from the
+/// environment, the timeout in range.
+fn state_settings(
+    state: &StateConfig,
+    file: &Path,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<StateSettings, ConfigError> {
+    let invalid = |why: String| ConfigError::Invalid { file: file.to_path_buf(), why };
+    let url = state.redis_url.clone().ok_or_else(|| invalid("`[state]` needs `redis_url`".into()))?;
+    let timeout_ms = state.timeout_ms.unwrap_or(500);
+    if !(1..=60_000).contains(&timeout_ms) {
+        return Err(invalid(format!("`[state] timeout_ms` must be 1 to 60000 (got {timeout_ms})")));
+    }
+    let password_env = state.password_env.as_deref().unwrap_or(ENV_REDIS_PASSWORD);
+    let redis_url = with_password(&url, get(password_env).as_deref())
+        .map_err(|why| invalid(format!("`[state] redis_url`: {why}")))?;
+    Ok(StateSettings {
+        redis_url,
+        prefix: state.prefix.clone().unwrap_or_else(|| "teaagent:".into()),
+        timeout: std::time::Duration::from_millis(timeout_ms),
+        per_principal: state.per_principal.unwrap_or(false),
+        fallback_local: state.fallback_local.unwrap_or(false),
+    })
+}
+
+/// `url` checked to be a Redis URL, with `password` put in when given (a password already in
+/// the URL stays).
+fn with_password(url: &str, password: Option<&str>) -> Result<String, String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("`{}` is not a redis:// or rediss:// URL", visible::escape(url)));
+    };
+    if scheme != "redis" && scheme != "rediss" {
+        return Err(format!("the scheme must be redis or rediss (got `{}`)", visible::escape(scheme)));
+    }
+    match password {
+        Some(password) if !rest.contains('@') => {
+            let encoded = percent_encode_userinfo(password);
+            Ok(format!("{scheme}://:{encoded}@{rest}"))
+        }
+        _ => Ok(url.to_owned()),
+    }
+}
+
+/// Percent-encodes what a URL's userinfo cannot hold as is.
+fn percent_encode_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 impl Settings {
@@ -716,7 +833,27 @@ impl Settings {
         if chosen.request_state_keys.is_some() {
             settings.request_state_keys = chosen.request_state_keys;
         }
+        if sources.environment {
+            settings.state_from_environment(&|name| std::env::var(name).ok())?;
+        }
         Ok(settings)
+    }
+
+    /// `TEAAGENT_REDIS_URL` (and its password variable) over the user's `[state] redis_url`.
+    fn state_from_environment(&mut self, get: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let Some(url) = get(ENV_REDIS_URL).filter(|u| !u.trim().is_empty()) else { return Ok(()) };
+        let redis_url = with_password(url.trim(), get(ENV_REDIS_PASSWORD).as_deref())
+            .map_err(|why| ConfigError::Environment { var: ENV_REDIS_URL, why })?;
+        let mut state = self.state.clone().unwrap_or(StateSettings {
+            redis_url: String::new(),
+            prefix: "teaagent:".into(),
+            timeout: std::time::Duration::from_millis(500),
+            per_principal: false,
+            fallback_local: false,
+        });
+        state.redis_url = redis_url;
+        self.state = Some(state);
+        Ok(())
     }
 
     /// The policy these settings describe (no audit log, [`crate::policy::Advice::Code`]: set
@@ -826,6 +963,9 @@ impl Settings {
                 self.overrides.insert(name.clone(), o);
             }
         }
+        if let Some(state) = &file.state {
+            self.state = Some(state_settings(state, path, &|name| std::env::var(name).ok())?);
+        }
         let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {
             text.as_deref().map(RequestStateKey::parse).transpose().map_err(|why| ConfigError::Invalid {
                 file: path.to_path_buf(),
@@ -855,6 +995,12 @@ impl Settings {
     ) -> Result<(), ConfigError> {
         // Warnings are raw text too: whoever prints them escapes them.
         let shown = path.display();
+        if file.state.is_some() {
+            // Whoever names the Redis decides the limits: never a cloned repository.
+            self.warnings.push(format!(
+                "{shown}: ignored `[state]`: only your own configuration or TEAAGENT_REDIS_URL may name the fleet's shared state"
+            ));
+        }
         if file.request_state_key.is_some() || file.request_state_previous_key.is_some() {
             // Whoever sets the key can seal approvals: never a cloned repository.
             self.warnings.push(format!(
@@ -941,6 +1087,46 @@ mod tests {
     fn vars(pairs: &[(&str, &str)]) -> Result<Choices, ConfigError> {
         let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
         Choices::from_variables(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn the_shared_state_is_checked_and_its_password_comes_from_the_environment() {
+        let file = Path::new("/home/u/.teaagent/config.toml");
+        let written = |url: &str| StateConfig { redis_url: Some(url.into()), ..StateConfig::default() };
+        let env = |name: &str| (name == ENV_REDIS_PASSWORD).then(|| "p@ss:w/rd".to_owned());
+        let state = state_settings(&written("redis://db:6379/1"), file, &env).expect("good");
+        assert_eq!(state.redis_url, "redis://:p%40ss%3Aw%2Frd@db:6379/1");
+        assert_eq!((state.prefix.as_str(), state.timeout.as_millis()), ("teaagent:", 500));
+        assert!(!format!("{state:?}").contains("p%40ss"), "no password in Debug");
+        let own = state_settings(&written("rediss://:inline@db"), file, &env).expect("good");
+        assert_eq!(own.redis_url, "rediss://:inline@db", "a password in the URL stays");
+        for (config, why) in [
+            (written("http://db"), "redis or rediss"),
+            (written("db:6379"), "not a redis://"),
+            (StateConfig::default(), "needs `redis_url`"),
+            (StateConfig { timeout_ms: Some(0), ..written("redis://db") }, "timeout_ms"),
+        ] {
+            let e = state_settings(&config, file, &env).expect_err("refused").to_string();
+            assert!(e.contains(why) && e.contains("config.toml"), "{e}");
+        }
+        // The environment's URL wins over the file's, keeping the file's other settings.
+        let mut settings = Settings {
+            state: Some(StateSettings { prefix: "teaagent:prod:".into(), ..state }),
+            ..Settings::default()
+        };
+        let vars = |name: &str| match name {
+            ENV_REDIS_URL => Some("redis://other:7000".to_owned()),
+            _ => None,
+        };
+        settings.state_from_environment(&vars).expect("good");
+        let state = settings.state.expect("state");
+        assert_eq!(
+            (state.redis_url.as_str(), state.prefix.as_str()),
+            ("redis://other:7000", "teaagent:prod:")
+        );
+        let bad = |name: &str| (name == ENV_REDIS_URL).then(|| "memcached://x".to_owned());
+        let e = Settings::default().state_from_environment(&bad).expect_err("refused").to_string();
+        assert!(e.contains(ENV_REDIS_URL), "{e}");
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub mod rate_limit;
 pub mod registry;
 pub mod schema;
 pub mod server;
+#[cfg(feature = "redis")]
+pub mod state;
 mod task;
 pub mod tool;
 #[cfg(feature = "builtin-tools")]

@@ -2,6 +2,10 @@
 //! `window`. Each tool's window is a queue of admission times under a mutex, so the count is
 //! exact however many calls arrive at once. An admission can be refunded: a call that a later
 //! step refuses (the workspace lock) leaves the budget as it found it.
+//!
+//! With a fleet's shared state (feature `redis`, [`crate::state`]) the windows live in Redis
+//! instead: [`RateLimiter::admit_shared`] admits through one atomic script, and a refund removes
+//! that admission there.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -14,6 +18,19 @@ use crate::tool::RateLimit;
 #[derive(Debug, Default)]
 pub struct RateLimiter {
     windows: HashMap<String, Window>,
+    /// The fleet's windows, when the server shares its state.
+    #[cfg(feature = "redis")]
+    shared: Option<crate::state::RedisState>,
+}
+
+/// Why a call was not admitted.
+#[derive(Debug, Clone)]
+pub enum Refused {
+    /// The window is full: the limit, and how long until a call would be admitted.
+    Limited(RateLimit, Duration),
+    /// The fleet's shared state cannot be reached (and no fallback to this replica's window is
+    /// configured).
+    Unavailable(String),
 }
 
 #[derive(Debug)]
@@ -27,6 +44,9 @@ struct Window {
 pub struct Admission<'a> {
     window: Option<&'a Window>,
     at: Option<Instant>,
+    /// Admitted by the shared window: the state, the window's name and the admission's member.
+    #[cfg(feature = "redis")]
+    shared: Option<(crate::state::RedisState, String, String)>,
 }
 
 impl RateLimiter {
@@ -40,7 +60,55 @@ impl RateLimiter {
                 Some((tool.name().to_owned(), Window { limit, admitted: Mutex::new(VecDeque::new()) }))
             })
             .collect();
-        Self { windows }
+        Self {
+            windows,
+            #[cfg(feature = "redis")]
+            shared: None,
+        }
+    }
+
+    /// Keeps the windows in the fleet's shared state.
+    #[cfg(feature = "redis")]
+    pub fn shared(mut self, state: crate::state::RedisState) -> Self {
+        self.shared = Some(state);
+        self
+    }
+
+    /// Whether the windows are the fleet's (so an admission is a round trip to Redis).
+    pub fn is_shared(&self) -> bool {
+        #[cfg(feature = "redis")]
+        return self.shared.is_some();
+        #[cfg(not(feature = "redis"))]
+        false
+    }
+
+    /// Admits a call of `tool` by the fleet's shared window when there is one (`principal`
+    /// names the caller, for windows per principal), else by this process's
+    /// ([`RateLimiter::admit`]).
+    pub async fn admit_shared(&self, tool: &str, principal: Option<&str>) -> Result<Admission<'_>, Refused> {
+        #[cfg(feature = "redis")]
+        if let (Some(state), Some(window)) = (&self.shared, self.windows.get(tool)) {
+            let name = match principal.filter(|_| state.options().per_principal) {
+                Some(principal) => format!("{tool}:{principal}"),
+                None => tool.to_owned(),
+            };
+            return match state.admit(&name, window.limit.max_calls, window.limit.window).await {
+                Ok(crate::state::Window::Admitted(member)) => {
+                    Ok(Admission { window: None, at: None, shared: Some((state.clone(), name, member)) })
+                }
+                Ok(crate::state::Window::Full(retry)) => Err(Refused::Limited(window.limit, retry)),
+                Err(e) if state.options().fallback_local => {
+                    tracing::warn!(
+                        tool,
+                        "rate limit: {e}; this replica's own window decides (fallback_local)"
+                    );
+                    self.admit(tool).map_err(|(limit, retry)| Refused::Limited(limit, retry))
+                }
+                Err(e) => Err(Refused::Unavailable(e.0)),
+            };
+        }
+        let _ = principal;
+        self.admit(tool).map_err(|(limit, retry)| Refused::Limited(limit, retry))
     }
 
     /// The effective limit of a tool.
@@ -50,7 +118,14 @@ impl RateLimiter {
 
     /// Admits a call of `tool`, or says how long until one would be admitted.
     pub fn admit(&self, tool: &str) -> Result<Admission<'_>, (RateLimit, Duration)> {
-        let Some(window) = self.windows.get(tool) else { return Ok(Admission { window: None, at: None }) };
+        let Some(window) = self.windows.get(tool) else {
+            return Ok(Admission {
+                window: None,
+                at: None,
+                #[cfg(feature = "redis")]
+                shared: None,
+            });
+        };
         let now = Instant::now();
         let mut admitted = window.admitted.lock().unwrap_or_else(|p| p.into_inner());
         while admitted.front().is_some_and(|t| now.duration_since(*t) >= window.limit.window) {
@@ -58,7 +133,12 @@ impl RateLimiter {
         }
         if admitted.len() < window.limit.max_calls as usize {
             admitted.push_back(now);
-            return Ok(Admission { window: Some(window), at: Some(now) });
+            return Ok(Admission {
+                window: Some(window),
+                at: Some(now),
+                #[cfg(feature = "redis")]
+                shared: None,
+            });
         }
         let oldest = admitted.front().copied().unwrap_or(now);
         // (A window too long to add to an `Instant` means: retry after the whole window.)
@@ -72,6 +152,17 @@ impl RateLimiter {
 impl Admission<'_> {
     /// Gives the budget back (the call did not run after all).
     pub fn refund(self) {
+        #[cfg(feature = "redis")]
+        if let Some((state, name, member)) = self.shared {
+            // In the background: the caller is refusing the call anyway. A refund that cannot
+            // reach Redis leaves the admission to age out of the window (fail closed).
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = state.refund(&name, &member).await;
+                });
+            }
+            return;
+        }
         if let (Some(window), Some(at)) = (self.window, self.at) {
             let mut admitted = window.admitted.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(i) = admitted.iter().rposition(|t| *t == at) {

@@ -135,6 +135,9 @@ pub struct Server {
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Arc<crate::prompt::Prompts>,
+    /// The fleet's shared state ([`Server::shared_state`]).
+    #[cfg(feature = "redis")]
+    shared_state: Option<crate::state::RedisState>,
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
@@ -245,6 +248,8 @@ impl Server {
             config: ServerConfig::default(),
             resources: None,
             prompts: Arc::default(),
+            #[cfg(feature = "redis")]
+            shared_state: None,
             workspace: None,
             lock: None,
             policy: Policy::default(),
@@ -266,6 +271,15 @@ impl Server {
     /// [`crate::prompt`]).
     pub fn prompts(mut self, prompts: crate::prompt::Prompts) -> Self {
         self.prompts = Arc::new(prompts);
+        self
+    }
+
+    /// Shares the state replicas of a fleet must agree on (rate-limit windows, request states'
+    /// single use) through Redis: see [`crate::state`]. The replicas must also share the key
+    /// that seals request states (`TEAAGENT_REQUEST_STATE_KEY`).
+    #[cfg(feature = "redis")]
+    pub fn shared_state(mut self, state: crate::state::RedisState) -> Self {
+        self.shared_state = Some(state);
         self
     }
 

@@ -139,6 +139,8 @@ pub(crate) enum Refusal {
     Mismatch(&'static str),
     /// Too many approvals in the last minutes to remember another ([`MAX_NONCES`]).
     Busy,
+    /// The fleet's shared state, which remembers the states used, cannot be reached.
+    Unavailable,
 }
 
 impl std::fmt::Display for Refusal {
@@ -153,6 +155,9 @@ impl std::fmt::Display for Refusal {
             Refusal::Busy => {
                 f.write_str("too many approvals were given in the last minutes; try again later")
             }
+            Refusal::Unavailable => f.write_str(
+                "whether it was used already cannot be checked: the fleet's shared state (Redis) cannot be reached",
+            ),
         }
     }
 }
@@ -197,6 +202,9 @@ pub(crate) struct RequestStates {
     key: RequestStateKey,
     previous: Option<RequestStateKey>,
     nonces: Mutex<Nonces>,
+    /// The fleet's shared state, when the nonces live there.
+    #[cfg(feature = "redis")]
+    shared: std::sync::OnceLock<crate::state::RedisState>,
 }
 
 /// Nonces of the states that were opened: reserved by a call still on its way, or spent by one
@@ -245,11 +253,28 @@ pub(crate) struct Reservation<'a> {
     spent: bool,
     /// What the state carried from the call's earlier round.
     pub(crate) carried: Carried,
+    /// The fleet's shared state, which holds the nonce (none: this process's table does).
+    #[cfg(feature = "redis")]
+    shared: Option<crate::state::RedisState>,
 }
 
 impl Reservation<'_> {
     /// The call runs: the state is used up.
     pub(crate) fn spend(mut self) {
+        #[cfg(feature = "redis")]
+        if let Some(state) = self.shared.take() {
+            // Reserved already (no other replica can take it); marking it spent keeps it from
+            // being released. In the background: if Redis is gone, the reservation simply
+            // outlives the state.
+            let nonce = std::mem::take(&mut self.nonce);
+            self.spent = true;
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = state.spend(&nonce, KEEP).await;
+                });
+            }
+            return;
+        }
         let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((state, _)) = nonces.state.get_mut(&self.nonce) {
             *state = Nonce::Spent;
@@ -261,6 +286,16 @@ impl Reservation<'_> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if self.spent {
+            return;
+        }
+        #[cfg(feature = "redis")]
+        if let Some(state) = self.shared.take() {
+            let nonce = std::mem::take(&mut self.nonce);
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = state.release(&nonce).await;
+                });
+            }
             return;
         }
         let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
@@ -278,7 +313,13 @@ impl Default for RequestStates {
 
 impl RequestStates {
     pub(crate) fn new(key: RequestStateKey, previous: Option<RequestStateKey>) -> Self {
-        Self { key, previous, nonces: Mutex::new(Nonces::default()) }
+        Self {
+            key,
+            previous,
+            nonces: Mutex::new(Nonces::default()),
+            #[cfg(feature = "redis")]
+            shared: std::sync::OnceLock::new(),
+        }
     }
 
     /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]).
@@ -319,9 +360,39 @@ impl RequestStates {
         format!("{PREFIX}{}.{}", hex(&payload), hex(&tag))
     }
 
-    /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call (a
-    /// second use while reserved, or after it was spent, is a replay).
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, Refusal> {
+    /// Keeps the nonces in the fleet's shared state (every replica then accepts a state once).
+    #[cfg(feature = "redis")]
+    pub(crate) fn share(&self, state: crate::state::RedisState) {
+        let _ = self.shared.set(state);
+    }
+
+    /// [`RequestStates::open`], with the nonce reserved in the fleet's shared state when there
+    /// is one (one round trip).
+    pub(crate) async fn open_anywhere(
+        &self,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<Reservation<'_>, Refusal> {
+        #[cfg(feature = "redis")]
+        if let Some(state) = self.shared.get() {
+            let payload = self.checked(token, binding)?;
+            return match state.reserve(&payload.n, KEEP).await {
+                Ok(true) => Ok(Reservation {
+                    states: self,
+                    nonce: payload.n,
+                    spent: false,
+                    carried: Carried { answers: payload.a, approved: payload.ok },
+                    shared: Some(state.clone()),
+                }),
+                Ok(false) => Err(Refusal::Replayed),
+                Err(_) => Err(Refusal::Unavailable),
+            };
+        }
+        self.open(token, binding)
+    }
+
+    /// The payload of `token` when it verifies, has not expired and is for `binding`.
+    fn checked(&self, token: &str, binding: &Binding) -> Result<Payload, Refusal> {
         let payload = self.verified(token).ok_or(Refusal::Forged)?;
         let payload: Payload = serde_json::from_slice(&payload).map_err(|_| Refusal::Forged)?;
         if now_ms() >= payload.e {
@@ -339,6 +410,13 @@ impl RequestStates {
         if payload.c != binding.principal {
             return Err(Refusal::Mismatch("client identity"));
         }
+        Ok(payload)
+    }
+
+    /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call (a
+    /// second use while reserved, or after it was spent, is a replay).
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, Refusal> {
+        let payload = self.checked(token, binding)?;
         let now = Instant::now();
         let mut nonces = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
         nonces.forget_old(now);
@@ -356,6 +434,8 @@ impl RequestStates {
             nonce: payload.n,
             spent: false,
             carried: Carried { answers: payload.a, approved: payload.ok },
+            #[cfg(feature = "redis")]
+            shared: None,
         })
     }
 

@@ -52,6 +52,7 @@ use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
 use crate::policy::request_state::{Binding, Carried, Refusal, Reservation, digest_of};
 use crate::policy::{CallFacts, Decision, Question};
+use crate::rate_limit::Refused;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending};
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
@@ -185,7 +186,7 @@ async fn checked_call(
         principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
     });
     let mut earlier = match (&binding, state) {
-        (Some(binding), Some(state)) => Some(open_state(shared, &facts, binding, &state)?),
+        (Some(binding), Some(state)) => Some(open_state(shared, &facts, binding, &state).await?),
         _ => None,
     };
     let mut approved_now = false;
@@ -193,8 +194,11 @@ async fn checked_call(
         Ok(decision) => decision,
         Err(question) => {
             // Only a person can approve it: first make sure the rate limit would let it run,
-            // so nobody is asked about a call that is refused anyway.
-            shared.limiter.admit(name).map_err(rate_limited)?.refund();
+            // so nobody is asked about a call that is refused anyway. (Not with a fleet's shared
+            // windows: a look there is two round trips, and admission decides anyway.)
+            if !shared.limiter.is_shared() {
+                shared.limiter.admit(name).map_err(rate_limited)?.refund();
+            }
             match modern.zip(binding.as_ref()) {
                 None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
                 Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved) => {
@@ -238,8 +242,11 @@ async fn checked_call(
         }
     };
 
-    // 4. Rate limit: a look only; the budget is taken at admission.
-    shared.limiter.admit(name).map_err(rate_limited)?.refund();
+    // 4. Rate limit: a look only; the budget is taken at admission. (Not with a fleet's shared
+    //    windows: one round trip per admitted call, at admission.)
+    if !shared.limiter.is_shared() {
+        shared.limiter.admit(name).map_err(rate_limited)?.refund();
+    }
 
     // 5. Workspace lock, for tools that may write.
     if !tool.behavior().read_only
@@ -263,7 +270,19 @@ async fn checked_call(
             });
         }
     };
-    let admission = shared.limiter.admit(name).map_err(rate_limited)?;
+    let principal = super::peer::principal();
+    let admission = match shared.limiter.admit_shared(name, principal.as_deref()).await {
+        Ok(admission) => admission,
+        Err(Refused::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
+        Err(Refused::Unavailable(details)) => {
+            audit(shared, &facts, "shared state unavailable", "refused");
+            return Err(Error::ToolFailed {
+                tool: name.to_owned(),
+                reason: Failure::StateUnavailable,
+                details,
+            });
+        }
+    };
     if let Err(grant) = uses.spend() {
         admission.refund();
         let rule = format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
@@ -366,14 +385,14 @@ enum RoundTrip {
 /// Opens the `requestState` a modern retry carries (module `crate::policy::request_state`): it
 /// must verify, be unexpired and unused, and match the call as it is now, else `-32602`,
 /// audited. The state is held for this call: spent if the call runs, released if it is refused.
-fn open_state<'a>(
+async fn open_state<'a>(
     shared: &'a Shared,
     facts: &CallFacts<'_>,
     binding: &Binding,
     state: &Value,
 ) -> Result<Reservation<'a>, Error> {
     let opened = match state {
-        Value::String(state) => shared.policy.request_states().open(state, binding),
+        Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
         _ => Err(Refusal::Forged),
     };
     opened.map_err(|refusal| {

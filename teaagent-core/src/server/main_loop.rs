@@ -182,6 +182,14 @@ impl Shared {
             .collect();
         let registry = server.registry.into_registry();
         let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides);
+        #[cfg(feature = "redis")]
+        let limiter = match server.shared_state {
+            Some(state) => {
+                server.policy.request_states().share(state.clone());
+                limiter.shared(state)
+            }
+            None => limiter,
+        };
         Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
             policy: server.policy,
