@@ -614,14 +614,16 @@ impl Policy {
         self.answered(call, &requirement, answer)
     }
 
-    /// The decision an answer of the user makes; "for this session" is remembered (for the
-    /// process, in the modern era, which has no session).
     /// The decision for a later round of a modern call the user approved in an earlier round
-    /// (the sealed state says so, `crate::tool::inputs`): the same call, asked once.
+    /// (the sealed state says so, `crate::tool::inputs`, and the approval is still within the
+    /// question lifetime it was given at): the same call, asked once. Deny rules and the mode
+    /// were checked before this (`decide_now`), so a rule added since still refuses.
     pub(crate) fn approved_in_an_earlier_round(&self) -> Decision {
         allow("approved by the user in an earlier round of this call")
     }
 
+    /// The decision an answer of the user makes; "for this session" is remembered (for the
+    /// process, in the modern era, which has no session).
     pub(crate) fn answered(&self, call: &CallFacts<'_>, requirement: &str, answer: Answer) -> Decision {
         match answer {
             Answer::Once => allow("approved by the user (once)"),

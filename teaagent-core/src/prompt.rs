@@ -38,6 +38,8 @@
 //!   `"unknown_prompt"`), before the handler runs.
 //! - A handler's error is `-32603` with its message: a prompt has no `isError` result.
 //! - `prompts/list` is one page: prompts are few and fixed for the life of the server.
+//! - A prompt without a handler stops the server before it serves (an `InvalidInput` error),
+//!   rather than being listed and failing when asked for.
 //! - Completion answers at most 100 values (`hasMore` says when there were more); a prompt
 //!   without a completer, or an argument it does not know, gets no values (not an error).
 

@@ -462,6 +462,10 @@ impl Server {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, e.clone()));
         }
         self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        if let Some(def) = self.prompts.defs.iter().find(|d| d.handler.is_none()) {
+            let why = format!("prompt `{}` has no handler (PromptDef::handler)", def.prompt.name);
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        }
         self.warn_if_no_tools();
         self.resolve_policy(stdio)?;
         if let Some(line) = self.policy.approvals_needed(self.registry.get()) {

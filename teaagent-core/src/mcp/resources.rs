@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
-    /// `teaagent://workspace/<percent-encoded path>`.
+    /// Its URI (the workspace's are `teaagent://workspace/<percent-encoded path>`).
     pub uri: String,
-    /// The workspace-relative path.
+    /// A name for it (the workspace's: the path relative to the root).
     pub name: String,
-    /// MIME type guessed from the extension.
+    /// Its MIME type (the workspace's: guessed from the extension).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Size in bytes.

@@ -24,8 +24,11 @@
 //! A state that does not verify, has expired, was used already, or is for another call is
 //! refused (`-32602`, `reason: "invalid_request_state"`) and the refusal is audited.
 //!
-//! The format is `ta1.<hex payload>.<hex tag>`; the payload is a small JSON object. It is signed,
-//! not encrypted: it holds digests, a nonce and a time, nothing secret. The tag is
+//! The format is `ta1.<hex payload>.<hex tag>`; the payload is a JSON object. It is signed, not
+//! encrypted: it holds digests, a nonce, times, the round count, and — for a tool or prompt that
+//! asks the client questions ([`crate::tool::inputs`]) — the digests of the questions its round
+//! asked and the answers of earlier rounds (at most [`MAX_CARRIED`] bytes), which the client gave
+//! and sees anyway. The tag is
 //! `HMAC-SHA-256(key, "teaagent/request-state/v1" ‖ 0 ‖ payload)`.
 //!
 //! # Keys
@@ -37,7 +40,7 @@
 //! `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` for the lifetime of a state (ten minutes at most), after
 //! which the previous key can go.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
@@ -49,7 +52,8 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(600);
 
 const DOMAIN: &[u8] = b"teaagent/request-state/v1\0";
 const PREFIX: &str = "ta1.";
-/// Longest `requestState` looked at (a real one is a few hundred bytes).
+/// Longest `requestState` looked at (an approval's is a few hundred bytes; one that carries
+/// answers between rounds, up to about twice [`MAX_CARRIED`]).
 const MAX_TOKEN_LEN: usize = 2 * MAX_CARRIED + 4096;
 
 /// A key that seals request states: 32 bytes.
@@ -176,22 +180,53 @@ struct Payload {
     n: String,
     /// Expiry, Unix milliseconds.
     e: u64,
-    /// Answers of earlier rounds (questions a tool or prompt asked, `crate::tool::inputs`).
+    /// Answers of earlier rounds (questions a tool or prompt asked, `crate::tool::inputs`), by
+    /// key: `{"q": <digest of the question>, "a": <answer>}`.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     a: serde_json::Map<String, serde_json::Value>,
-    /// The call was approved in an earlier round (so its later rounds are not asked again).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    ok: bool,
+    /// The questions the round that issued this state asked, by key: the digest of each (the
+    /// approval's is [`APPROVAL_ASKED`]). Only answers to these are taken from the retry.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    q: BTreeMap<String, String>,
+    /// Until when (Unix milliseconds) the user's approval of an earlier round holds; fixed at
+    /// the approval, never extended by later rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ok: Option<u64>,
+    /// Rounds so far.
+    #[serde(default)]
+    r: u32,
 }
+
+/// The digest recorded for the approval question ([`Payload::q`]).
+pub(crate) const APPROVAL_ASKED: &str = "approval";
 
 /// What a state carries from one round of a call to the next.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Carried {
-    /// Answers the call was given in earlier rounds, by question key.
+    /// Answers given in earlier rounds, by question key: `{"q": digest, "a": answer}`.
     pub answers: serde_json::Map<String, serde_json::Value>,
-    /// The user approved this call in an earlier round.
-    pub approved: bool,
+    /// What the round that issued the state asked, by key: the question's digest.
+    pub asked: BTreeMap<String, String>,
+    /// Until when (Unix milliseconds) an approval given in an earlier round holds.
+    pub approved_until: Option<u64>,
+    /// Rounds so far.
+    pub round: u32,
 }
+
+impl Carried {
+    /// Whether the user approved this call in an earlier round, and that approval still holds.
+    pub(crate) fn approved(&self) -> bool {
+        self.approved_until.is_some_and(|until| now_ms() < until)
+    }
+}
+
+/// When an approval given now stops holding for the later rounds of its call.
+pub(crate) fn approval_deadline(lifetime: Duration) -> u64 {
+    now_ms().saturating_add(lifetime.min(MAX_LIFETIME).as_millis() as u64)
+}
+
+/// Most rounds of one call (a tool asking question after question).
+pub(crate) const MAX_ROUNDS: u32 = 16;
 
 /// Most bytes of answers a state carries between rounds (a state travels in every retry).
 pub(crate) const MAX_CARRIED: usize = 64 * 1024;
@@ -322,9 +357,12 @@ impl RequestStates {
         }
     }
 
-    /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]).
+    /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]), for a round
+    /// that asked the approval question only.
+    #[cfg(test)]
     pub(crate) fn seal(&self, binding: &Binding, lifetime: Duration) -> String {
-        self.seal_payload(binding, lifetime, Carried::default())
+        let asked = BTreeMap::from([(APPROVAL_ASKED.to_owned(), APPROVAL_ASKED.to_owned())]);
+        self.seal_payload(binding, lifetime, Carried { asked, ..Carried::default() })
     }
 
     /// A sealed state that also carries `carried` to the call's next round; `Err` with the size
@@ -353,7 +391,9 @@ impl RequestStates {
             n: hex(&nonce),
             e: now_ms().saturating_add(lifetime.min(MAX_LIFETIME).as_millis() as u64),
             a: carried.answers,
-            ok: carried.approved,
+            q: carried.asked,
+            ok: carried.approved_until,
+            r: carried.round,
         };
         let payload = serde_json::to_vec(&payload).unwrap_or_default();
         let tag = tag(&self.key, &payload);
@@ -381,7 +421,12 @@ impl RequestStates {
                     states: self,
                     nonce: payload.n,
                     spent: false,
-                    carried: Carried { answers: payload.a, approved: payload.ok },
+                    carried: Carried {
+                        answers: payload.a,
+                        asked: payload.q,
+                        approved_until: payload.ok,
+                        round: payload.r,
+                    },
                     shared: Some(state.clone()),
                 }),
                 Ok(false) => Err(Refusal::Replayed),
@@ -433,7 +478,12 @@ impl RequestStates {
             states: self,
             nonce: payload.n,
             spent: false,
-            carried: Carried { answers: payload.a, approved: payload.ok },
+            carried: Carried {
+                answers: payload.a,
+                asked: payload.q,
+                approved_until: payload.ok,
+                round: payload.r,
+            },
             #[cfg(feature = "redis")]
             shared: None,
         })

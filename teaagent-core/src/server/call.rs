@@ -6,16 +6,24 @@
 //!                              2025-11-25 on an isError result instead, see `call_tool`)
 //!                              · a refused #[path], -32602 in every version (SPEC §8)
 //!                              (each #[path] resolved once, here, and its identity noted)
+//!    (modern era)      -32602  a retry's requestState that does not verify, has expired, was
+//!                              used, or is for another call (opened here, held for this call)
 //! 3. policy            -32001  approval_denied (mode, deny rules, grants, preapprovals, asking;
 //!                              a call only a person can approve is first looked at by the rate
-//!                              limit, -32002, so nobody is asked about a call refused anyway)
+//!                              limit, -32002, so nobody is asked about a call refused anyway;
+//!                              modern era: an input_required result with the approval question,
+//!                              or the approval an earlier round of this call carries)
 //! 4. rate limit        -32002  rate_limited (looked at; no budget taken yet)
 //! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
 //!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
 //!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
-//! 7. run               a turn (bounded concurrency), the handler under its timeout, panics caught,
-//!                      each poll timed (a tool that blocks the thread is named and isolated)
+//! 7. run               a turn (bounded concurrency; the earlier round's state is spent
+//!                      here), the handler under its timeout, panics caught, each poll timed
+//!                      (a tool that blocks the thread is named and isolated)
+//! 8. after the run     modern era: questions the handler asked and the retry did not answer
+//!                      -> input_required with a new sealed state; a question the client did
+//!                      not declare the capability for -> -32021 (whatever the tool returned)
 //! ```
 //!
 //! Each step passes the call on or refuses it with its own error. **A call refused at any step
@@ -50,11 +58,13 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::digest::call_digest;
-use crate::policy::request_state::{Binding, Carried, Refusal, Reservation, digest_of};
+use crate::policy::request_state::{
+    APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, Refusal, Reservation, approval_deadline, digest_of,
+};
 use crate::policy::{CallFacts, Decision, Question};
 use crate::rate_limit::Refused;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending};
+use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending, tool_answers};
 use crate::tool::{ParamRole, Tier, ToolContext, ToolDef};
 use crate::workspace::lock::LockRefusal;
 use crate::workspace::{PathError, Resolved, Target, Workspace};
@@ -201,20 +211,19 @@ async fn checked_call(
             }
             match modern.zip(binding.as_ref()) {
                 None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
-                Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved) => {
+                Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
                     policy.approved_in_an_earlier_round()
                 }
                 Some((caller, binding)) => {
-                    let round =
-                        round_trip(shared, &facts, caller, &question, binding, &responses, earlier.is_some());
-                    match round? {
-                        RoundTrip::Answered(decision) => {
-                            approved_now = matches!(decision, Decision::Allow { .. });
-                            decision
-                        }
+                    let carried = earlier.as_ref().map(|e| &e.carried);
+                    let round = round_trip(shared, &facts, caller, &question, binding, &responses, carried);
+                    let decision = match round? {
+                        RoundTrip::Answered(decision) => decision,
                         RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
                         RoundTrip::Terminal => policy.ask(&facts, None, question).await,
-                    }
+                    };
+                    approved_now = matches!(decision, Decision::Allow { .. });
+                    decision
                 }
             }
         }
@@ -293,6 +302,9 @@ async fn checked_call(
             details: "nothing was done; add a grant or raise its `uses`".into(),
         });
     }
+    // 7. Run: wait for a turn, then the handler under its timeout, panics caught. The earlier
+    //    round's state is spent once the call has its turn (refused for overload, it stays good).
+    let _turn = shared.turn(name).await?;
     let carried = match earlier.take() {
         Some(held) => {
             let carried = held.carried.clone();
@@ -301,9 +313,10 @@ async fn checked_call(
         }
         None => Carried::default(),
     };
-
-    // 7. Run: wait for a turn, then the handler under its timeout, panics caught.
-    let _turn = shared.turn(name).await?;
+    let approved_until = match approved_now {
+        true => Some(approval_deadline(policy.question_lifetime())),
+        false => carried.approved_until.filter(|_| carried.approved()),
+    };
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
@@ -319,20 +332,28 @@ async fn checked_call(
     .with_paths(resolved)
     .with_states(shared.states.clone());
     // The questions this call may ask the client (`crate::tool::inputs`).
+    let timeout = shared.config.timeout_for(&tool);
     let inputs = Arc::new(Inputs::new(match modern {
-        Some(caller) => {
-            Mode::Modern { capabilities: caller.capabilities.clone(), responses, carried: carried.answers }
-        }
+        Some(caller) => Mode::Modern {
+            capabilities: caller.capabilities.clone(),
+            // Never the server's own approval answer.
+            responses: tool_answers(responses),
+            asked: carried.asked.clone(),
+            carried: carried.answers,
+        },
         None => {
             let peer = super::peer::current(&shared.peer);
             match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
-                Some(session) => Mode::Legacy { peer, capabilities: session.capabilities },
+                Some(session) => Mode::Legacy {
+                    peer,
+                    capabilities: session.capabilities,
+                    deadline: std::time::Instant::now().checked_add(timeout),
+                },
                 None => Mode::None,
             }
         }
     }));
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
-    let timeout = shared.config.timeout_for(&tool);
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
@@ -344,10 +365,13 @@ async fn checked_call(
                     Err(missing_capability(name, capability))
                 }
                 (Some(binding), pending) if !pending.questions.is_empty() => {
-                    let carried =
-                        Carried { answers: pending.answers, approved: carried.approved || approved_now };
-                    ask_again(shared, name, &binding, pending.questions, carried)
-                        .map(CallOutcome::InputRequired)
+                    let next = Carried {
+                        answers: pending.answers,
+                        asked: pending.asked,
+                        approved_until,
+                        round: carried.round.saturating_add(1),
+                    };
+                    ask_again(shared, name, &binding, pending.questions, next).map(CallOutcome::InputRequired)
                 }
                 _ => result.map(CallOutcome::Complete),
             }
@@ -426,11 +450,13 @@ fn round_trip(
     question: &Question,
     binding: &Binding,
     responses: &JsonObject,
-    answered_state: bool,
+    earlier: Option<&Carried>,
 ) -> Result<RoundTrip, Error> {
     let policy = &shared.policy;
     let name = facts.tool.name();
-    let answer = if answered_state { responses.get(APPROVAL_INPUT).cloned() } else { None };
+    // The answer counts only with a state whose round asked the approval question.
+    let asked = earlier.is_some_and(|e| e.asked.contains_key(APPROVAL_INPUT));
+    let answer = if asked { responses.get(APPROVAL_INPUT).cloned() } else { None };
     if let Some(answer) = answer {
         let answer = crate::policy::ask::interpret(answer);
         return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer)));
@@ -457,8 +483,15 @@ fn round_trip(
         APPROVAL_INPUT.into(),
         serde_json::json!({ "method": "elicitation/create", "params": params }),
     );
-    let request_state = policy.request_states().seal(binding, policy.question_lifetime());
-    Ok(RoundTrip::Ask(InputRequiredResult { input_requests, request_state }))
+    // The answers of earlier rounds stay carried (the tool asks its own questions again after
+    // the approval, and finds them answered).
+    let carried = Carried {
+        answers: earlier.map(|e| e.answers.clone()).unwrap_or_default(),
+        asked: [(APPROVAL_INPUT.to_owned(), APPROVAL_ASKED.to_owned())].into(),
+        approved_until: None,
+        round: earlier.map_or(0, |e| e.round).saturating_add(1),
+    };
+    ask_again(shared, name, binding, input_requests, carried).map(RoundTrip::Ask)
 }
 
 /// The `input_required` result of a call (or a prompt) whose handler asked the client questions
@@ -471,6 +504,14 @@ pub(crate) fn ask_again(
     carried: Carried,
 ) -> Result<InputRequiredResult, Error> {
     let policy = &shared.policy;
+    if carried.round > MAX_ROUNDS {
+        return Err(Error::InvalidParams {
+            reason: ParamsProblem::InvalidRequestState,
+            details: format!(
+                "`{name}` asked for input {MAX_ROUNDS} times in one call; call it again from the start"
+            ),
+        });
+    }
     match policy.request_states().seal_carrying(binding, policy.question_lifetime(), carried) {
         Ok(request_state) => Ok(InputRequiredResult { input_requests, request_state }),
         Err(size) => Err(Error::Internal {

@@ -139,6 +139,12 @@ impl Peer {
         self.is_modern()
     }
 
+    /// Whether a request to the client can go out from here (a Streamable HTTP request that
+    /// accepts only `application/json` cannot carry one).
+    pub fn can_request(&self) -> bool {
+        self.inner.requests && !self.is_modern()
+    }
+
     /// Sends a notification to the client.
     pub fn notify<T: Serialize + ?Sized>(&self, method: &str, params: &T) {
         self.send_line(notification_line(method, params));

@@ -21,7 +21,7 @@ use crate::policy::request_state::{Binding, Carried, Refusal};
 use crate::prompt::PromptArguments;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
-use crate::tool::inputs::{Inputs, Mode, Pending};
+use crate::tool::inputs::{Inputs, Mode, Pending, tool_answers};
 
 /// What `prompts/get` answers.
 pub(crate) enum PromptOutcome {
@@ -91,6 +91,10 @@ pub(crate) async fn get_prompt(
             principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
         }
     });
+    let responses = match modern {
+        Some(_) => crate::tool::inputs::responses(params.input_responses)?,
+        None => JsonObject::new(),
+    };
     let earlier = match (&binding, &params.request_state) {
         (Some(binding), Some(state)) => {
             let opened = match state {
@@ -106,29 +110,44 @@ pub(crate) async fn get_prompt(
         }
         _ => None,
     };
-    let responses = match modern {
-        Some(_) => crate::tool::inputs::responses(params.input_responses)?,
-        None => JsonObject::new(),
-    };
+    // A turn like a tool call's (bounded concurrency); the earlier round's state is spent once
+    // the prompt has it.
+    let _turn = shared.turn(&label).await?;
     let carried = earlier.as_ref().map(|e| e.carried.clone()).unwrap_or_default();
     if let Some(held) = earlier {
         held.spend();
     }
+    let timeout = shared.config.default_tool_timeout;
     let peer = super::peer::current(&shared.peer);
+    let round = carried.round;
     let inputs = Arc::new(Inputs::new(match modern {
-        Some(caller) => {
-            Mode::Modern { capabilities: caller.capabilities.clone(), responses, carried: carried.answers }
-        }
+        Some(caller) => Mode::Modern {
+            capabilities: caller.capabilities.clone(),
+            responses: tool_answers(responses),
+            asked: carried.asked,
+            carried: carried.answers,
+        },
         None => match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
-            Some(session) => Mode::Legacy { peer: peer.clone(), capabilities: session.capabilities },
+            Some(session) => Mode::Legacy {
+                peer: peer.clone(),
+                capabilities: session.capabilities,
+                deadline: std::time::Instant::now().checked_add(timeout),
+            },
             None => Mode::None,
         },
     }));
-    let ctx =
-        ToolContext::new(label.clone(), Some(id.clone()), None, Some(peer), cancel, shared.workspace.clone())
-            .with_states(shared.states.clone())
-            .with_inputs(Arc::clone(&inputs));
-    let timeout = shared.config.default_tool_timeout;
+    let ctx = ToolContext::new(
+        label.clone(),
+        Some(id.clone()),
+        None,
+        Some(peer),
+        cancel.clone(),
+        shared.workspace.clone(),
+    )
+    .with_states(shared.states.clone())
+    .with_inputs(Arc::clone(&inputs));
+    // (A prompt handler is async and must not block the thread: unlike a tool's, its polls are
+    // not timed and moved off the server's thread.)
     let run = AssertUnwindSafe(handler(ctx, args)).catch_unwind();
     let result = match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
@@ -141,6 +160,7 @@ pub(crate) async fn get_prompt(
             });
         }
         Err(_) => {
+            cancel.cancel();
             return Err(Error::Internal {
                 details: format!("prompt `{name}` gave no result after {}s", timeout.as_secs_f64()),
             });
@@ -149,8 +169,13 @@ pub(crate) async fn get_prompt(
     match (binding, inputs.take_pending()) {
         (_, Pending { unsupported: Some(capability), .. }) => Err(missing_capability(&label, capability)),
         (Some(binding), pending) if !pending.questions.is_empty() => {
-            let carried = Carried { answers: pending.answers, approved: false };
-            ask_again(shared, &label, &binding, pending.questions, carried).map(PromptOutcome::InputRequired)
+            let next = Carried {
+                answers: pending.answers,
+                asked: pending.asked,
+                approved_until: None,
+                round: round.saturating_add(1),
+            };
+            ask_again(shared, &label, &binding, pending.questions, next).map(PromptOutcome::InputRequired)
         }
         _ => match result {
             Ok(result) => Ok(PromptOutcome::Complete(result)),

@@ -7,7 +7,12 @@
 //!
 //! - **Legacy era** (`initialize`, protocol 2025-11-25 and before): the question goes to the
 //!   client as a request (`elicitation/create`, `sampling/createMessage`, `roots/list`) and the
-//!   call waits for its answer (at most [`LEGACY_ANSWER_TIMEOUT`], and the tool's own timeout).
+//!   call waits for its answer: at most [`LEGACY_ANSWER_TIMEOUT`], and never past the tool's own
+//!   timeout (the user's time counts against it: give a tool that asks a person a long
+//!   `timeout`). A Streamable HTTP request that accepts only `application/json` cannot carry a
+//!   request to the client: there,
+//!   [`ToolContext::client_supports`](crate::ToolContext::client_supports) is `false` and `ask`
+//!   fails with [`InputError::Failed`].
 //! - **Modern era** (2026-07-28, multi round-trip requests): a server cannot send the client a
 //!   request. The first time a question is asked, `ask` returns [`InputError::Required`]; the
 //!   tool passes it on with `?`, and the call is answered with `resultType: "input_required"`,
@@ -26,7 +31,16 @@
 //!
 //! The state is sealed with the server's request-state key (HMAC-SHA-256), bound to the tool, its
 //! arguments and the caller, good once and for ten minutes at most; a state that does not verify
-//! is refused with `-32602`. The client's answers are the client's: check them as any argument.
+//! is refused with `-32602`. It also records **which questions that round asked** (a digest of
+//! each): an answer carried from an earlier round counts only for the very same question (and
+//! wins over the retry's), and a retry's answer to a key the round asked is taken only for the
+//! question asked under it. Answers are the client's to give: a client may send them before it
+//! is asked (protocol 2026-07-28 allows it), so never treat one as more than the client's word.
+//! The policy's approval is never taken from a tool's answers, nor a tool's answer from the
+//! approval (its key, `approval`, is the server's own). A call has at most [`MAX_ROUNDS`](crate::policy::request_state::MAX_ROUNDS) rounds;
+//! the answers it carries are at most 64 KiB of JSON (the state travels in every retry, signed,
+//! not encrypted: do not ask for secrets). The key `approval` is the server's own (the policy's
+//! question). The client's answers are the client's: check them as any argument.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -137,6 +151,13 @@ impl InputRequest {
         }
     }
 
+    /// What identifies the question: its method and params (so an answer is taken only for the
+    /// very question it answered).
+    fn digest(&self) -> String {
+        let params = Value::Object(self.params.clone()).to_string();
+        crate::policy::request_state::digest_of(&[self.method(), &params])
+    }
+
     /// The request's params as this era writes them (a modern form names its `mode`).
     fn params(&self, modern: bool) -> Value {
         let mut params = self.params.clone();
@@ -195,33 +216,58 @@ impl From<InputError> for String {
 }
 
 /// The `inputResponses` of a modern retry: absent, or an object whose every answer is an
-/// object (the result of the request it answers); anything else is `-32602` before anything
-/// runs.
+/// object (the result of the request it answers), at most
+/// [`MAX_CARRIED`](crate::policy::request_state::MAX_CARRIED) bytes of JSON; anything else is
+/// `-32602` before anything runs.
 pub(crate) fn responses(value: Option<Value>) -> Result<JsonObject, crate::Error> {
     let invalid = |details: String| crate::Error::InvalidParams {
         reason: crate::error::ParamsProblem::Malformed,
         details,
     };
-    match value {
-        None | Some(Value::Null) => Ok(JsonObject::new()),
-        Some(Value::Object(responses)) => match responses.iter().find(|(_, answer)| !answer.is_object()) {
-            Some((key, _)) => Err(invalid(format!(
-                "`inputResponses.{key}` must be an object: the result of the request it answers"
-            ))),
-            None => Ok(responses),
-        },
-        Some(_) => Err(invalid("`inputResponses` must be an object of answers by key".into())),
+    let responses = match value {
+        None | Some(Value::Null) => return Ok(JsonObject::new()),
+        Some(Value::Object(responses)) => responses,
+        Some(_) => return Err(invalid("`inputResponses` must be an object of answers by key".into())),
+    };
+    if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+        return Err(invalid(format!(
+            "`inputResponses.{key}` must be an object: the result of the request it answers"
+        )));
     }
+    let size = serde_json::to_vec(&responses).map_or(usize::MAX, |v| v.len());
+    let max = crate::policy::request_state::MAX_CARRIED;
+    if size > max {
+        return Err(invalid(format!(
+            "`inputResponses` is {size} bytes of JSON; at most {max} are carried between rounds"
+        )));
+    }
+    Ok(responses)
+}
+
+/// The key of the server's own question (the policy's approval); a tool cannot ask under it.
+pub(crate) const RESERVED_KEY: &str = "approval";
+
+/// The answers of a retry that a tool or prompt may take: all but the server's own approval
+/// answer.
+pub(crate) fn tool_answers(responses: JsonObject) -> JsonObject {
+    responses.into_iter().filter(|(key, _)| key != RESERVED_KEY).collect()
 }
 
 /// How a call's questions reach the client.
 pub(crate) enum Mode {
     /// Nobody to ask.
     None,
-    /// Requests to the client on the call's peer.
-    Legacy { peer: Peer, capabilities: ClientCapabilities },
-    /// Multi round-trip: the retry's answers, and those of earlier rounds from the sealed state.
-    Modern { capabilities: ClientCapabilities, responses: JsonObject, carried: JsonObject },
+    /// Requests to the client on the call's peer, answered before `deadline` (the call's own).
+    Legacy { peer: Peer, capabilities: ClientCapabilities, deadline: Option<std::time::Instant> },
+    /// Multi round-trip: the retry's answers (to a key the last round `asked`, only for the
+    /// question asked under it: its digest), and those of earlier rounds from the sealed state
+    /// (`carried`, by key: `{"q": digest, "a": answer}`).
+    Modern {
+        capabilities: ClientCapabilities,
+        responses: JsonObject,
+        asked: std::collections::BTreeMap<String, String>,
+        carried: JsonObject,
+    },
 }
 
 /// The questions of one call (shared by its context's clones and the server).
@@ -235,9 +281,12 @@ pub(crate) struct Inputs {
 pub(crate) struct Pending {
     /// Questions not answered yet, by key (`{"method": …, "params": …}`).
     pub(crate) questions: JsonObject,
+    /// The digest of each of those questions, by key (sealed into the next state).
+    pub(crate) asked: std::collections::BTreeMap<String, String>,
     /// A question the client could not be asked.
     pub(crate) unsupported: Option<ClientCapability>,
-    /// Every answer the call was given so far (carried to the next round).
+    /// Every answer the call was given so far, by key: `{"q": digest, "a": answer}` (carried to
+    /// the next round).
     pub(crate) answers: JsonObject,
 }
 
@@ -264,9 +313,10 @@ impl Inputs {
     pub(crate) fn client_supports(&self, capability: ClientCapability) -> bool {
         match &self.mode {
             Mode::None => false,
-            Mode::Legacy { capabilities, .. } | Mode::Modern { capabilities, .. } => {
-                capability.declared_in(capabilities)
+            Mode::Legacy { capabilities, peer, .. } => {
+                peer.can_request() && capability.declared_in(capabilities)
             }
+            Mode::Modern { capabilities, .. } => capability.declared_in(capabilities),
         }
     }
 
@@ -274,8 +324,24 @@ impl Inputs {
         &self,
         requests: Vec<(String, InputRequest)>,
     ) -> Result<JsonObject, InputError> {
+        if let Some((key, _)) = requests.iter().find(|(key, _)| key == RESERVED_KEY) {
+            return Err(InputError::Failed {
+                key: key.clone(),
+                reason: format!(
+                    "the key `{RESERVED_KEY}` is the server's own (its approval question); ask under another key"
+                ),
+            });
+        }
         if let Some((key, _)) = requests.iter().find(|_| matches!(self.mode, Mode::None)) {
             return Err(InputError::NoClient { key: key.clone() });
+        }
+        if let (Mode::Legacy { peer, .. }, Some((key, _))) = (&self.mode, requests.first())
+            && !peer.can_request()
+        {
+            return Err(InputError::Failed {
+                key: key.clone(),
+                reason: "this request accepts only application/json, which cannot carry a request to the client; accept text/event-stream too".into(),
+            });
         }
         if let Some((_, request)) = requests.iter().find(|(_, r)| !self.client_supports(r.capability)) {
             let capability = request.capability;
@@ -285,10 +351,13 @@ impl Inputs {
         let mut answers = JsonObject::new();
         match &self.mode {
             Mode::None => {}
-            Mode::Legacy { peer, .. } => {
+            Mode::Legacy { peer, deadline, .. } => {
                 for (key, request) in requests {
                     let params = request.params(false);
-                    match peer.request(request.method(), &params, LEGACY_ANSWER_TIMEOUT).await {
+                    let left = deadline.map_or(LEGACY_ANSWER_TIMEOUT, |d| {
+                        d.saturating_duration_since(std::time::Instant::now()).min(LEGACY_ANSWER_TIMEOUT)
+                    });
+                    match peer.request(request.method(), &params, left).await {
                         Ok(answer) => {
                             answers.insert(key, answer);
                         }
@@ -296,19 +365,28 @@ impl Inputs {
                     }
                 }
             }
-            Mode::Modern { responses, carried, .. } => {
+            Mode::Modern { responses, asked, carried, .. } => {
                 let mut pending = self.pending();
                 let mut first_missing = None;
                 for (key, request) in requests {
-                    match responses.get(&key).or_else(|| carried.get(&key)) {
+                    let digest = request.digest();
+                    // An answer carried from an earlier round first (the client cannot change it),
+                    // then this retry's, each only for this very question.
+                    let earlier = carried
+                        .get(&key)
+                        .filter(|c| c["q"].as_str() == Some(digest.as_str()))
+                        .map(|c| &c["a"]);
+                    let now = responses.get(&key).filter(|_| asked.get(&key).is_none_or(|d| *d == digest));
+                    match earlier.or(now) {
                         Some(answer) => {
-                            pending.answers.insert(key.clone(), answer.clone());
+                            pending.answers.insert(key.clone(), json!({ "q": digest, "a": answer }));
                             answers.insert(key, answer.clone());
                         }
                         None => {
                             let question =
                                 json!({ "method": request.method(), "params": request.params(true) });
                             pending.questions.insert(key.clone(), question);
+                            pending.asked.insert(key.clone(), digest);
                             first_missing.get_or_insert(key);
                         }
                     }
@@ -335,27 +413,52 @@ mod tests {
     }
 
     #[test]
-    fn modern_questions_wait_for_answers_and_carry_them() {
+    fn modern_answers_count_only_for_the_questions_asked() {
+        let name = InputRequest::elicit("Name?", json!({"type": "object"}));
+        let roots = InputRequest::list_roots();
+        let color = InputRequest::elicit("Color?", json!({"type": "object"}));
+        let accept = json!({"action": "accept", "content": {"name": "Ada"}});
         let mut responses = JsonObject::new();
-        responses.insert("name".into(), json!({"action": "accept", "content": {"name": "Ada"}}));
+        responses.insert("name".into(), accept.clone());
+        responses.insert("color".into(), accept.clone()); // the last round asked another question
+        let asked = [("name".to_owned(), name.digest()), ("color".to_owned(), "another".to_owned())].into();
         let mut carried = JsonObject::new();
-        carried.insert("earlier".into(), json!({"roots": []}));
+        carried.insert("earlier".into(), json!({"q": roots.digest(), "a": {"roots": []}}));
+        // A carried answer to another question (same key) does not count.
+        carried.insert("other".into(), json!({"q": "not this question", "a": {"roots": []}}));
         let inputs = Inputs::new(Mode::Modern {
             capabilities: caps(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
             responses,
+            asked,
             carried,
         });
-        let asked = vec![
-            ("earlier".to_owned(), InputRequest::list_roots()),
-            ("name".to_owned(), InputRequest::elicit("Name?", json!({"type": "object"}))),
-            ("color".to_owned(), InputRequest::elicit("Color?", json!({"type": "object"}))),
+        let questions = vec![
+            ("earlier".to_owned(), roots.clone()),
+            ("name".to_owned(), name),
+            ("color".to_owned(), color),
+            ("other".to_owned(), roots),
         ];
-        let err = block_on(inputs.ask_all(asked)).expect_err("color is not answered");
+        let err = block_on(inputs.ask_all(questions)).expect_err("color and other are not answered");
         assert_eq!(err, InputError::Required { key: "color".into() });
         let pending = inputs.take_pending();
-        assert_eq!(pending.questions.keys().collect::<Vec<_>>(), ["color"]);
+        assert_eq!(pending.questions.keys().collect::<Vec<_>>(), ["color", "other"]);
+        assert_eq!(pending.asked.keys().collect::<Vec<_>>(), ["color", "other"]);
         assert_eq!(pending.questions["color"]["params"]["mode"], "form");
         assert_eq!(pending.answers.keys().collect::<Vec<_>>(), ["earlier", "name"]);
+        assert_eq!(pending.answers["name"]["a"], accept);
+    }
+
+    #[test]
+    fn the_approval_key_is_the_servers() {
+        let inputs = Inputs::default();
+        let err = block_on(inputs.ask_all(vec![("approval".into(), InputRequest::list_roots())]))
+            .expect_err("reserved");
+        assert!(matches!(err, InputError::Failed { .. }), "{err}");
+        let mut responses = JsonObject::new();
+        responses.insert("approval".into(), json!({"action": "accept"}));
+        responses.insert("why".into(), json!({"action": "accept"}));
+        responses.insert("stray".into(), json!({"action": "accept"}));
+        assert_eq!(tool_answers(responses).keys().collect::<Vec<_>>(), ["why", "stray"]);
     }
 
     #[test]
@@ -363,6 +466,7 @@ mod tests {
         let inputs = Inputs::new(Mode::Modern {
             capabilities: caps(json!({"sampling": {}})),
             responses: JsonObject::new(),
+            asked: Default::default(),
             carried: JsonObject::new(),
         });
         assert!(inputs.client_supports(ClientCapability::Sampling));
