@@ -67,7 +67,11 @@ pub struct RedisState {
 }
 
 struct Inner {
-    connection: ConnectionManager,
+    /// Made at the first use, inside the runtime that serves (the manager spawns its driver
+    /// there; making it earlier, outside any runtime, would panic).
+    connection: tokio::sync::OnceCell<ConnectionManager>,
+    client: redis::Client,
+    config: redis::aio::ConnectionManagerConfig,
     options: RedisOptions,
     /// Shown in logs (without a password).
     shown: String,
@@ -130,12 +134,12 @@ impl RedisState {
             .set_response_timeout(Some(options.timeout))
             .set_number_of_retries(1)
             .set_max_delay(options.timeout);
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| format!("cannot set up the Redis connection: {e}"))?;
         let shown = hide_password(url);
         Ok(Self {
             inner: Arc::new(Inner {
-                connection,
+                connection: tokio::sync::OnceCell::new(),
+                client,
+                config,
                 options,
                 shown,
                 admit: redis::Script::new(ADMIT),
@@ -164,7 +168,13 @@ impl RedisState {
         what: &str,
         f: impl AsyncFnOnce(&mut ConnectionManager) -> redis::RedisResult<T>,
     ) -> Result<T, StateUnavailable> {
-        let mut connection = self.inner.connection.clone();
+        let made = self.inner.connection.get_or_try_init(|| async {
+            ConnectionManager::new_lazy_with_config(self.inner.client.clone(), self.inner.config.clone())
+        });
+        let mut connection = match made.await {
+            Ok(connection) => connection.clone(),
+            Err(e) => return Err(self.unavailable(what, e)),
+        };
         match tokio::time::timeout(self.inner.options.timeout, f(&mut connection)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(self.unavailable(what, e)),
@@ -266,6 +276,16 @@ fn hide_password(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_is_made_outside_any_runtime_and_fails_closed_without_redis() {
+        // Made before the server's runtime exists, as `teaagent mcp serve` does.
+        let state = RedisState::new("redis://127.0.0.1:1", RedisOptions::default()).expect("made");
+        assert!(RedisState::new("http://x", RedisOptions::default()).is_err());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let refused = runtime.block_on(state.admit("t", 1, Duration::from_secs(1)));
+        assert!(matches!(refused, Err(StateUnavailable(_))), "nobody listens on port 1");
+    }
 
     #[test]
     fn passwords_are_not_shown() {

@@ -1,0 +1,155 @@
+//! The fleet's shared state (`teaagent_core::state`, SPEC §12) against a real Redis started by
+//! the test: two rate limiters stand for two replicas sharing one Redis; the window is exact
+//! across them under concurrency, refunds give the budget back fleet-wide, an unreachable Redis
+//! refuses (or falls back to the replica's own window when configured), and the limiters recover
+//! when Redis comes back.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use teaagent_core::rate_limit::{RateLimiter, Refused};
+use teaagent_core::state::{RedisOptions, RedisState};
+use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
+use teaagent_tests::services::Redis;
+
+fn registry(max: u32, window: Duration) -> Registry {
+    let def = ToolDef::builder("limited")
+        .description("A tool with a rate limit.")
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .rate_limit(max, window)
+        .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+        .build();
+    Registry::builder().tool(def).build().expect("registry")
+}
+
+fn replica(redis: &Redis, registry: &Registry, options: RedisOptions) -> Arc<RateLimiter> {
+    let state = RedisState::new(&redis.url(), options).expect("state");
+    Arc::new(RateLimiter::new(registry, &HashMap::new()).shared(state))
+}
+
+fn options(prefix: &str) -> RedisOptions {
+    RedisOptions { prefix: prefix.into(), timeout: Duration::from_secs(2), ..RedisOptions::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_both() {
+    let redis = Redis::start();
+    let registry = registry(10, Duration::from_secs(60));
+    let (a, b) = (replica(&redis, &registry, options("t1:")), replica(&redis, &registry, options("t1:")));
+    assert!(a.is_shared());
+    let admitted = Arc::new(AtomicUsize::new(0));
+    let mut calls = Vec::new();
+    for i in 0..500 {
+        let limiter = if i % 2 == 0 { Arc::clone(&a) } else { Arc::clone(&b) };
+        let admitted = Arc::clone(&admitted);
+        calls.push(tokio::spawn(async move {
+            match limiter.admit_shared("limited", None).await {
+                Ok(admission) => {
+                    admitted.fetch_add(1, Ordering::SeqCst);
+                    std::mem::forget(admission); // kept: the call "ran"
+                }
+                Err(Refused::Limited(limit, retry)) => {
+                    assert_eq!(limit.max_calls, 10);
+                    assert!(retry <= Duration::from_secs(60), "{retry:?}");
+                }
+                Err(Refused::Unavailable(why)) => panic!("Redis is up: {why}"),
+            }
+        }));
+    }
+    for call in calls {
+        call.await.expect("task");
+    }
+    assert_eq!(admitted.load(Ordering::SeqCst), 10, "exactly max_calls across both replicas");
+    let window = redis.command(&["ZCARD", "t1:rate:limited"]).expect("ZCARD");
+    assert_eq!(format!("{window:?}"), "Integer(10)", "one sorted set holds the fleet's window");
+
+    // A refund on one replica frees a call for the other (the refund runs in the background).
+    assert!(matches!(b.admit_shared("limited", None).await, Err(Refused::Limited(..))));
+    let other = registry_with_room(&redis, &registry).await;
+    other.refund();
+    let mut freed = false;
+    for _ in 0..100 {
+        if let Ok(admission) = b.admit_shared("limited", None).await {
+            std::mem::forget(admission);
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(freed, "the refunded admission was given back to the fleet");
+
+    // Another deployment (another prefix) has a window of its own.
+    let c = replica(&redis, &registry, options("t2:"));
+    assert!(c.admit_shared("limited", None).await.is_ok());
+}
+
+/// An admission to refund: a third replica with a window that has room (a fresh prefix would not
+/// share the window), so one of the fleet's admissions is taken out by hand and then admitted
+/// again by a replica that will refund it.
+async fn registry_with_room(
+    redis: &Redis,
+    registry: &Registry,
+) -> teaagent_core::rate_limit::Admission<'static> {
+    // Make room: remove the oldest admission from the window, then admit through a replica.
+    let _ = redis.command(&["ZPOPMIN", "t1:rate:limited"]).expect("ZPOPMIN");
+    let limiter: &'static RateLimiter = Box::leak(Box::new(
+        RateLimiter::new(registry, &HashMap::new())
+            .shared(RedisState::new(&redis.url(), options("t1:")).expect("state")),
+    ));
+    limiter.admit_shared("limited", None).await.expect("room for one")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_redis_refuses_or_falls_back_and_the_fleet_recovers() {
+    let mut redis = Redis::start();
+    let registry = registry(2, Duration::from_secs(60));
+    let strict =
+        replica(&redis, &registry, RedisOptions { timeout: Duration::from_millis(300), ..options("t3:") });
+    let lenient = replica(
+        &redis,
+        &registry,
+        RedisOptions { timeout: Duration::from_millis(300), fallback_local: true, ..options("t3:") },
+    );
+    std::mem::forget(strict.admit_shared("limited", None).await.expect("up"));
+
+    redis.kill();
+    match strict.admit_shared("limited", None).await {
+        Err(Refused::Unavailable(why)) => assert!(!why.is_empty()),
+        other => panic!("expected a refusal while Redis is down, got {other:?}"),
+    }
+    // The fallback: this replica's own window (2 calls), then full.
+    std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
+    std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
+    assert!(matches!(lenient.admit_shared("limited", None).await, Err(Refused::Limited(..))));
+
+    // Redis is back (empty: nothing persisted): the shared window admits again.
+    redis.restart();
+    let mut back = false;
+    for _ in 0..50 {
+        match strict.admit_shared("limited", None).await {
+            Ok(admission) => {
+                std::mem::forget(admission);
+                back = true;
+                break;
+            }
+            Err(Refused::Unavailable(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert!(back, "the replica reconnected to Redis");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn windows_per_principal_when_configured() {
+    let redis = Redis::start();
+    let registry = registry(1, Duration::from_secs(60));
+    let limiter = replica(&redis, &registry, RedisOptions { per_principal: true, ..options("t4:") });
+    std::mem::forget(limiter.admit_shared("limited", Some("token:alice")).await.expect("alice"));
+    assert!(matches!(limiter.admit_shared("limited", Some("token:alice")).await, Err(Refused::Limited(..))));
+    std::mem::forget(
+        limiter.admit_shared("limited", Some("token:bob")).await.expect("bob has a window of his own"),
+    );
+}
