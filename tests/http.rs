@@ -282,6 +282,16 @@ fn bearer_tokens_guard_the_endpoint_and_name_the_principal() {
     );
     assert!(!audit.contains("0123456789abcdef"), "no token in the audit");
     assert!(!server.stderr().contains("0123456789abcdef"), "no token in the logs");
+    // A token in the URL is refused, not used (URLs end up in logs).
+    let headers = modern_headers(&write);
+    let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = server.exchange(
+        "POST",
+        "/mcp?access_token=alice-0123456789abcdef",
+        &refs,
+        write.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 400, "{r:?}");
     // Health needs no token.
     assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
 }
