@@ -13,7 +13,7 @@ mod client;
 #[path = "common/http.rs"]
 mod raw;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -59,7 +59,8 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("time").as_secs()
 }
 
-/// A stand-in authorization server: `/.well-known/oauth-authorization-server` and `/jwks`.
+/// A stand-in authorization server: `/.well-known/oauth-authorization-server` and `/jwks`, over
+/// plain HTTP or (`start_tls`) over TLS with the test-only `localhost` certificate.
 struct Issuer {
     url: String,
     state: Arc<Mutex<IssuerState>>,
@@ -77,8 +78,36 @@ struct IssuerState {
 
 impl Issuer {
     fn start(up: bool) -> Self {
+        Self::serve(up, None)
+    }
+
+    fn start_tls() -> Self {
+        use tokio_rustls::rustls;
+        use tokio_rustls::rustls::pki_types::pem::PemObject;
+        use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth_keys");
+        let chain =
+            vec![CertificateDer::from_pem_file(dir.join("test-only-localhost-tls.pem")).expect("cert")];
+        let key = PrivateKeyDer::from_pem_file(dir.join("test-only-localhost-tls.key")).expect("key");
+        let config =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_no_client_auth()
+                .with_single_cert(chain, key)
+                .expect("the test certificate");
+        Self::serve(true, Some(Arc::new(config)))
+    }
+
+    fn serve(up: bool, tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let url = format!("http://127.0.0.1:{}", listener.local_addr().expect("addr").port());
+        let port = listener.local_addr().expect("addr").port();
+        // The certificate names `localhost`.
+        let url = if tls.is_some() {
+            format!("https://localhost:{port}")
+        } else {
+            format!("http://127.0.0.1:{port}")
+        };
         let state = Arc::new(Mutex::new(IssuerState {
             up,
             keys: vec![issuer_jwk()],
@@ -89,14 +118,21 @@ impl Issuer {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let _ = Self::answer(stream, &shared, &issuer);
+                let _ = match &tls {
+                    None => Self::answer(stream, &shared, &issuer),
+                    Some(config) => tokio_rustls::rustls::ServerConnection::new(config.clone())
+                        .map_err(std::io::Error::other)
+                        .and_then(|c| {
+                            Self::answer(tokio_rustls::rustls::StreamOwned::new(c, stream), &shared, &issuer)
+                        }),
+                };
             }
         });
         Issuer { url, state }
     }
 
-    fn answer(stream: TcpStream, state: &Mutex<IssuerState>, issuer: &str) -> std::io::Result<()> {
-        let mut reader = BufReader::new(stream.try_clone()?);
+    fn answer(stream: impl Read + Write, state: &Mutex<IssuerState>, issuer: &str) -> std::io::Result<()> {
+        let mut reader = BufReader::new(stream);
         let mut line = String::new();
         reader.read_line(&mut line)?;
         let path = line.split(' ').nth(1).unwrap_or("").to_owned();
@@ -120,12 +156,13 @@ impl Issuer {
                 ("404 Not Found", "no".to_owned())
             }
         };
-        let mut stream = stream;
+        let stream = reader.get_mut();
         write!(
             stream,
             "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
-        )
+        )?;
+        stream.flush()
     }
 
     /// An issuer at a port that was free a moment ago, with nothing on it now.
@@ -528,6 +565,27 @@ fn the_key_set_is_found_through_the_issuers_metadata() {
     assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 503);
     assert!(!liar.seen().contains(&"/jwks".to_owned()), "its key set was fetched: {:?}", liar.seen());
     assert!(server.stderr().contains("someone-else.example.com"), "{}", server.stderr());
+}
+
+#[test]
+fn an_https_issuer_is_verified_against_the_trust_store() {
+    let issuer = Issuer::start_tls();
+    let ca = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth_keys/test-only-ca.pem");
+    let jwks = format!("{}/jwks", issuer.url);
+    let flags = ["--oauth-issuer", &issuer.url, "--oauth-resource", RESOURCE, "--oauth-jwks-uri", &jwks];
+    // The test CA in the trust store (SSL_CERT_FILE, as on any machine with a private CA).
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &flags, &[("SSL_CERT_FILE", ca.to_str().expect("utf-8"))]);
+    ready(&server);
+    let token = issuer.token(&issuer.claims("tls-user", ""));
+    assert_eq!(call_with(&server, "/mcp", &request(1, "tools/list", json!({})), Some(&token)).status, 200);
+    // Without it, the issuer's certificate is not trusted: no keys, never ready.
+    let leaf = ca.with_file_name("test-only-localhost-tls.pem");
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &flags, &[("SSL_CERT_FILE", leaf.to_str().expect("utf-8"))]);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 503);
+    assert!(server.stderr().contains("TLS failed"), "{}", server.stderr());
 }
 
 #[test]
