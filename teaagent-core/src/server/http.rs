@@ -24,7 +24,7 @@
 //! | `Origin`, when sent, is allowed (the bound loopback origins, or the configured ones) | `403` |
 //! | no `access_token` in the query string (a token in a URL ends up in logs) | `400` |
 //! | a bearer token, when tokens are configured (`Authorization: Bearer …`, compared in constant time against SHA-256 digests) | `401` + `WWW-Authenticate` |
-//! | with OAuth ([`HttpOptions::oauth`]), a valid access token for this resource, with the required scopes ([`oauth`] has the details) | `401` / `403` + `WWW-Authenticate`; `503` before the issuer's keys are loaded |
+//! | with OAuth (`HttpOptions::oauth`), a valid access token for this resource, with the required scopes (the `oauth` module has the details) | `401` / `403` + `WWW-Authenticate`; `503` before the issuer's keys are loaded |
 //! | method is POST | `405`, `Allow: POST` |
 //! | `Content-Type: application/json` | `415` |
 //! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |
@@ -35,7 +35,7 @@
 //! | the version is one this server speaks | `400` (`-32022`, `data: {supported, requested}`) |
 //! | `Mcp-Method` equals `method`; `Mcp-Name` equals `params.name` / `params.uri` for `tools/call`, `resources/read`, `prompts/get` (`=?base64?…?=` decoded) | `400` (`-32020`) |
 //! | the method exists in this era | `404` (`-32601`) |
-//! | with OAuth, the token has the scopes of the call's tool ([`oauth::OAuthConfig::scopes_needed`]) | `403` + `WWW-Authenticate` |
+//! | with OAuth, the token has the scopes of the call's tool (`OAuthConfig::scopes_needed`) | `403` + `WWW-Authenticate` |
 //!
 //! A notification is accepted with `202` and no body. Errors of the call itself (bad arguments,
 //! unknown tool, a refusal, a rate limit) are JSON-RPC errors with `200`, as on stdio; a missing
@@ -54,7 +54,7 @@
 //! # Authentication
 //!
 //! None (a loopback bind only), bearer tokens ([`HttpOptions::tokens`]), or, with the feature
-//! `oauth`, OAuth 2.1 resource-server mode ([`HttpOptions::oauth`], the [`oauth`] module): JWT
+//! `oauth`, OAuth 2.1 resource-server mode (`HttpOptions::oauth`, the `oauth` module): JWT
 //! access tokens from an authorization server, checked against its published keys, with
 //! Protected Resource Metadata for clients to find it. One of the two at a time. Either way the
 //! token stops here: the audit names the principal (`token:NAME`, `oauth:SUB`), and no tool,

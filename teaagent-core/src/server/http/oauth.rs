@@ -1,6 +1,7 @@
-//! OAuth 2.1 resource-server mode for Streamable HTTP ([`HttpOptions::oauth`](super::HttpOptions::oauth), feature `oauth`):
-//! the server accepts the access tokens an authorization server issued **for it**, and nothing
-//! else (MCP authorization, protocol 2026-07-28; RFC 9728, 6750, 8707, 9068).
+//! OAuth 2.1 resource-server mode for Streamable HTTP (feature `oauth`,
+//! [`HttpOptions::oauth`](super::HttpOptions::oauth)): the server accepts the access tokens an
+//! authorization server issued **for it**, and nothing else (MCP authorization, protocol
+//! 2026-07-28; RFC 9728, 6750, 8707, 9068).
 //!
 //! ```no_run
 //! use teaagent_core::server::http::HttpOptions;
