@@ -83,6 +83,8 @@ Examples:
   teaagent mcp serve --preapprove sha256:3f5a…   (from `teaagent approvals digest`)
   teaagent mcp serve --http 127.0.0.1:8787       (Streamable HTTP at http://127.0.0.1:8787/mcp)
   teaagent mcp serve --http 0.0.0.0:8787 --http-token-file ~/.teaagent/tokens
+  teaagent mcp serve --http 127.0.0.1:8787 --oauth-issuer https://auth.example.com \\
+      --oauth-resource https://mcp.example.com/mcp --oauth-scope mcp:tools
 
 An MCP client starts this command; on a terminal it says how to connect one.")]
     Serve(Box<ServeArgs>),
@@ -207,12 +209,12 @@ pub(crate) struct ServeArgs {
 pub(crate) struct HttpFlags {
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (protocol 2026-07-28, and
     /// sessions of 2025-11-25 and before), e.g. 127.0.0.1:8787. An address that is not loopback
-    /// needs tokens.
+    /// needs tokens or OAuth.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
     /// Bearer tokens, one a line (`NAME:TOKEN` or `TOKEN`; 16+ characters). Also
     /// TEAAGENT_HTTP_TOKENS (same format).
-    #[arg(long, value_name = "FILE", requires = "http")]
+    #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "oauth_issuer")]
     pub(crate) http_token_file: Option<PathBuf>,
     /// A browser origin allowed besides the loopback ones (repeatable), e.g.
     /// `https://app.example.com`.
@@ -222,6 +224,38 @@ pub(crate) struct HttpFlags {
     /// mcp.example.com (the name a reverse proxy passes on).
     #[arg(long, value_name = "HOST", requires = "http")]
     pub(crate) http_allow_host: Vec<String>,
+    #[command(flatten)]
+    pub(crate) oauth: OAuthFlags,
+}
+
+/// OAuth 2.1 resource-server mode: access tokens of an authorization server, instead of tokens.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "OAuth (instead of tokens)")]
+pub(crate) struct OAuthFlags {
+    /// Accept the access tokens (JWT) of this authorization server: its issuer identifier, as
+    /// its tokens' `iss` names it, e.g. `https://auth.example.com`. Needs --oauth-resource.
+    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_resource"])]
+    pub(crate) oauth_issuer: Option<String>,
+    /// This server's URL as clients use it (behind a proxy, the public one), e.g.
+    /// `https://mcp.example.com/mcp`: the audience every token must name. https unless loopback;
+    /// its host is also a Host this server answers to.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub(crate) oauth_resource: Option<String>,
+    /// The issuer's key set (JWKS). Default: the `jwks_uri` of the issuer's metadata
+    /// (/.well-known/oauth-authorization-server, or openid-configuration).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub(crate) oauth_jwks_uri: Option<String>,
+    /// A scope every request needs (repeatable).
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    pub(crate) oauth_scope: Vec<String>,
+    /// A scope calls of tools that write need too (tier medium and above: write_file,
+    /// edit_file, create_file, …).
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    pub(crate) oauth_write_scope: Option<String>,
+    /// A scope calls of tools that execute or reach outside need too (tier high and above:
+    /// shell_exec, delete_path, move_path, external servers' tools), besides the write scope.
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    pub(crate) oauth_exec_scope: Option<String>,
 }
 
 #[derive(Debug, Args)]

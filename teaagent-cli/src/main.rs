@@ -23,6 +23,7 @@ use clap::{CommandFactory, Parser};
 use teaagent_core::gateway::{Gateway, SEPARATOR};
 use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
+use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
 use teaagent_core::{Announcement, Registry, Server, ServerConfig, Workspace, visible};
@@ -38,6 +39,8 @@ fn main() -> ExitCode {
             eprintln!("teaagent: {}", one_line(&e));
             match e.downcast_ref::<config::ConfigError>() {
                 Some(config) if config.is_usage() => ExitCode::from(2),
+                // A bad `--oauth-*` value is a usage error, like any other bad flag.
+                _ if e.downcast_ref::<OAuthConfigError>().is_some() => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             }
         }
@@ -242,7 +245,13 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
         tokens
             .extend(BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
     }
+    let oauth = oauth_config(&http.oauth)?;
     if let Ok(text) = std::env::var("TEAAGENT_HTTP_TOKENS") {
+        if oauth.is_some() {
+            bail!(
+                "TEAAGENT_HTTP_TOKENS is set, and --oauth-issuer: a server takes tokens or OAuth, not both (unset the variable)"
+            );
+        }
         tokens.extend(
             BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("TEAAGENT_HTTP_TOKENS: {e}"))?,
         );
@@ -251,6 +260,7 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
         tokens,
         allowed_origins: http.http_allow_origin,
         allowed_hosts: http.http_allow_host,
+        oauth,
         ..HttpOptions::default()
     };
     let (server, workspace, gateway) = server(&flags, workspace(&flags)?, |_| true)?;
@@ -275,6 +285,36 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
     gateway.shutdown();
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--oauth-*` flags as settings (`None` without `--oauth-issuer`); a bad value names its
+/// flag (and is a usage error: exit 2).
+fn oauth_config(flags: &cli::OAuthFlags) -> anyhow::Result<Option<OAuthConfig>> {
+    use teaagent_core::tool::Tier;
+    let (Some(issuer), Some(resource)) = (&flags.oauth_issuer, &flags.oauth_resource) else {
+        return Ok(None);
+    };
+    let named = |flag: &'static str| move |e: OAuthConfigError| anyhow::Error::new(e).context(flag);
+    let mut config = OAuthConfig::new(resource, issuer).map_err(|e| {
+        let flag = match &e {
+            OAuthConfigError::Url { role: UrlRole::Issuer, .. } => "--oauth-issuer",
+            _ => "--oauth-resource",
+        };
+        anyhow::Error::new(e).context(flag)
+    })?;
+    if let Some(jwks) = &flags.oauth_jwks_uri {
+        config = config.jwks_uri(jwks).map_err(named("--oauth-jwks-uri"))?;
+    }
+    for scope in &flags.oauth_scope {
+        config = config.required_scope(scope).map_err(named("--oauth-scope"))?;
+    }
+    if let Some(scope) = &flags.oauth_write_scope {
+        config = config.tier_scope(Tier::Medium, scope).map_err(named("--oauth-write-scope"))?;
+    }
+    if let Some(scope) = &flags.oauth_exec_scope {
+        config = config.tier_scope(Tier::High, scope).map_err(named("--oauth-exec-scope"))?;
+    }
+    Ok(Some(config))
 }
 
 fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> anyhow::Result<ExitCode> {

@@ -556,10 +556,11 @@ impl Server {
     /// Serves Streamable HTTP (both eras: protocol `2026-07-28`, and sessions of the legacy one)
     /// on `listener`, at `/mcp`, until `shutdown`
     /// is cancelled; answers in progress then get the grace period
-    /// ([`ServerConfig::shutdown_grace`]). See [`http`] for the endpoint, its checks and what is
-    /// not there yet. Refuses to start like [`Server::serve_stdio`], and also when `listener` is
-    /// not on a loopback address and `options` has no tokens: a server reachable from the
-    /// network is never open to anyone.
+    /// ([`ServerConfig::shutdown_grace`]). See [`http`] for the endpoint and its checks. Refuses
+    /// to start like [`Server::serve_stdio`], and also when `listener` is not on a loopback
+    /// address and `options` has no authentication (tokens, or OAuth with the feature `oauth`):
+    /// a server reachable from the network is never open to anyone; and when `options` has both
+    /// tokens and OAuth (one authentication at a time, see [`http`]).
     ///
     /// ```no_run
     /// use teaagent_core::{Registry, Server};
@@ -580,14 +581,25 @@ impl Server {
         shutdown: CancellationToken,
     ) -> io::Result<()> {
         let local = listener.local_addr()?;
-        if !http::is_loopback(&local) && options.tokens.is_empty() {
+        if !http::is_loopback(&local) && !options.authenticates() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "refusing to serve HTTP on {local} without authentication: give bearer tokens (HttpOptions::tokens; `--http-token-file` or TEAAGENT_HTTP_TOKENS for the teaagent command), or bind a loopback address"
+                    "refusing to serve HTTP on {local} without authentication: give bearer tokens (HttpOptions::tokens; `--http-token-file` or TEAAGENT_HTTP_TOKENS for the teaagent command) or OAuth (HttpOptions::oauth; `--oauth-issuer` and `--oauth-resource`), or bind a loopback address"
                 ),
             ));
         }
+        #[cfg(feature = "oauth")]
+        let oauth = match &options.oauth {
+            Some(_) if !options.tokens.is_empty() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "bearer tokens and OAuth are both configured: an OAuth resource server accepts only its authorization server's tokens; choose one (for the teaagent command: `--http-token-file`/TEAAGENT_HTTP_TOKENS, or the `--oauth-*` flags)",
+                ));
+            }
+            Some(config) => Some(Arc::new(http::oauth::OAuth::start(config)?)),
+            None => None,
+        };
         self.prepare(false)?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // The process's own peer has no client over HTTP: each request answers on its own.
@@ -603,6 +615,8 @@ impl Server {
             draining: shutdown.clone(),
             stopping: CancellationToken::new(),
             sessions: Default::default(),
+            #[cfg(feature = "oauth")]
+            oauth,
         });
         let served = http::serve(endpoint, listener, shutdown).await;
         // Calls cancelled at the end of the grace period wind down before the lock goes.

@@ -19,10 +19,12 @@
 //!
 //! | check | answer |
 //! |---|---|
-//! | path is `/healthz`, `/readyz`, `/mcp` | else `404` |
-//! | `Host` is one this server answers to (loopback names on a loopback bind) | `403` |
+//! | path is `/healthz`, `/readyz`, `/mcp` (or, with OAuth, the Protected Resource Metadata's) | else `404` |
+//! | `Host` is one this server answers to (loopback names on a loopback bind; with OAuth, also the resource URL's host) | `403` |
 //! | `Origin`, when sent, is allowed (the bound loopback origins, or the configured ones) | `403` |
+//! | no `access_token` in the query string (a token in a URL ends up in logs) | `400` |
 //! | a bearer token, when tokens are configured (`Authorization: Bearer …`, compared in constant time against SHA-256 digests) | `401` + `WWW-Authenticate` |
+//! | with OAuth (`HttpOptions::oauth`), a valid access token for this resource, with the required scopes (the `oauth` module has the details) | `401` / `403` + `WWW-Authenticate`; `503` before the issuer's keys are loaded |
 //! | method is POST | `405`, `Allow: POST` |
 //! | `Content-Type: application/json` | `415` |
 //! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |
@@ -33,6 +35,7 @@
 //! | the version is one this server speaks | `400` (`-32022`, `data: {supported, requested}`) |
 //! | `Mcp-Method` equals `method`; `Mcp-Name` equals `params.name` / `params.uri` for `tools/call`, `resources/read`, `prompts/get` (`=?base64?…?=` decoded) | `400` (`-32020`) |
 //! | the method exists in this era | `404` (`-32601`) |
+//! | with OAuth, the token has the scopes of the call's tool (`OAuthConfig::scopes_needed`) | `403` + `WWW-Authenticate` |
 //!
 //! A notification is accepted with `202` and no body. Errors of the call itself (bad arguments,
 //! unknown tool, a refusal, a rate limit) are JSON-RPC errors with `200`, as on stdio; a missing
@@ -48,12 +51,18 @@
 //! [`HttpOptions::keep_alive`]). Closing the connection cancels the call, whichever form the
 //! answer had taken.
 //!
-//! # Not here yet
+//! # Authentication
 //!
-//! OAuth resource-server mode (JWT access tokens, Protected Resource Metadata) is not
-//! implemented: bearer tokens are the one authentication.
+//! None (a loopback bind only), bearer tokens ([`HttpOptions::tokens`]), or, with the feature
+//! `oauth`, OAuth 2.1 resource-server mode (`HttpOptions::oauth`, the `oauth` module): JWT
+//! access tokens from an authorization server, checked against its published keys, with
+//! Protected Resource Metadata for clients to find it. One of the two at a time. Either way the
+//! token stops here: the audit names the principal (`token:NAME`, `oauth:SUB`), and no tool,
+//! command, log line or error message sees the token.
 
 mod legacy;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 
 use std::convert::Infallible;
 use std::io;
@@ -104,6 +113,21 @@ pub struct HttpOptions {
     /// A comment on an open stream this often (default 15 s): proxies keep it open, and a client
     /// that is gone is noticed.
     pub keep_alive: Duration,
+    /// OAuth 2.1 resource-server mode: access tokens of an authorization server, instead of
+    /// [`HttpOptions::tokens`] (not both).
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<oauth::OAuthConfig>,
+}
+
+impl HttpOptions {
+    /// Whether requests must authenticate (bearer tokens, or OAuth).
+    pub fn authenticates(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return true;
+        }
+        !self.tokens.is_empty()
+    }
 }
 
 impl Default for HttpOptions {
@@ -117,6 +141,8 @@ impl Default for HttpOptions {
             header_timeout: Duration::from_secs(10),
             stream_after: Duration::from_secs(1),
             keep_alive: Duration::from_secs(15),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -277,6 +303,29 @@ pub(crate) struct Endpoint {
     pub(crate) stopping: CancellationToken,
     /// The legacy era's sessions.
     pub(crate) sessions: legacy::Sessions,
+    /// OAuth resource-server mode, running.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<oauth::OAuth>>,
+}
+
+/// Who sent a request, once [`checked`]: the principal the audit names (none without
+/// authentication) and, with OAuth, the scopes the token grants.
+#[derive(Clone, Default)]
+pub(crate) struct Authenticated {
+    pub(crate) principal: Option<Arc<str>>,
+    #[cfg(feature = "oauth")]
+    pub(crate) scopes: Option<Arc<oauth::Scopes>>,
+}
+
+impl Authenticated {
+    /// A caller known by `principal`, not limited by scopes.
+    fn named(principal: String) -> Self {
+        Authenticated {
+            principal: Some(Arc::from(principal)),
+            #[cfg(feature = "oauth")]
+            scopes: None,
+        }
+    }
 }
 
 /// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
@@ -303,6 +352,11 @@ pub(crate) async fn serve(
                 }
             }
         });
+    }
+    // The authorization server's keys: loaded now, kept fresh while the server accepts.
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &endpoint.oauth {
+        tokio::spawn(oauth.keys.clone().keep_fresh(endpoint.draining.clone()));
     }
     let connections = crate::task::TaskTracker::new();
     tracing::info!(address = %endpoint.local, "serving MCP over Streamable HTTP at http://{}/mcp", endpoint.local);
@@ -372,33 +426,53 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
     match request.uri().path() {
         "/healthz" => plain(StatusCode::OK, "ok\n"),
         "/readyz" if endpoint.draining.is_cancelled() => plain(StatusCode::SERVICE_UNAVAILABLE, "stopping\n"),
+        #[cfg(feature = "oauth")]
+        "/readyz" if endpoint.oauth.as_ref().is_some_and(|o| !o.ready()) => {
+            plain(StatusCode::SERVICE_UNAVAILABLE, "waiting for the authorization server's keys\n")
+        }
         "/readyz" => plain(StatusCode::OK, "ready\n"),
         "/mcp" => {
-            // A browser's origin, once allowed (`checked`), is told so on the answer (CORS).
             let origin = request.headers().get(header::ORIGIN).cloned();
-            let mut reply = if request.method() == Method::OPTIONS {
+            let reply = if request.method() == Method::OPTIONS {
                 preflight(endpoint, &request)
             } else {
-                match checked(endpoint, &request) {
+                match checked(endpoint, &request).await {
                     Err(refusal) => *refusal,
-                    Ok(principal) => mcp(endpoint, request, principal).await,
+                    Ok(auth) => mcp(endpoint, request, auth).await,
                 }
             };
-            if let Some(origin) = origin
-                && reply.status() != StatusCode::FORBIDDEN
-            {
-                let h = reply.headers_mut();
-                h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-                h.insert(header::VARY, HeaderValue::from_static("Origin"));
-                h.insert(
-                    header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                    HeaderValue::from_static("mcp-session-id, www-authenticate"),
-                );
-            }
-            reply
+            with_cors(origin, reply)
         }
-        _ => plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp\n"),
+        _path => {
+            // Protected Resource Metadata: no token, but the same Host and Origin checks.
+            #[cfg(feature = "oauth")]
+            if let Some(oauth) = endpoint.oauth.as_ref().filter(|o| o.serves_metadata(_path)) {
+                let origin = request.headers().get(header::ORIGIN).cloned();
+                let reply = match allowed_here(endpoint, request.headers()) {
+                    Err(refusal) => *refusal,
+                    Ok(()) => oauth.metadata(request.method()),
+                };
+                return with_cors(origin, reply);
+            }
+            plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp\n")
+        }
     }
+}
+
+/// A browser's origin, once allowed, is told so on the answer (CORS).
+fn with_cors(origin: Option<HeaderValue>, mut reply: Reply) -> Reply {
+    if let Some(origin) = origin
+        && reply.status() != StatusCode::FORBIDDEN
+    {
+        let h = reply.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("mcp-session-id, www-authenticate"),
+        );
+    }
+    reply
 }
 
 /// A browser's CORS preflight: allowed only for an allowed `Host` and `Origin` (no token: a
@@ -424,24 +498,23 @@ fn preflight(endpoint: &Endpoint, request: &Request<Incoming>) -> Reply {
 }
 
 /// Host, Origin, authentication (before the method: nothing is revealed to a stranger). The
-/// principal a token names, when tokens are configured.
-fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Option<Arc<str>>, Box<Reply>> {
+/// caller, when requests authenticate.
+async fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Authenticated, Box<Reply>> {
     let headers = request.headers();
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    if !host_allowed(endpoint, host) {
+    allowed_here(endpoint, headers)?;
+    if request.uri().query().is_some_and(names_access_token) {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &endpoint.oauth {
+            return Err(Box::new(oauth.token_in_query()));
+        }
         return Err(Box::new(refused(
-            StatusCode::FORBIDDEN,
-            "this server does not answer to that Host (DNS rebinding protection)",
+            StatusCode::BAD_REQUEST,
+            "send the token in the Authorization header, never in the URL",
         )));
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !origin_allowed(endpoint, origin) {
-            return Err(Box::new(refused(
-                StatusCode::FORBIDDEN,
-                "requests from that Origin are not allowed",
-            )));
-        }
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &endpoint.oauth {
+        return oauth.authenticate(headers).await;
     }
     if !endpoint.options.tokens.is_empty() {
         let presented = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
@@ -459,7 +532,7 @@ fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Option<Ar
                 .fold(None, |found, t| if constant_time_eq(&t.digest, &digest) { Some(t) } else { found })
         });
         if let Some(token) = known {
-            return Ok(Some(Arc::from(format!("token:{}", token.name))));
+            return Ok(Authenticated::named(format!("token:{}", token.name)));
         }
         let challenge = if presented.is_some() {
             r#"Bearer realm="teaagent", error="invalid_token""#
@@ -471,7 +544,36 @@ fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Option<Ar
         reply.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         return Err(Box::new(reply));
     }
-    Ok(None)
+    Ok(Authenticated::default())
+}
+
+/// Whether a query string carries `access_token` (RFC 6750 §2.3's form, refused here).
+fn names_access_token(query: &str) -> bool {
+    query.split('&').any(|pair| {
+        let key = pair.split('=').next().unwrap_or("");
+        key.eq_ignore_ascii_case("access_token") || key.eq_ignore_ascii_case("access%5ftoken")
+    })
+}
+
+/// `Host` and `Origin` (DNS rebinding protection).
+fn allowed_here(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(), Box<Reply>> {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !host_allowed(endpoint, host) {
+        return Err(Box::new(refused(
+            StatusCode::FORBIDDEN,
+            "this server does not answer to that Host (DNS rebinding protection)",
+        )));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !origin_allowed(endpoint, origin) {
+            return Err(Box::new(refused(
+                StatusCode::FORBIDDEN,
+                "requests from that Origin are not allowed",
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
@@ -508,6 +610,10 @@ fn host_allowed(endpoint: &Endpoint, host: &str) -> bool {
     if configured.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(name)) {
         return true;
     }
+    #[cfg(feature = "oauth")]
+    if endpoint.oauth.as_ref().is_some_and(|o| o.is_resource_host(name)) {
+        return true;
+    }
     // A public bind with no list: whatever name the client used (authentication guards it).
     !is_loopback(&endpoint.local) && configured.is_empty()
 }
@@ -522,14 +628,14 @@ fn origin_allowed(endpoint: &Endpoint, origin: &str) -> bool {
 }
 
 /// The MCP endpoint.
-async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<Arc<str>>) -> Reply {
+async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticated) -> Reply {
     // A legacy session's notification stream and its end.
     if let Some(id) = text(request.headers(), "mcp-session-id") {
         if request.method() == Method::GET {
-            return endpoint.sessions.listen(endpoint, &id, request.headers(), principal.as_deref());
+            return endpoint.sessions.listen(endpoint, &id, request.headers(), auth.principal.as_deref());
         }
         if request.method() == Method::DELETE {
-            return endpoint.sessions.end(&id, principal.as_deref());
+            return endpoint.sessions.end(&id, auth.principal.as_deref());
         }
     }
     if request.method() != Method::POST {
@@ -583,12 +689,12 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
     let modern_header = header_version.is_some() && !legacy_header;
     if !modern_header {
         if let Some(session) = text(&headers, "mcp-session-id") {
-            let context = legacy::Context { accepts, principal, version: header_version };
+            let context = legacy::Context { accepts, auth, version: header_version };
             return endpoint.sessions.message(endpoint, &session, message, context).await;
         }
         match message {
             Message::Request(request) if request.method == "initialize" => {
-                return endpoint.sessions.initialize(endpoint, &request, principal);
+                return endpoint.sessions.initialize(endpoint, &request, auth.principal);
             }
             ref other if !names_modern_meta(other) => {
                 let error = Error::InvalidRequest { reason: InvalidRequest::NoSession };
@@ -614,7 +720,7 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, principal: Option<
         Ok(caller) => caller,
         Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
     };
-    let route = Route { log_level: caller.log_level, caller, principal, session: None };
+    let route = Route { log_level: caller.log_level, caller, auth, session: None };
     answer(endpoint, request.id, request.method, request.params, route, accepts).await
 }
 
@@ -747,7 +853,8 @@ fn modern_checks(
 pub(crate) struct Route {
     pub(crate) caller: Arc<super::SessionInfo>,
     pub(crate) log_level: Option<crate::mcp::LoggingLevel>,
-    pub(crate) principal: Option<Arc<str>>,
+    /// The caller (its principal, and with OAuth its scopes).
+    pub(crate) auth: Authenticated,
     /// The legacy session: its peer (requests to the client, answered on other POSTs) and its
     /// calls in flight (`notifications/cancelled`). `None`: a modern request, on its own.
     pub(crate) session: Option<Arc<legacy::Session>>,
@@ -774,9 +881,18 @@ async fn answer(
     route: Route,
     accepts: Accepts,
 ) -> Reply {
+    let Route { caller, log_level, auth, session } = route;
+    // With OAuth, the call's own scopes (its tool's tier), before anything runs.
+    #[cfg(feature = "oauth")]
+    if let (Some(oauth), Some(scopes)) = (&endpoint.oauth, &auth.scopes)
+        && let Err(refusal) =
+            oauth.authorize(&endpoint.shared.registry, scopes, &id, &method, params.as_ref())
+    {
+        return *refusal;
+    }
+    let principal = auth.principal;
     let shared = endpoint.shared.clone();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
-    let Route { caller, log_level, principal, session } = route;
     let peer = match &session {
         // Requests to the client (an approval) need a stream to go out on.
         Some(session) => session.peer.answering_on(out_tx, accepts.stream),
@@ -1046,6 +1162,14 @@ mod tests {
         assert_eq!(tokens[0].name, "alice");
         assert_eq!(tokens[1].name, "token-4");
         assert!(BearerToken::parse_lines("bob:short").expect_err("short").contains("line 1"));
+    }
+
+    #[test]
+    fn a_token_in_the_query_is_noticed() {
+        assert!(names_access_token("access_token=abc"));
+        assert!(names_access_token("x=1&ACCESS_TOKEN=abc"));
+        assert!(names_access_token("access%5Ftoken=abc"));
+        assert!(!names_access_token("token=abc&access_tokens=1"));
     }
 
     #[test]

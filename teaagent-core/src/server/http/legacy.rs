@@ -28,7 +28,9 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Accepts, Endpoint, Reply, Route, empty, event_stream, json, refused, rpc_error, sse_event};
+use super::{
+    Accepts, Authenticated, Endpoint, Reply, Route, empty, event_stream, json, refused, rpc_error, sse_event,
+};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::{IdKey, Incoming as Message, Request};
 use crate::mcp::LoggingLevel;
@@ -68,7 +70,7 @@ pub(crate) struct Session {
 /// What a POST of a session brings besides its message.
 pub(crate) struct Context {
     pub(crate) accepts: Accepts,
-    pub(crate) principal: Option<Arc<str>>,
+    pub(crate) auth: Authenticated,
     pub(crate) version: Option<String>,
 }
 
@@ -219,7 +221,7 @@ impl Sessions {
         message: Message,
         context: Context,
     ) -> Reply {
-        let Some(session) = self.get(id, context.principal.as_deref()) else {
+        let Some(session) = self.get(id, context.auth.principal.as_deref()) else {
             return unknown_session();
         };
         let negotiated = session.peer.session().map(|s| s.version.as_str());
@@ -290,7 +292,7 @@ impl Sessions {
                     let route = Route {
                         caller,
                         log_level: *lock(&session.level),
-                        principal: context.principal,
+                        auth: context.auth,
                         session: Some(session.clone()),
                     };
                     super::answer(

@@ -1,0 +1,238 @@
+//! A raw HTTP/1.1 client for the end-to-end tests of Streamable HTTP (tests/http.rs,
+//! tests/oauth.rs): a server binary on a free loopback port, one exchange per connection, and the
+//! headers and `_meta` a conforming client of protocol 2026-07-28 sends.
+
+#![allow(dead_code)] // each test file uses its part
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use teaagent_tests::{Bin, Tree};
+
+/// A server listening on a free loopback port (or as told).
+pub(crate) struct Http {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Http {
+    /// `teaagent mcp serve --http 127.0.0.1:0 --root ROOT FLAGS…` with `TEAAGENT_HOME=home`.
+    pub(crate) fn teaagent(tree: &Tree, home: &Tree, flags: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).args(flags).env("TEAAGENT_HOME", home.base());
+        if !flags.contains(&"--http") {
+            cmd.args(["--http", "127.0.0.1:0"]);
+        }
+        cmd.envs(env.iter().copied());
+        Self::start(cmd, "over Streamable HTTP at http://")
+    }
+
+    /// The fixture server (its hand-written tools: progress, a call that runs until cancelled).
+    pub(crate) fn fixture(home: &Tree) -> Self {
+        let mut cmd = Command::new(Bin::Fixture.path());
+        cmd.env("FIXTURE_HTTP", "127.0.0.1:0").env("FIXTURE_MODE", "allow").env("TEAAGENT_HOME", home.base());
+        Self::start(cmd, "listening on http://")
+    }
+
+    fn start(mut cmd: Command, says: &'static str) -> Self {
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("RUST_LOG");
+        let mut child = cmd.spawn().expect("start the server");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().expect("stderr"));
+        let seen = stderr.clone();
+        std::thread::spawn(move || {
+            for line in lines.lines() {
+                let Ok(line) = line else { return };
+                if let Some(at) = line.find(says) {
+                    let rest = &line[at + says.len()..];
+                    let addr = rest.split('/').next().unwrap_or_default().to_owned();
+                    let _ = tx.send(addr);
+                }
+                let mut all = seen.lock().unwrap_or_else(|p| p.into_inner());
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(addr) => addr.parse().expect("an address"),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the server did not say where it listens:\n{}", stderr.lock().expect("stderr"));
+            }
+        };
+        Http { child, addr, stderr }
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits for the fixture's `hold` call to write `marker`: its call was cancelled.
+    pub(crate) fn cancelled(&self, marker: &std::path::Path) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !marker.exists() {
+            assert!(Instant::now() < deadline, "the call was not cancelled; stderr:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// One raw HTTP/1.1 exchange; `headers` are added to `Host` (unless given) and the length.
+    pub(crate) fn exchange(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let mut head =
+            format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("write");
+        stream.write_all(body).expect("write");
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).expect("read");
+        Reply::parse(&raw)
+    }
+
+    /// A modern POST of `message` with the headers a conforming client sends.
+    pub(crate) fn post(&self, message: &Value) -> Reply {
+        let headers = modern_headers(message);
+        let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.exchange("POST", "/mcp", &refs, message.to_string().as_bytes())
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A parsed response.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
+}
+
+impl Reply {
+    pub(crate) fn parse(raw: &[u8]) -> Self {
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status =
+            lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status");
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let mut body = raw[split + 4..].to_vec();
+        if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
+            body = dechunk(&body);
+        }
+        Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+    }
+
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("JSON ({e}): {self:?}"))
+    }
+
+    /// The `data:` of every SSE event, as JSON.
+    pub(crate) fn events(&self) -> Vec<Value> {
+        self.body
+            .split("\n\n")
+            .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+            .map(|data| serde_json::from_str(data).expect("one JSON message per event"))
+            .collect()
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else { return out };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[end + 2..end + 2 + size]);
+        body = &body[end + 2 + size + 2..];
+    }
+}
+
+pub(crate) fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+    })
+}
+
+pub(crate) fn request(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+pub(crate) fn modern_headers(message: &Value) -> Vec<(String, String)> {
+    let mut headers = vec![
+        ("Content-Type".to_owned(), "application/json".to_owned()),
+        ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
+        ("MCP-Protocol-Version".to_owned(), "2026-07-28".to_owned()),
+    ];
+    if let Some(method) = message["method"].as_str() {
+        headers.push(("Mcp-Method".to_owned(), method.to_owned()));
+        let name = match method {
+            "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
+            "resources/read" => message["params"]["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = name {
+            headers.push(("Mcp-Name".to_owned(), name.to_owned()));
+        }
+    }
+    headers
+}
+
+/// `initialize` over HTTP: the session's id.
+pub(crate) fn open_session(server: &Http, extra: &[(&str, &str)], capabilities: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}});
+    let mut headers =
+        vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    headers.extend_from_slice(extra);
+    let r = server.exchange("POST", "/mcp", &headers, init.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    assert!(id.len() >= 32 && id.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{id}");
+    id
+}
+
+pub(crate) fn in_session(server: &Http, session: &str, message: &Value, extra: &[(&str, &str)]) -> Reply {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    headers.extend_from_slice(extra);
+    server.exchange("POST", "/mcp", &headers, message.to_string().as_bytes())
+}
