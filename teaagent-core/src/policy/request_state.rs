@@ -144,6 +144,7 @@ pub(crate) enum Refusal {
     /// Too many approvals in the last minutes to remember another ([`MAX_NONCES`]).
     Busy,
     /// The fleet's shared state, which remembers the states used, cannot be reached.
+    #[cfg(feature = "redis")]
     Unavailable,
 }
 
@@ -159,6 +160,7 @@ impl std::fmt::Display for Refusal {
             Refusal::Busy => {
                 f.write_str("too many approvals were given in the last minutes; try again later")
             }
+            #[cfg(feature = "redis")]
             Refusal::Unavailable => f.write_str(
                 "whether it was used already cannot be checked: the fleet's shared state (Redis) cannot be reached",
             ),
