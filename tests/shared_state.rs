@@ -153,3 +153,87 @@ async fn windows_per_principal_when_configured() {
         limiter.admit_shared("limited", Some("token:bob")).await.expect("bob has a window of his own"),
     );
 }
+
+#[path = "common/http.rs"]
+mod raw;
+
+/// A replica: its machine's workspace and home, and the server.
+struct Replica {
+    ws: teaagent_tests::Tree,
+    _home: teaagent_tests::Tree,
+    http: raw::Http,
+}
+
+/// Two `teaagent mcp serve --http` replicas of one fleet (each with its own workspace, as on two
+/// machines): one Redis, one request-state key, `flags` on both.
+fn fleet(redis: &Redis, flags: &[&str]) -> (Replica, Replica) {
+    let key = "ab".repeat(32);
+    let env = [("TEAAGENT_REDIS_URL", redis.url()), ("TEAAGENT_REQUEST_STATE_KEY", key)];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let replica = || {
+        let (ws, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+        let http = raw::Http::teaagent(&ws, &home, flags, &env);
+        Replica { ws, _home: home, http }
+    };
+    (replica(), replica())
+}
+
+fn write(id: i64, path: &str) -> serde_json::Value {
+    raw::request(id, "tools/call", json!({"name": "write_file", "arguments": {"path": path, "content": "x"}}))
+}
+
+#[test]
+fn a_counted_grant_counts_its_uses_across_the_fleet() {
+    let redis = Redis::start();
+    let (a, b) = fleet(&redis, &["--grant", "write_file;uses=3"]);
+    let mut written = 0;
+    let mut refused = Vec::new();
+    for i in 0..6 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let answer = replica.http.post(&write(i, &format!("f{i}.txt"))).json();
+        match answer["result"]["isError"].as_bool() {
+            Some(false) => written += 1,
+            _ => refused.push(answer),
+        }
+    }
+    assert_eq!(written, 3, "uses=3 for the whole fleet: {refused:?}");
+    for answer in &refused {
+        assert_eq!(answer["error"]["code"], -32001, "{answer}");
+    }
+    let files =
+        (0..6).filter(|i| [&a, &b].iter().any(|r| r.ws.path(&format!("ws/f{i}.txt")).exists())).count();
+    assert_eq!(files, 3);
+}
+
+#[test]
+fn an_answer_for_this_session_holds_on_every_replica() {
+    let redis = Redis::start();
+    let (a, b) = fleet(&redis, &["--permission-mode", "prompt"]);
+    let mut call = write(1, "s.txt");
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    // Asked on replica A, answered "for this session" on A.
+    let asked = a.http.post(&call).json();
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let mut retry = call.clone();
+    retry["params"]["requestState"] = asked["result"]["requestState"].clone();
+    retry["params"]["inputResponses"] =
+        json!({"approval": {"action": "accept", "content": {"decision": "session"}}});
+    let done = a.http.post(&retry).json();
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    // Replica B was never asked: the same call is approved there without a question (the answer
+    // reaches Redis in the background, so allow it a moment).
+    let mut again = call.clone();
+    again["params"]["arguments"]["content"] = json!("y");
+    let mut answered = None;
+    for _ in 0..50 {
+        let answer = b.http.post(&again).json();
+        if answer["result"]["resultType"] == "complete" {
+            answered = Some(answer);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let answered = answered.expect("replica B knows the session approval");
+    assert_eq!(answered["result"]["isError"], false, "{answered}");
+    assert_eq!(std::fs::read_to_string(b.ws.path("ws/s.txt")).expect("written"), "y");
+}

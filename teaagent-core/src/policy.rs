@@ -237,6 +237,30 @@ pub enum Decision {
 pub struct GrantUses(Vec<Arc<Grant>>);
 
 impl GrantUses {
+    /// [`GrantUses::spend`], counted in the fleet's shared state when `policy` has one (one
+    /// round trip, all or none). A grant the fleet has used up is also marked used up here, so
+    /// this replica stops offering it (and asks, in `prompt` mode).
+    pub async fn spend_anywhere(self, policy: &Policy) -> Result<(), UsesRefused> {
+        #[cfg(feature = "redis")]
+        if let Some(state) = policy.shared.get()
+            && !self.0.is_empty()
+        {
+            let grants: Vec<(&str, u64)> =
+                self.0.iter().map(|g| (g.text(), g.uses_total().unwrap_or(0))).collect();
+            return match state.take_uses(&grants).await {
+                Ok(None) => Ok(()),
+                Ok(Some(i)) => {
+                    let grant = &self.0[i.min(self.0.len() - 1)];
+                    grant.exhaust();
+                    Err(UsesRefused::NoneLeft(grant.text().to_owned()))
+                }
+                Err(e) => Err(UsesRefused::Unavailable(e.0)),
+            };
+        }
+        let _ = policy;
+        self.spend().map_err(UsesRefused::NoneLeft)
+    }
+
     /// Spends one use of each grant, all or none: `Err(grant)` names a grant whose last use was
     /// spent by a call admitted since the decision (the call is then refused).
     pub fn spend(self) -> Result<(), String> {
@@ -299,7 +323,23 @@ pub struct Policy {
     /// Keys and used nonces of the modern era's sealed approvals ([`request_state`]); a random
     /// key is drawn at the first use unless [`Policy::request_state_keys`] set one.
     states: std::sync::OnceLock<request_state::RequestStates>,
+    /// A fleet's shared state: counted grants' uses and "for this session" answers there too.
+    #[cfg(feature = "redis")]
+    shared: std::sync::OnceLock<crate::state::RedisState>,
 }
+
+/// Why [`GrantUses::spend_anywhere`] spent nothing.
+#[derive(Debug, Clone)]
+pub enum UsesRefused {
+    /// This grant has no use left (calls admitted since the decision spent them).
+    NoneLeft(String),
+    /// The fleet's shared state cannot be reached.
+    Unavailable(String),
+}
+
+/// How long a "for this session" answer is remembered in a fleet's shared state (a session
+/// there has no end the replicas could see).
+pub const FLEET_SESSION_APPROVAL: Duration = Duration::from_secs(12 * 3600);
 
 impl Default for Policy {
     fn default() -> Self {
@@ -322,6 +362,8 @@ impl Policy {
             audit: None,
             advice: Advice::Code,
             states: std::sync::OnceLock::new(),
+            #[cfg(feature = "redis")]
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -339,6 +381,29 @@ impl Policy {
     }
 
     /// The request-state keys and nonces.
+    /// Shares counted grants' uses, "for this session" answers and request states' single use
+    /// with the fleet (`crate::state`).
+    #[cfg(feature = "redis")]
+    pub(crate) fn share(&self, state: crate::state::RedisState) {
+        self.request_states().share(state.clone());
+        let _ = self.shared.set(state);
+    }
+
+    /// Whether the user approved calls like this one "for this session" on another replica of
+    /// the fleet (one round trip, only for a call that would otherwise be asked about). An
+    /// unreachable shared state counts as no: the user is asked.
+    pub(crate) async fn session_approved_in_fleet(&self, call: &CallFacts<'_>) -> Option<Decision> {
+        #[cfg(feature = "redis")]
+        if let Some(state) = self.shared.get()
+            && state.session_approved(&session_key(call)).await.unwrap_or(false)
+        {
+            self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(session_key(call));
+            return Some(allow("approved by the user for this session (on another replica)"));
+        }
+        let _ = call;
+        None
+    }
+
     pub(crate) fn request_states(&self) -> &request_state::RequestStates {
         self.states.get_or_init(request_state::RequestStates::default)
     }
@@ -628,7 +693,17 @@ impl Policy {
         match answer {
             Answer::Once => allow("approved by the user (once)"),
             Answer::Session => {
-                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(session_key(call));
+                let key = session_key(call);
+                #[cfg(feature = "redis")]
+                if let (Some(state), Ok(runtime)) = (self.shared.get(), tokio::runtime::Handle::try_current())
+                {
+                    // For every replica; in the background (this replica knows it already).
+                    let (state, key) = (state.clone(), key.clone());
+                    runtime.spawn(async move {
+                        let _ = state.approve_session(&key, FLEET_SESSION_APPROVAL).await;
+                    });
+                }
+                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
                 allow("approved by the user for this session")
             }
             Answer::Deny(why) => Decision::Deny {

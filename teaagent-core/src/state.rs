@@ -77,6 +77,7 @@ struct Inner {
     shown: String,
     admit: redis::Script,
     release: redis::Script,
+    take_uses: redis::Script,
 }
 
 impl std::fmt::Debug for RedisState {
@@ -105,6 +106,23 @@ if redis.call('ZCARD', KEYS[1]) < max then
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, tostring(tonumber(oldest[2]) + window - now)}
+";
+
+/// Takes one use of every grant named (KEYS, each with its `uses=N` in ARGV, the count a key
+/// starts from), all or none: 0 when all were taken, else the 1-based index of a grant with no
+/// use left.
+const TAKE_USES: &str = r"
+for i, key in ipairs(KEYS) do
+  local left = redis.call('GET', key)
+  if not left then left = ARGV[i] end
+  if tonumber(left) <= 0 then return i end
+end
+for i, key in ipairs(KEYS) do
+  local left = redis.call('GET', key)
+  if not left then left = ARGV[i] end
+  redis.call('SET', key, tonumber(left) - 1)
+end
+return 0
 ";
 
 /// Deletes a nonce only while it is reserved (a spent one stays, so the state is never good
@@ -144,6 +162,7 @@ impl RedisState {
                 shown,
                 admit: redis::Script::new(ADMIT),
                 release: redis::Script::new(RELEASE),
+                take_uses: redis::Script::new(TAKE_USES),
             }),
         })
     }
@@ -252,6 +271,35 @@ impl RedisState {
         let _: i64 =
             self.with("request state", async |c| self.inner.release.key(&key).invoke_async(c).await).await?;
         Ok(())
+    }
+
+    /// Takes one use of each grant (`(text, uses=N)`), all or none: `Ok(None)` when taken, else
+    /// `Ok(Some(i))` naming a grant with no use left. A grant's count is kept under the digest of
+    /// its text, so every replica configured with the same grant counts the same uses.
+    pub(crate) async fn take_uses(&self, grants: &[(&str, u64)]) -> Result<Option<usize>, StateUnavailable> {
+        let mut invocation = self.inner.take_uses.prepare_invoke();
+        for (text, total) in grants {
+            invocation.key(self.key("uses", &crate::policy::request_state::digest_of(&[text]))).arg(*total);
+        }
+        let found: i64 = self.with("grant uses", async |c| invocation.invoke_async(c).await).await?;
+        Ok(usize::try_from(found).ok().filter(|i| *i > 0).map(|i| i - 1))
+    }
+
+    /// Remembers an approval "for this session" (`key`: the caller and the call's tool and
+    /// targets, as the policy forms it) for `ttl`, for every replica.
+    pub(crate) async fn approve_session(&self, key: &str, ttl: Duration) -> Result<(), StateUnavailable> {
+        let key = self.key("session", &crate::policy::request_state::digest_of(&[key]));
+        let seconds = ttl.as_secs().max(1);
+        self.with("session approval", async |c| {
+            redis::cmd("SET").arg(&key).arg(1).arg("EX").arg(seconds).query_async(c).await
+        })
+        .await
+    }
+
+    /// Whether an approval "for this session" of `key` was given on any replica.
+    pub(crate) async fn session_approved(&self, key: &str) -> Result<bool, StateUnavailable> {
+        let key = self.key("session", &crate::policy::request_state::digest_of(&[key]));
+        self.with("session approval", async |c| redis::cmd("EXISTS").arg(&key).query_async(c).await).await
     }
 
     /// Whether Redis answers `PING` now (for `/readyz` and start-up logs).

@@ -73,6 +73,8 @@ pub struct Grant {
     arg: Option<(ArgName, String)>,
     path: Option<GlobMatcher>,
     uses_left: Option<AtomicU64>,
+    /// `uses=N` as written (a fleet counts its uses from it in the shared state).
+    uses_total: Option<u64>,
     expires: Option<SystemTime>,
 }
 
@@ -123,6 +125,7 @@ impl Grant {
             None => None,
         };
         let mut uses_left = None;
+        let mut uses_total = None;
         let mut expires = None;
         for option in parts {
             let option = option.trim();
@@ -131,6 +134,7 @@ impl Grant {
                     let n: u64 =
                         n.parse().map_err(|_| error(format!("`uses` must be a number, not `{n}`")))?;
                     uses_left = Some(AtomicU64::new(n));
+                    uses_total = Some(n);
                 }
                 Some(("expires", when)) => {
                     // A duration too long to add to now (`expires=500000000000y`) is refused
@@ -155,7 +159,7 @@ impl Grant {
                 }
             }
         }
-        Ok(Self { text: text.to_owned(), tool, arg, path, uses_left, expires })
+        Ok(Self { text: text.to_owned(), tool, arg, path, uses_left, uses_total, expires })
     }
 
     /// The grant as written.
@@ -244,6 +248,20 @@ impl Grant {
     /// Whether the grant has a use count (`;uses=N`).
     pub fn is_counted(&self) -> bool {
         self.uses_left.is_some()
+    }
+
+    /// `uses=N` as written, for a grant with a use count.
+    pub fn uses_total(&self) -> Option<u64> {
+        self.uses_total
+    }
+
+    /// Marks the grant used up in this process (the fleet's count says none is left), so this
+    /// replica stops offering it and, in `prompt` mode, asks instead.
+    #[cfg(feature = "redis")]
+    pub(crate) fn exhaust(&self) {
+        if let Some(n) = &self.uses_left {
+            n.store(0, Ordering::Release);
+        }
     }
 
     /// Gives back a use taken by [`Grant::take_use`] (the call it was taken for did not run).

@@ -61,7 +61,7 @@ use crate::policy::digest::call_digest;
 use crate::policy::request_state::{
     APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, Refusal, Reservation, approval_deadline, digest_of,
 };
-use crate::policy::{CallFacts, Decision, Question};
+use crate::policy::{CallFacts, Decision, Question, UsesRefused};
 use crate::rate_limit::Refused;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending, tool_answers};
@@ -209,7 +209,9 @@ async fn checked_call(
             if !shared.limiter.is_shared() {
                 shared.limiter.admit(name).map_err(rate_limited)?.refund();
             }
+            let fleet = policy.session_approved_in_fleet(&facts).await;
             match modern.zip(binding.as_ref()) {
+                _ if fleet.is_some() => fleet.unwrap_or_else(|| policy.approved_in_an_earlier_round()),
                 None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
                 Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
                     policy.approved_in_an_earlier_round()
@@ -292,15 +294,28 @@ async fn checked_call(
             });
         }
     };
-    if let Err(grant) = uses.spend() {
-        admission.refund();
-        let rule = format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
-        audit(shared, &facts, &rule, "denied");
-        return Err(Error::ApprovalDenied {
-            tool: name.to_owned(),
-            rule,
-            details: "nothing was done; add a grant or raise its `uses`".into(),
-        });
+    match uses.spend_anywhere(policy).await {
+        Ok(()) => {}
+        Err(UsesRefused::NoneLeft(grant)) => {
+            admission.refund();
+            let rule =
+                format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
+            audit(shared, &facts, &rule, "denied");
+            return Err(Error::ApprovalDenied {
+                tool: name.to_owned(),
+                rule,
+                details: "nothing was done; add a grant or raise its `uses`".into(),
+            });
+        }
+        Err(UsesRefused::Unavailable(details)) => {
+            admission.refund();
+            audit(shared, &facts, "shared state unavailable", "refused");
+            return Err(Error::ToolFailed {
+                tool: name.to_owned(),
+                reason: Failure::StateUnavailable,
+                details,
+            });
+        }
     }
     // 7. Run: wait for a turn, then the handler under its timeout, panics caught. The earlier
     //    round's state is spent once the call has its turn (refused for overload, it stays good).

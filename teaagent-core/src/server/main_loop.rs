@@ -185,7 +185,7 @@ impl Shared {
         #[cfg(feature = "redis")]
         let limiter = match server.shared_state {
             Some(state) => {
-                server.policy.request_states().share(state.clone());
+                server.policy.share(state.clone());
                 limiter.shared(state)
             }
             None => limiter,
