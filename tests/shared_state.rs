@@ -237,3 +237,85 @@ fn an_answer_for_this_session_holds_on_every_replica() {
     assert_eq!(answered["result"]["isError"], false, "{answered}");
     assert_eq!(std::fs::read_to_string(b.ws.path("ws/s.txt")).expect("written"), "y");
 }
+
+/// A `redis-server` that takes only TLS connections with a password, for [`rediss_and_a_password_from_the_environment`].
+struct TlsRedis {
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+    tls_port: u16,
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+fn tls_redis(password: &str) -> TlsRedis {
+    let keys = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth_keys");
+    let dir = tempfile::tempdir().expect("dir");
+    let tls_port = free_port();
+    let program = ["/usr/bin/redis-server", "/usr/sbin/redis-server"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("redis-server");
+    let _installed = Redis::start(); // installs redis-server when missing, like every Redis test
+    let child = std::process::Command::new(program)
+        .args(["--port", "0", "--tls-port", &tls_port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--requirepass", password, "--tls-auth-clients", "no"])
+        .arg("--tls-cert-file")
+        .arg(keys.join("test-only-localhost-tls.pem"))
+        .arg("--tls-key-file")
+        .arg(keys.join("test-only-localhost-tls.key"))
+        .arg("--tls-ca-cert-file")
+        .arg(keys.join("test-only-ca.pem"))
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-server");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", tls_port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "redis-server did not listen for TLS");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    TlsRedis { child, _dir: dir, tls_port }
+}
+
+#[test]
+fn rediss_and_a_password_from_the_environment() {
+    let password = "s3cret/with:odd@chars";
+    let redis = tls_redis(password);
+    let keys = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth_keys");
+    let ca = keys.join("test-only-ca.pem");
+    let url = format!("rediss://localhost:{}", redis.tls_port);
+    let start = |password: &str| {
+        let (ws, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+        let env = [
+            ("TEAAGENT_REDIS_URL", url.as_str()),
+            ("TEAAGENT_REDIS_PASSWORD", password),
+            ("SSL_CERT_FILE", ca.to_str().expect("utf-8")),
+        ];
+        let http = raw::Http::teaagent(&ws, &home, &["--grant", "write_file;uses=1"], &env);
+        Replica { ws, _home: home, http }
+    };
+    // The right password over TLS: the fleet's count works (one use, then none).
+    let replica = start(password);
+    let first = replica.http.post(&write(1, "one.txt")).json();
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    let second = replica.http.post(&write(2, "two.txt")).json();
+    assert_eq!(second["error"]["code"], -32001, "{second}");
+    // A wrong password: the shared state cannot be used, so the counted grant is refused
+    // (fail closed), and the password is not in the answer.
+    let wrong = start("not-the-password");
+    let refused = wrong.http.post(&write(3, "three.txt")).json();
+    assert_eq!(refused["error"]["data"]["reason"], "state_unavailable", "{refused}");
+    assert!(!refused.to_string().contains("not-the-password"), "{refused}");
+    assert!(!wrong.ws.path("ws/three.txt").exists());
+}
