@@ -362,9 +362,11 @@ fn write_config(dir: &Path, upstreams: &str, listen: SocketAddr) {
     let path = |name: &str| dir.join(name).display().to_string();
     // One process, no workers (`master_process off`): nothing outlives a kill, and no worker
     // switches to another user that could not reach these paths. The proxying is the same.
+    // Room for the fleet tests' bursts: each request in flight holds two connections (the
+    // client's and the replica's), so 500 at once need more than the image's 1024.
     let main = format!(
         "master_process off;\n\
-         events {{ worker_connections 1024; }}\n\
+         events {{ worker_connections 4096; }}\n\
          http {{\n\
          \x20   log_format fleet '$status $upstream_addr $request_method $request_uri';\n\
          \x20   access_log {access} fleet;\n\
