@@ -375,7 +375,7 @@ reasons! {
         /// Its external server's tools are withheld (its tool list changed since the user
         /// allowed it, or it is no longer trusted) until the user allows it again.
         Withheld => "withheld", "is withheld until the user allows its external server again";
-        /// The state a fleet shares (Redis, [`crate::state`]) could not be reached, and the
+        /// The state a fleet shares (Redis, `teaagent_core::state`, feature `redis`) could not be reached, and the
         /// call needs it (a rate limit): refused rather than admitted unchecked.
         StateUnavailable => "state_unavailable", "was refused because the fleet's shared state (Redis) cannot be reached";
     }

@@ -3,7 +3,7 @@
 //! exact however many calls arrive at once. An admission can be refunded: a call that a later
 //! step refuses (the workspace lock) leaves the budget as it found it.
 //!
-//! With a fleet's shared state (feature `redis`, [`crate::state`]) the windows live in Redis
+//! With a fleet's shared state (feature `redis`, `teaagent_core::state`) the windows live in Redis
 //! instead: [`RateLimiter::admit_shared`] admits through one atomic script, and a refund removes
 //! that admission there.
 

@@ -228,10 +228,10 @@ pub(crate) fn approval_deadline(lifetime: Duration) -> u64 {
 }
 
 /// Most rounds of one call (a tool asking question after question).
-pub(crate) const MAX_ROUNDS: u32 = 16;
+pub const MAX_ROUNDS: u32 = 16;
 
 /// Most bytes of answers a state carries between rounds (a state travels in every retry).
-pub(crate) const MAX_CARRIED: usize = 64 * 1024;
+pub const MAX_CARRIED: usize = 64 * 1024;
 
 /// The keys, and the nonces of states in use or used.
 #[derive(Debug)]
