@@ -209,14 +209,15 @@ async fn checked_call(
             if !shared.limiter.is_shared() {
                 shared.limiter.admit(name).map_err(rate_limited)?.refund();
             }
+            // An answer "for this session" given on another replica of a fleet.
             let fleet = policy.session_approved_in_fleet(&facts).await;
-            match modern.zip(binding.as_ref()) {
-                _ if fleet.is_some() => fleet.unwrap_or_else(|| policy.approved_in_an_earlier_round()),
-                None => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
-                Some(_) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
+            match (fleet, modern.zip(binding.as_ref())) {
+                (Some(decision), _) => decision,
+                (None, None) => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
+                (None, Some(_)) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
                     policy.approved_in_an_earlier_round()
                 }
-                Some((caller, binding)) => {
+                (None, Some((caller, binding))) => {
                     let carried = earlier.as_ref().map(|e| &e.carried);
                     let round = round_trip(shared, &facts, caller, &question, binding, &responses, carried);
                     let decision = match round? {
