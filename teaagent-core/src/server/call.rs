@@ -359,12 +359,10 @@ async fn checked_call(
         },
         None => {
             let peer = super::peer::current(&shared.peer);
-            match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
-                Some(session) => Mode::Legacy {
-                    peer,
-                    capabilities: session.capabilities,
-                    deadline: std::time::Instant::now().checked_add(timeout),
-                },
+            match peer.legacy().or_else(|| caller.map(|c| Arc::new(c.clone()))) {
+                Some(session) => {
+                    Mode::Legacy { peer, session, deadline: std::time::Instant::now().checked_add(timeout) }
+                }
                 None => Mode::None,
             }
         }

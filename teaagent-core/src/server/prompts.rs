@@ -127,10 +127,10 @@ pub(crate) async fn get_prompt(
             asked: carried.asked,
             carried: carried.answers,
         },
-        None => match caller.cloned().or_else(|| peer.legacy().map(|s| (*s).clone())) {
+        None => match peer.legacy().or_else(|| caller.map(|c| Arc::new(c.clone()))) {
             Some(session) => Mode::Legacy {
                 peer: peer.clone(),
-                capabilities: session.capabilities,
+                session,
                 deadline: std::time::Instant::now().checked_add(timeout),
             },
             None => Mode::None,

@@ -21,8 +21,9 @@ pub struct ToolContext {
     inner: Arc<Inner>,
     /// Outside `inner`: a detached context gets state after it is made ([`ToolContext::with_state`]).
     states: States,
-    /// The call's questions to the client ([`ToolContext::ask`]).
-    inputs: Arc<Inputs>,
+    /// The call's questions to the client ([`ToolContext::ask`]); none for a context made
+    /// without a server (nothing to ask), so such a context allocates nothing for them.
+    inputs: Option<Arc<Inputs>>,
 }
 
 struct Inner {
@@ -58,13 +59,13 @@ impl ToolContext {
                 last_progress: Mutex::new(None),
             }),
             states: States::default(),
-            inputs: Arc::default(),
+            inputs: None,
         }
     }
 
     /// Attaches how this call's questions reach the client.
     pub(crate) fn with_inputs(mut self, inputs: Arc<Inputs>) -> Self {
-        self.inputs = inputs;
+        self.inputs = Some(inputs);
         self
     }
 
@@ -227,7 +228,7 @@ impl ToolContext {
     /// # fn main() {}
     /// ```
     pub async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, InputError> {
-        let mut answers = self.inputs.ask_all(vec![(key.to_owned(), request)]).await?;
+        let mut answers = self.ask_all([(key, request)]).await?;
         Ok(answers.remove(key).unwrap_or(Value::Null))
     }
 
@@ -237,12 +238,16 @@ impl ToolContext {
         &self,
         requests: impl IntoIterator<Item = (K, InputRequest)>,
     ) -> Result<crate::JsonObject, InputError> {
-        self.inputs.ask_all(requests.into_iter().map(|(k, r)| (k.into(), r)).collect()).await
+        let requests = requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
+        match &self.inputs {
+            Some(inputs) => inputs.ask_all(requests).await,
+            None => Inputs::default().ask_all(requests).await,
+        }
     }
 
     /// Whether the client declared `capability`, so a question that needs it can be asked.
     pub fn client_supports(&self, capability: ClientCapability) -> bool {
-        self.inputs.client_supports(capability)
+        self.inputs.as_ref().is_some_and(|i| i.client_supports(capability))
     }
 }
 

@@ -254,11 +254,18 @@ pub(crate) fn tool_answers(responses: JsonObject) -> JsonObject {
 }
 
 /// How a call's questions reach the client.
+// Made once per call and kept in the call's `Arc<Inputs>`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Mode {
     /// Nobody to ask.
     None,
     /// Requests to the client on the call's peer, answered before `deadline` (the call's own).
-    Legacy { peer: Peer, capabilities: ClientCapabilities, deadline: Option<std::time::Instant> },
+    /// (The session is shared, not copied: a call that asks nothing costs no clone of it.)
+    Legacy {
+        peer: Peer,
+        session: std::sync::Arc<crate::server::SessionInfo>,
+        deadline: Option<std::time::Instant>,
+    },
     /// Multi round-trip: the retry's answers (to a key the last round `asked`, only for the
     /// question asked under it: its digest), and those of earlier rounds from the sealed state
     /// (`carried`, by key: `{"q": digest, "a": answer}`).
@@ -313,8 +320,8 @@ impl Inputs {
     pub(crate) fn client_supports(&self, capability: ClientCapability) -> bool {
         match &self.mode {
             Mode::None => false,
-            Mode::Legacy { capabilities, peer, .. } => {
-                peer.can_request() && capability.declared_in(capabilities)
+            Mode::Legacy { session, peer, .. } => {
+                peer.can_request() && capability.declared_in(&session.capabilities)
             }
             Mode::Modern { capabilities, .. } => capability.declared_in(capabilities),
         }
