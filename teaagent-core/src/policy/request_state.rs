@@ -295,7 +295,28 @@ pub(crate) struct Reservation<'a> {
     shared: Option<crate::state::RedisState>,
 }
 
-impl Reservation<'_> {
+impl<'a> Reservation<'a> {
+    /// The reservation of an opened state's nonce, with what the state carried.
+    fn of(
+        states: &'a RequestStates,
+        payload: Payload,
+        #[cfg(feature = "redis")] shared: Option<crate::state::RedisState>,
+    ) -> Self {
+        Reservation {
+            states,
+            nonce: payload.n,
+            spent: false,
+            carried: Carried {
+                answers: payload.a,
+                asked: payload.q,
+                approved_until: payload.ok,
+                round: payload.r,
+            },
+            #[cfg(feature = "redis")]
+            shared,
+        }
+    }
+
     /// The call runs: the state is used up.
     pub(crate) fn spend(mut self) {
         #[cfg(feature = "redis")]
@@ -419,18 +440,7 @@ impl RequestStates {
         if let Some(state) = self.shared.get() {
             let payload = self.checked(token, binding)?;
             return match state.reserve(&payload.n, KEEP).await {
-                Ok(true) => Ok(Reservation {
-                    states: self,
-                    nonce: payload.n,
-                    spent: false,
-                    carried: Carried {
-                        answers: payload.a,
-                        asked: payload.q,
-                        approved_until: payload.ok,
-                        round: payload.r,
-                    },
-                    shared: Some(state.clone()),
-                }),
+                Ok(true) => Ok(Reservation::of(self, payload, Some(state.clone()))),
                 Ok(false) => Err(Refusal::Replayed),
                 Err(_) => Err(Refusal::Unavailable),
             };
@@ -476,19 +486,12 @@ impl RequestStates {
         let until = now + KEEP;
         nonces.state.insert(payload.n.clone(), (Nonce::Reserved, until));
         nonces.order.push_back((until, payload.n.clone()));
-        Ok(Reservation {
-            states: self,
-            nonce: payload.n,
-            spent: false,
-            carried: Carried {
-                answers: payload.a,
-                asked: payload.q,
-                approved_until: payload.ok,
-                round: payload.r,
-            },
+        Ok(Reservation::of(
+            self,
+            payload,
             #[cfg(feature = "redis")]
-            shared: None,
-        })
+            None,
+        ))
     }
 
     /// The payload of a well-formed token whose tag verifies under the key or the previous one.

@@ -456,6 +456,19 @@ mod tests {
     }
 
     #[test]
+    fn input_responses_are_objects_of_objects_up_to_the_carried_limit() {
+        let max = crate::policy::request_state::MAX_CARRIED;
+        // `{"k":{"t":"…"}}` is 14 bytes of JSON around the text.
+        let sized = |n: usize| Some(json!({"k": {"t": "x".repeat(n - 14)}}));
+        assert!(responses(sized(max)).is_ok(), "at the limit");
+        let past = responses(sized(max + 1)).expect_err("past the limit").to_string();
+        assert!(past.contains(&max.to_string()), "{past}");
+        assert!(responses(Some(json!({"k": 42}))).is_err());
+        assert!(responses(Some(json!([1]))).is_err());
+        assert!(responses(None).expect("absent").is_empty());
+    }
+
+    #[test]
     fn the_approval_key_is_the_servers() {
         let inputs = Inputs::default();
         let err = block_on(inputs.ask_all(vec![("approval".into(), InputRequest::list_roots())]))
