@@ -15,7 +15,7 @@
 /// machine traps every `cpuid`, and that first call cost about 0.1 ms of each cold start here
 /// (`cargo bench --bench stdio`, measured with `perf`): the first line a server frames is the
 /// `initialize` it must answer quickly. SSE2 is part of x86_64, so its search needs no question.
-fn find_newline(haystack: &[u8]) -> Option<usize> {
+pub(crate) fn find_newline(haystack: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
         return searcher.find(haystack);
