@@ -293,24 +293,43 @@ impl Shared {
                 return reply.send(error_line(Some(&id), &error.to_error_object_for(modern)));
             }
         };
+        if self.in_flight().contains_key(id.key()) {
+            let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
+            return reply.send(error_line(Some(&id), &error.to_error_object()));
+        }
+        // The in-flight entry's key, kept: the future owns `id`.
         let key = id.key().clone();
         let cancel = self.stopping.child_token();
-        {
-            let mut in_flight = self.in_flight();
-            if in_flight.contains_key(&key) {
-                let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
-                return reply.send(error_line(Some(&id), &error.to_error_object()));
-            }
-            in_flight.insert(key.clone(), InFlight { cancel: cancel.clone(), abort: None });
-        }
         let shared = Arc::clone(self);
         let log_level = caller.as_ref().and_then(|c| c.log_level);
+        let token = cancel.clone();
+        // Modern era: `notifications/message` only for a request that asked, at its level.
+        // (`router::dispatch` answers a panic of its own as an internal error.)
+        let mut work = Box::pin(async move {
+            crate::logging::for_request(
+                log_level,
+                router::dispatch(&shared, &id, &method, params, token, caller),
+            )
+            .await
+        });
+        // The first poll runs here, inline: most requests (a fast tool, a list, a read) finish
+        // in it, and then need no task, no in-flight entry and no hand-off between tasks (a
+        // sequential call's latency, the stdio benchmark). Nothing can cancel a request between
+        // its arrival and the end of this poll: the loop reads no other line meanwhile. A
+        // request that is not done gets its task, whose first poll registers its own waker
+        // (the one given here wakes nothing, as the `Future` contract allows: only the latest
+        // poll's waker counts).
+        let first = work.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+        if let std::task::Poll::Ready(line) = first {
+            return reply.send(line);
+        }
+        self.in_flight().insert(key.clone(), InFlight { cancel, abort: None });
+        let shared = Arc::clone(self);
+        let task_key = key.clone();
         let task = self.tracker.spawn(async move {
-            // Modern era: `notifications/message` only for a request that asked, at its level.
-            let route = router::dispatch(&shared, &id, &method, params, cancel, caller);
-            let line = crate::logging::for_request(log_level, route).await;
+            let line = work.await;
             // Gone from the map means cancelled while running: no response.
-            if shared.in_flight().remove(id.key()).is_some() {
+            if shared.in_flight().remove(&task_key).is_some() {
                 reply.send(line);
             }
         });
