@@ -55,6 +55,38 @@ impl CallToolResult {
         self
     }
 
+    /// Appends this result as JSON: the same bytes as its `Serialize` (`serde_json::to_writer`),
+    /// with each text block's text written by [`crate::jsonrpc::response::write_json_str`]
+    /// (large text is most of a large answer, and escaping it byte by byte was most of its cost).
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"content\":[");
+        for (i, block) in self.content.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match block {
+                Content::Text { text } => {
+                    out.extend_from_slice(b"{\"type\":\"text\",\"text\":");
+                    crate::jsonrpc::response::write_json_str(out, text);
+                    out.push(b'}');
+                }
+                other => serde_json::to_writer(&mut *out, other)?,
+            }
+        }
+        out.push(b']');
+        if let Some(structured) = &self.structured_content {
+            out.extend_from_slice(b",\"structuredContent\":");
+            serde_json::to_writer(&mut *out, structured)?;
+        }
+        out.extend_from_slice(if self.is_error { b",\"isError\":true" } else { b",\"isError\":false" });
+        if let Some(meta) = &self.meta {
+            out.extend_from_slice(b",\"_meta\":");
+            serde_json::to_writer(&mut *out, meta)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
     /// About how many bytes this result takes as JSON when its strings need no escapes: the
     /// content's strings, plus room for the rest. Reserved before the answer is written.
     pub(crate) fn wire_size_hint(&self) -> usize {
@@ -161,6 +193,48 @@ pub struct EmbeddedResource {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The hand-written writer gives the bytes of the derived `Serialize`, for every kind of
+    /// block and every optional member.
+    #[test]
+    fn write_json_is_the_serialize_output() {
+        let link = ResourceLink {
+            uri: "file:///a".into(),
+            name: "a".into(),
+            mime_type: Some("text/plain".into()),
+            description: None,
+        };
+        let mut meta = crate::mcp::JsonObject::new();
+        meta.insert("k".into(), json!(["v", 1]));
+        let results = [
+            CallToolResult::text(""),
+            CallToolResult::text("a \"quoted\"\nline\twith \\ and \u{1} and é"),
+            CallToolResult::error("failed"),
+            CallToolResult::structured(json!({"n": 1, "s": "x\"y"})),
+            CallToolResult::contents(vec![]),
+            CallToolResult::contents(vec![
+                Content::text("one"),
+                Content::Image { data: "aGk=".into(), mime_type: "image/png".into() },
+                Content::Audio { data: "aGk=".into(), mime_type: "audio/wav".into() },
+                Content::ResourceLink(link),
+                Content::Resource {
+                    resource: EmbeddedResource {
+                        uri: "file:///b".into(),
+                        mime_type: None,
+                        text: Some("b".into()),
+                        blob: None,
+                    },
+                },
+                Content::text("x".repeat(5000)),
+            ])
+            .with_meta(meta),
+        ];
+        for result in &results {
+            let mut ours = Vec::new();
+            result.write_json(&mut ours).expect("written");
+            assert_eq!(String::from_utf8(ours).expect("utf-8"), serde_json::to_string(result).expect("json"),);
+        }
+    }
 
     #[test]
     fn wire_shapes() {

@@ -13,6 +13,7 @@ use super::main_loop::{MAX_LISTENERS, Shared};
 use super::peer::SessionInfo;
 use super::prompts::PromptOutcome;
 use crate::error::{Error, InvalidRequest, ParamsProblem};
+use crate::jsonrpc::response::result_line_written;
 use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
 use crate::mcp::CallToolResult;
 use crate::mcp::logging::SetLevelParams;
@@ -48,9 +49,16 @@ pub(crate) async fn dispatch(
                 // Boxed: a rare, long-lived request should not grow every request's future.
                 Ok(p) => match Box::pin(listen(shared, id, p, &cancel)).await {
                     // The final result: empty but for the subscription's id in `_meta`.
-                    Ok(meta) if modern => {
-                        answers.modern(&serde_json::json!({}), "complete", Cache::None, meta, 0)
-                    }
+                    Ok(meta) if modern => answers.modern(
+                        |out| {
+                            out.extend_from_slice(b"{}");
+                            Ok(())
+                        },
+                        "complete",
+                        Cache::None,
+                        meta,
+                        0,
+                    ),
                     Ok(meta) => answers.ok(Ok(serde_json::json!({ "_meta": meta })), Cache::None),
                     Err(e) => answers.error(e),
                 },
@@ -205,7 +213,13 @@ impl Answers<'_> {
         match result {
             Err(error) => self.error(error),
             Ok(value) if !self.modern => result_line_sized(self.id, &value, size),
-            Ok(value) => self.modern(&value, "complete", cache, serde_json::Map::new(), size),
+            Ok(value) => self.modern(
+                |out| serde_json::to_writer(out, &value),
+                "complete",
+                cache,
+                serde_json::Map::new(),
+                size,
+            ),
         }
     }
 
@@ -214,23 +228,29 @@ impl Answers<'_> {
         // Room for the content up front: a large result is written once.
         let size = result.wire_size_hint();
         if !self.modern {
-            return result_line_sized(self.id, &result, size);
+            return result_line_written(self.id, size, |out| result.write_json(out));
         }
         let meta = result.meta.take().unwrap_or_default();
-        self.modern(&result, "complete", Cache::None, meta, size)
+        self.modern(|out| result.write_json(out), "complete", Cache::None, meta, size)
     }
 
     fn input_required(&self, question: &InputRequiredResult) -> Vec<u8> {
-        self.modern(question, "input_required", Cache::None, serde_json::Map::new(), 0)
+        self.modern(
+            |out| serde_json::to_writer(out, question),
+            "input_required",
+            Cache::None,
+            serde_json::Map::new(),
+            0,
+        )
     }
 
-    /// A modern-era result: the method's own members, written straight from the result (a
-    /// pre-serialised listing included), then `resultType`, the cache hints when the result has
+    /// A modern-era result: the method's own members, written straight from the result by
+    /// `write` (a pre-serialised listing included), then `resultType`, the cache hints when the result has
     /// them, and `_meta` with the server's name and version added to `meta` (the `_meta` the
     /// result carried, taken out of it so the key is written once).
-    fn modern<T: Serialize>(
+    fn modern(
         &self,
-        result: &T,
+        write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
         result_type: &'static str,
         cache: Cache,
         mut meta: serde_json::Map<String, serde_json::Value>,
@@ -242,7 +262,7 @@ impl Answers<'_> {
         out.extend_from_slice(self.id.raw().as_bytes());
         out.extend_from_slice(b",\"result\":");
         let start = out.len();
-        let written = serde_json::to_writer(&mut out, result);
+        let written = write(&mut out);
         // The result is a JSON object: its members, then ours, before its closing brace.
         while out.last().is_some_and(u8::is_ascii_whitespace) {
             out.pop();
