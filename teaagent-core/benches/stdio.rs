@@ -17,9 +17,9 @@
 //! - **teaagent mcp serve** (the shipped binary on a scratch workspace and `$TEAAGENT_HOME`):
 //!   cold start only; its protocol layer is the echo example's.
 //!
-//! Rounds interleave the contenders, so drift in the machine's load hits all alike. Figures are
-//! medians over rounds (latency percentiles over every sample of every round). The report ends
-//! with the performance issue's targets, each judged on this run.
+//! Rounds interleave the contenders (cold starts one start at a time), so drift in the machine's
+//! load hits all alike. Figures are medians over rounds (latency percentiles over every sample of
+//! every round). The report ends with the performance issue's targets, each judged on this run.
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
@@ -103,9 +103,16 @@ fn main() {
             true,
         ),
     ];
-    // Rounds alternate the servers, so drift in the machine's load hits all alike.
+    // Rounds alternate the servers, so drift in the machine's load hits all alike. Cold starts
+    // alternate start by start: a start is short, and what ran just before it (another server's
+    // 1 MiB echoes, or nothing) would otherwise weigh on one contender's starts and not another's.
     for round in 1..=scale.rounds {
         eprintln!("round {round} of {}", scale.rounds);
+        for _ in 0..scale.cold_starts {
+            for c in &mut contenders {
+                cold_start(c);
+            }
+        }
         for c in &mut contenders {
             measure(c, &scale);
         }
@@ -211,15 +218,16 @@ fn call_line(id: usize, text: &str) -> String {
     )
 }
 
+/// One cold start: spawn → the `initialize` answer read.
+fn cold_start(c: &mut Contender) {
+    let t = Instant::now();
+    let mut server = Server::start(c);
+    server.initialize();
+    c.figures.cold_starts.push(t.elapsed());
+    server.stop();
+}
+
 fn measure(c: &mut Contender, scale: &Scale) {
-    // Cold start: spawn → initialize answer.
-    for _ in 0..scale.cold_starts {
-        let t = Instant::now();
-        let mut server = Server::start(c);
-        server.initialize();
-        c.figures.cold_starts.push(t.elapsed());
-        server.stop();
-    }
     if c.cold_start_only {
         return;
     }
