@@ -17,9 +17,11 @@
 //! - **teaagent mcp serve** (the shipped binary on a scratch workspace and `$TEAAGENT_HOME`):
 //!   cold start only; its protocol layer is the echo example's.
 //!
-//! Rounds interleave the contenders (cold starts one start at a time), so drift in the machine's
-//! load hits all alike. Figures are medians over rounds (latency percentiles over every sample of
-//! every round). The report ends with the performance issue's targets, each judged on this run.
+//! Rounds interleave the contenders, so drift in the machine's load hits all alike: cold starts
+//! alternate one start at a time, and the sequential calls run against every contender at once,
+//! in turns of 100 calls (see `sequential_interleaved`). Every figure is a median over rounds:
+//! of the round's value, and for latencies of the round's percentile. The report ends with the
+//! performance issue's targets, each judged on this run.
 
 #![allow(clippy::print_stdout)] // the report is this program's output
 
@@ -36,10 +38,10 @@ use std::time::{Duration, Instant};
 #[derive(Default)]
 struct Figures {
     cold_starts: Vec<Duration>,
-    /// Sequential latencies with client and server on one core.
-    pinned: Vec<Duration>,
-    /// Sequential latencies wherever the scheduler puts them.
-    free: Vec<Duration>,
+    /// Sequential latencies with client and server on one core, one list per round.
+    pinned: Vec<Vec<Duration>>,
+    /// Sequential latencies wherever the scheduler puts them, one list per round.
+    free: Vec<Vec<Duration>>,
     pipelined_per_s: Vec<f64>,
     mib_echo_per_s: Vec<f64>,
     cpu_per_call: Vec<Duration>,
@@ -113,6 +115,8 @@ fn main() {
                 cold_start(c);
             }
         }
+        sequential_interleaved(&mut contenders, scale.sequential, true);
+        sequential_interleaved(&mut contenders, scale.sequential, false);
         for c in &mut contenders {
             measure(c, &scale);
         }
@@ -227,28 +231,51 @@ fn cold_start(c: &mut Contender) {
     server.stop();
 }
 
+/// Calls answered one at a time by every contender at once, in blocks of [`BLOCK`] calls per
+/// contender in turn: a burst of scheduling delay (on a virtual machine a sleeping vCPU can take
+/// ~0.1 ms to wake) lasts milliseconds, and falls on whichever contender is answering then;
+/// blocks spread such bursts over all contenders alike. `pinned`: client and servers share one
+/// core (the servers inherit the affinity of the thread that spawns them).
+fn sequential_interleaved(contenders: &mut [Contender], calls: usize, pinned: bool) {
+    const BLOCK: usize = 100;
+    support::pin_to_first_core(pinned);
+    let mut running: Vec<(usize, Server, Vec<Duration>)> = contenders
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.cold_start_only)
+        .map(|(i, c)| {
+            let mut server = Server::start(c);
+            server.initialize();
+            (i, server, Vec::with_capacity(calls))
+        })
+        .collect();
+    let mut done = 0;
+    while done < calls {
+        let block = BLOCK.min(calls - done);
+        for (_, server, latencies) in &mut running {
+            sequential(server, done, block, latencies);
+        }
+        done += block;
+    }
+    for (i, server, latencies) in running {
+        server.stop();
+        let figures = &mut contenders[i].figures;
+        if pinned { figures.pinned.push(latencies) } else { figures.free.push(latencies) }
+    }
+    support::pin_to_first_core(false);
+}
+
 fn measure(c: &mut Contender, scale: &Scale) {
     if c.cold_start_only {
         return;
     }
-
-    // Sequential calls, first with client and server sharing one core (the server inherits the
-    // affinity of the thread that spawns it), then unpinned.
-    support::pin_to_first_core(true);
-    let mut server = Server::start(c);
-    server.initialize();
-    sequential(&mut server, scale.sequential, &mut c.figures.pinned);
-    server.stop();
-    support::pin_to_first_core(false);
-
     let mut server = Server::start(c);
     server.initialize();
     let pid = server.child.id();
     // Idle: after the handshake and one call, with nothing in flight.
-    sequential(&mut server, 1, &mut Vec::new());
+    sequential(&mut server, 0, 1, &mut Vec::new());
     std::thread::sleep(Duration::from_millis(50));
     c.figures.idle_rss_kib.push(proc_status_kib(pid, "VmRSS:"));
-    sequential(&mut server, scale.sequential, &mut c.figures.free);
 
     // Pipelined calls, 256 in flight; CPU time of the server over this phase.
     let cpu_before = cpu_time(pid);
@@ -270,9 +297,10 @@ fn measure(c: &mut Contender, scale: &Scale) {
     server.stop();
 }
 
-fn sequential(server: &mut Server, calls: usize, latencies: &mut Vec<Duration>) {
+/// `calls` calls, one at a time, with ids from `first + 1`.
+fn sequential(server: &mut Server, first: usize, calls: usize, latencies: &mut Vec<Duration>) {
     let mut line = String::new();
-    for i in 0..calls {
+    for i in first..first + calls {
         let request = call_line(i + 1, "hello");
         let t = Instant::now();
         server.send(&request);
@@ -344,6 +372,15 @@ fn proc_status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The median over rounds of each round's `p`th percentile, in seconds.
+fn per_round(rounds: &[Vec<Duration>], p: usize) -> f64 {
+    let each: Vec<f64> = rounds
+        .iter()
+        .map(|r| percentile(&r.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(), p))
+        .collect();
+    median(&each)
+}
+
 fn median<T: PartialOrd + Copy>(values: &[T]) -> T {
     percentile(values, 50)
 }
@@ -380,10 +417,10 @@ fn report(contenders: &[Contender], quick: bool) {
     }
     let columns = [
         Column { name: "cold start", value: |f| median(&secs(&f.cold_starts)), show: ms },
-        Column { name: "seq p50 (1 core)", value: |f| percentile(&secs(&f.pinned), 50), show: us },
-        Column { name: "seq p99 (1 core)", value: |f| percentile(&secs(&f.pinned), 99), show: us },
-        Column { name: "seq p50 (2 cores)", value: |f| percentile(&secs(&f.free), 50), show: us },
-        Column { name: "seq p99 (2 cores)", value: |f| percentile(&secs(&f.free), 99), show: us },
+        Column { name: "seq p50 (1 core)", value: |f| per_round(&f.pinned, 50), show: us },
+        Column { name: "seq p99 (1 core)", value: |f| per_round(&f.pinned, 99), show: us },
+        Column { name: "seq p50 (2 cores)", value: |f| per_round(&f.free, 50), show: us },
+        Column { name: "seq p99 (2 cores)", value: |f| per_round(&f.free, 99), show: us },
         Column {
             name: "pipelined/s",
             value: |f| median(&f.pipelined_per_s),
