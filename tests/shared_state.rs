@@ -13,7 +13,8 @@ use serde_json::json;
 use teaagent_core::rate_limit::{RateLimiter, Refused};
 use teaagent_core::state::{RedisOptions, RedisState};
 use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
-use teaagent_tests::services::Redis;
+use teaagent_tests::RawServer;
+use teaagent_tests::services::{Redis, Resp};
 
 fn registry(max: u32, window: Duration) -> Registry {
     let def = ToolDef::builder("limited")
@@ -318,4 +319,69 @@ fn rediss_and_a_password_from_the_environment() {
     assert_eq!(refused["error"]["data"]["reason"], "state_unavailable", "{refused}");
     assert!(!refused.to_string().contains("not-the-password"), "{refused}");
     assert!(!wrong.ws.path("ws/three.txt").exists());
+}
+
+/// `teaagent mcp serve` on stdio with a rate-limited `write_file` (the user's own limit), the
+/// user's `config` and a workspace whose `.teaagent/config.toml` says `workspace`.
+fn serve_limited(
+    user_config: &str,
+    workspace_config: &str,
+) -> (teaagent_tests::Tree, teaagent_tests::Tree, RawServer) {
+    let (ws, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    home.write(
+        "config.toml",
+        &format!("[tools.write_file.rate_limit]\nmax_calls = 100\nwindow_secs = 60\n{user_config}"),
+    );
+    ws.write("ws/.teaagent/config.toml", workspace_config);
+    let mut cmd = std::process::Command::new(teaagent_tests::Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--grant", "write_file", "--root"])
+        .arg(ws.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("TEAAGENT_REDIS_URL");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    (ws, home, server)
+}
+
+/// The keys of the Redis.
+fn keys(redis: &Redis) -> Vec<String> {
+    match redis.command(&["KEYS", "*"]).expect("KEYS") {
+        Resp::Array(Some(keys)) => keys
+            .into_iter()
+            .map(|k| match k {
+                Resp::Bulk(Some(k)) => String::from_utf8_lossy(&k).into_owned(),
+                other => panic!("a key that is not a string: {other:?}"),
+            })
+            .collect(),
+        other => panic!("KEYS answered {other:?}"),
+    }
+}
+
+/// A cloned repository's configuration cannot name the Redis that keeps the fleet's limits (its
+/// owner's Redis would then decide them, and learn every call): its `[state]` is ignored with a
+/// warning, and the server keeps its own windows. The same section in the user's own file is
+/// used (so this test sees it when it is).
+#[test]
+fn a_workspace_cannot_name_the_shared_state() {
+    let redis = Redis::start();
+    let section = format!("[state]\nredis_url = \"{}\"\nprefix = \"repo:\"\n", redis.url());
+
+    let (ws, _home, mut server) = serve_limited("", &section);
+    let written = server
+        .request("tools/call", json!({"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}));
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    assert!(ws.path("ws/a.txt").exists());
+    let warned = server.stderr_once(|s| s.contains("ignored `[state]`"));
+    assert!(warned.contains("ignored `[state]`"), "{warned}");
+    server.finish();
+    assert_eq!(keys(&redis), Vec::<String>::new(), "the workspace's Redis was used");
+
+    // The user's own file: the limit's window is kept in that Redis.
+    let (_ws, _home, mut server) = serve_limited(&section, "");
+    let written = server
+        .request("tools/call", json!({"name": "write_file", "arguments": {"path": "b.txt", "content": "x"}}));
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    server.finish();
+    let kept = keys(&redis);
+    assert!(kept.iter().any(|k| k.starts_with("repo:")), "{kept:?}");
 }
