@@ -46,8 +46,10 @@ pub(crate) struct Shared {
     pub(crate) states: crate::tool::state::States,
     /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
     pub(crate) blockers: super::watch::Blockers,
-    info: Implementation,
-    /// `info` as JSON, for modern results.
+    /// What the server announces ([`Server::announcement`], taken once: the parts it is made
+    /// of do not change while the server runs).
+    pub(crate) announcement: Announcement,
+    /// The announced `serverInfo` as JSON, for modern results.
     info_value: serde_json::Value,
     in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
@@ -174,6 +176,7 @@ pub(crate) async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>
 impl Shared {
     /// Everything a call needs, from a server and the peer its answers go to.
     pub(crate) fn new(server: Server, peer: Peer) -> Self {
+        let announcement = server.announcement();
         let overrides = server
             .config
             .tool_overrides
@@ -202,8 +205,8 @@ impl Shared {
             peer,
             workspace: server.workspace,
             lock: server.lock,
-            info_value: serde_json::to_value(&server.info).unwrap_or_default(),
-            info: server.info,
+            info_value: serde_json::to_value(&announcement.server_info).unwrap_or_default(),
+            announcement,
             states: server.states,
             in_flight: Mutex::new(HashMap::new()),
             waiting: AtomicUsize::new(0),
@@ -395,7 +398,7 @@ impl Shared {
             let error = Error::InvalidRequest { reason: InvalidRequest::ModernEra };
             return error_line(Some(id), &error.to_error_object());
         }
-        let (line, info) = match initialize_answer(id, params, &self.announcement()) {
+        let (line, info) = match initialize_answer(id, params, &self.announcement) {
             Ok(answer) => answer,
             Err(line) => return line,
         };
@@ -407,22 +410,9 @@ impl Shared {
         line
     }
 
-    /// What this server announces at `initialize`.
-    pub(crate) fn announcement(&self) -> Announcement {
-        Announcement {
-            server_info: self.info.clone(),
-            resources: self.resources.is_some(),
-            instructions: self.config.instructions.clone(),
-            tools_list_changed: self.availability.is_some(),
-            resource_subscribe: self.resources.as_ref().is_some_and(|r| r.subscribable()),
-            prompts: !self.prompts.is_empty(),
-            completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
-        }
-    }
-
     /// What the server implements, the same in both eras.
     fn capabilities(&self) -> ServerCapabilities {
-        capabilities(&self.announcement())
+        capabilities(&self.announcement)
     }
 
     /// `server/discover` (modern era): the versions a request may name, the capabilities, the

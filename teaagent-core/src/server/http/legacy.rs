@@ -153,7 +153,7 @@ impl Sessions {
         principal: Option<Arc<str>>,
     ) -> Reply {
         let params = request.params.as_ref().map(|p| p.get());
-        let (line, info) = match initialize_answer(&request.id, params, &endpoint.shared.announcement()) {
+        let (line, info) = match initialize_answer(&request.id, params, &endpoint.shared.announcement) {
             Ok(answer) => answer,
             Err(line) => return json(StatusCode::BAD_REQUEST, line),
         };
