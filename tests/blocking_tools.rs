@@ -95,3 +95,44 @@ fn tools_that_do_not_block_are_not_named() {
     assert!(!stderr.contains("blocked the server's thread"), "{stderr}");
     server.finish();
 }
+
+/// A prompt's handler is watched as a tool is: the first `prompts/get` that blocks is named on
+/// stderr, and its later runs are on a thread of their own, so `ping` is answered while they
+/// sleep.
+#[test]
+fn a_blocking_prompt_handler_is_named_once_and_then_isolated_from_ping() {
+    let home = Tree::new();
+    let work = Tree::new();
+    let mut cmd = Command::new(Bin::Author.path());
+    cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG").env("AUTHOR_MODE", "blocking-prompt");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let get = |id: i64, ms: u64, started: &std::path::Path| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get",
+            "params": {"name": "nap", "arguments": {"ms": ms.to_string(), "started": started}}})
+    };
+
+    let first = work.path("first");
+    server.send_json(&get(1, 800, &first));
+    wait_for(&first);
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(next_ids(&mut server, 2), [json!(1), json!(2)], "the first stall delays ping");
+    let named = "the handler of prompt `nap` blocked the server's thread";
+    let stderr = server.stderr_once(|s| s.contains(named));
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("WARN") && l.contains(named))
+        .unwrap_or_else(|| panic!("no warning naming the prompt:\n{stderr}"));
+    assert!(warning.contains("tokio::task::spawn_blocking"), "the warning names the fix: {warning}");
+
+    let second = work.path("second");
+    server.send_json(&get(3, 1500, &second));
+    wait_for(&second);
+    server.send_json(&json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    assert_eq!(next_ids(&mut server, 2), [json!(4), json!(3)], "ping is no longer delayed");
+
+    let got = server.request("prompts/get", json!({"name": "nap", "arguments": {"ms": "1"}}));
+    assert_eq!(got["result"]["messages"][0]["content"]["text"], "slept 1 ms", "{got}");
+    assert_eq!(server.stderr().matches(named).count(), 1, "{}", server.stderr());
+    server.finish();
+}

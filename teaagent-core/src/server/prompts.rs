@@ -146,9 +146,11 @@ pub(crate) async fn get_prompt(
     )
     .with_states(shared.states.clone())
     .with_inputs(Arc::clone(&inputs));
-    // (A prompt handler is async and must not block the thread: unlike a tool's, its polls are
-    // not timed and moved off the server's thread.)
-    let run = AssertUnwindSafe(handler(ctx, args)).catch_unwind();
+    // Every poll is timed, as a tool's: a handler that blocks the thread is named and isolated
+    // (`super::watch`).
+    let failed = |details: String| Err(crate::tool::ToolError::new(details));
+    let run = shared.blockers.run_any(&label, handler(ctx, args), &cancel, &shared.tracker, failed);
+    let run = AssertUnwindSafe(run).catch_unwind();
     let result = match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => {

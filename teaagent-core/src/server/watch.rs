@@ -21,6 +21,9 @@
 //! call. The first blocking poll itself cannot be interrupted: nothing can take a thread back
 //! from code that does not yield.
 //!
+//! A prompt's handler (`prompts/get`) is an async function too, and is watched the same way,
+//! under the name `prompt:NAME`.
+//!
 //! [`ServerConfig::slow_poll`]: super::ServerConfig::slow_poll
 
 use std::collections::HashSet;
@@ -35,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Failure};
 use crate::mcp::CallToolResult;
-use crate::task::{Running, TaskTracker};
+use crate::task::{BoxFuture, Running, TaskTracker};
 use crate::tool::ToolFuture;
 
 /// The tools caught blocking, whose calls now run isolated.
@@ -62,7 +65,18 @@ impl Blockers {
     fn caught(&self, tool: &str, took: Duration) {
         let first = self.tools.lock().unwrap_or_else(|p| p.into_inner()).insert(tool.to_owned());
         self.any.store(true, Ordering::Release);
-        if first {
+        if first && let Some(prompt) = tool.strip_prefix("prompt:") {
+            tracing::warn!(
+                prompt,
+                blocked_ms = took.as_millis() as u64,
+                "the handler of prompt `{prompt}` blocked the server's thread for {:.1} s in one \
+                 poll of its future: ping and every call waited meanwhile. Its later runs are on \
+                 a thread of their own. Fix the handler: move the blocking part into \
+                 `tokio::task::spawn_blocking` (and `std::thread::sleep` to \
+                 `tokio::time::sleep(...).await`)",
+                took.as_secs_f64()
+            );
+        } else if first {
             tracing::warn!(
                 tool,
                 blocked_ms = took.as_millis() as u64,
@@ -85,29 +99,44 @@ impl Blockers {
         cancel: &CancellationToken,
         tracker: &TaskTracker,
     ) -> Result<CallToolResult, Error> {
-        if self.isolated(tool) {
-            return isolated(tool, future, cancel.clone(), tracker.hold()).await;
+        let failed =
+            |details| Err(Error::ToolFailed { tool: tool.to_owned(), reason: Failure::Internal, details });
+        self.run_any(tool, future, cancel, tracker, failed).await
+    }
+
+    /// [`Blockers::run`] for any handler's future (a prompt's, named `prompt:NAME`): `failed`
+    /// makes its output when an isolated run was cancelled or could not run.
+    pub(crate) async fn run_any<O: Send + 'static>(
+        &self,
+        name: &str,
+        future: BoxFuture<'static, O>,
+        cancel: &CancellationToken,
+        tracker: &TaskTracker,
+        failed: impl FnOnce(String) -> O,
+    ) -> O {
+        if self.isolated(name) {
+            return isolated(future, cancel.clone(), tracker.hold(), failed).await;
         }
-        Timed { future, tool, blockers: self }.await
+        Timed { future, name, blockers: self }.await
     }
 }
 
-/// A tool's future with each poll timed.
-struct Timed<'a> {
-    future: ToolFuture,
-    tool: &'a str,
+/// A handler's future with each poll timed.
+struct Timed<'a, O> {
+    future: BoxFuture<'static, O>,
+    name: &'a str,
     blockers: &'a Blockers,
 }
 
-impl Future for Timed<'_> {
-    type Output = Result<CallToolResult, Error>;
+impl<O> Future for Timed<'_, O> {
+    type Output = O;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
         let start = Instant::now();
         let poll = self.future.as_mut().poll(cx);
         let took = start.elapsed();
         if took > self.blockers.threshold {
-            self.blockers.caught(self.tool, took);
+            self.blockers.caught(self.name, took);
         }
         poll
     }
@@ -116,12 +145,12 @@ impl Future for Timed<'_> {
 /// Drives `future` on a blocking-pool thread with the runtime's handle (its timers and I/O are
 /// still those of the server's runtime), until it ends or `cancel` fires. A panic comes back as
 /// a panic, for the caller's `catch_unwind`.
-async fn isolated(
-    tool: &str,
-    future: ToolFuture,
+async fn isolated<O: Send + 'static>(
+    future: BoxFuture<'static, O>,
     cancel: CancellationToken,
     running: Running,
-) -> Result<CallToolResult, Error> {
+    failed: impl FnOnce(String) -> O,
+) -> O {
     let handle = tokio::runtime::Handle::current();
     let task = tokio::task::spawn_blocking(crate::logging::in_request_scope(move || {
         // Counted by the server's tracker until the thread is done with the tool, not until
@@ -138,17 +167,9 @@ async fn isolated(
     match task.await {
         Ok(Some(result)) => result,
         // Cancelled, timed out or stopping: the caller answers (or not) for that.
-        Ok(None) => Err(Error::ToolFailed {
-            tool: tool.to_owned(),
-            reason: Failure::Internal,
-            details: "the call was cancelled".into(),
-        }),
+        Ok(None) => failed("the call was cancelled".into()),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(Error::ToolFailed {
-            tool: tool.to_owned(),
-            reason: Failure::Internal,
-            details: format!("the isolated call could not run: {e}"),
-        }),
+        Err(e) => failed(format!("the isolated call could not run: {e}")),
     }
 }
 

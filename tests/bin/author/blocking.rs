@@ -1,6 +1,8 @@
-//! A tool that blocks its thread inside an `async fn`, the mistake of issue 11 item 7.
+//! A tool that blocks its thread inside an `async fn`, the mistake of issue 11 item 7, and a
+//! prompt handler that does the same.
 
-use teaagent_core::tool;
+use teaagent_core::mcp::prompts::GetPromptResult;
+use teaagent_core::{PromptDef, Prompts, tool};
 
 /// Sleep with `std::thread::sleep` inside an async tool (blocks the thread it is polled on).
 #[tool(read_only)]
@@ -15,4 +17,23 @@ async fn nap(
     }
     std::thread::sleep(std::time::Duration::from_millis(ms));
     format!("slept {ms} ms")
+}
+
+/// The prompt `nap`: its handler sleeps with `std::thread::sleep` (arguments `ms`, and `started`
+/// as the tool's).
+pub(crate) fn prompts() -> Prompts {
+    Prompts::new().prompt(
+        PromptDef::new("nap")
+            .description("Sleeps in its handler, blocking the thread.")
+            .argument("ms", "How long to sleep, in milliseconds.", true)
+            .argument("started", "A file to create just before sleeping.", false)
+            .handler(|_, args| async move {
+                if let Some(path) = args.get("started") {
+                    std::fs::write(path, b"started").expect("write the start marker");
+                }
+                let ms: u64 = args["ms"].parse().map_err(teaagent_core::ToolError::new)?;
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                Ok(GetPromptResult::text(format!("slept {ms} ms")))
+            }),
+    )
 }

@@ -16,7 +16,9 @@
 //!   other transports and tests), which reads the environment only after
 //!   `.policy_from_environment()`;
 //! - `no-state`: the `.state(...)` call forgotten (tools take `State<Notes>`, the server has none);
-//! - `no-state-serve-stdio`: the same with `serve_stdio().await`, its error printed by the author.
+//! - `no-state-serve-stdio`: the same with `serve_stdio().await`, its error printed by the author;
+//! - `blocking-prompt`: a prompt `nap` whose async handler blocks its thread
+//!   (`tests/blocking_tools.rs`).
 //!
 //! `delete_note` is the destructive tool of `tests/library_policy.rs`: refused in the default
 //! mode unless the environment or the user's configuration allows it.
@@ -299,6 +301,7 @@ fn main() -> ExitCode {
             let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
             server().workspace(workspace).run_stdio()
         }
+        "blocking-prompt" => server().prompts(blocking::prompts()).run_stdio(),
         "serve-streams" => serve_streams(server()),
         "serve-streams-environment" => serve_streams(server().policy_from_environment()),
         _ => server().run_stdio(),
