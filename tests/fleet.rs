@@ -22,15 +22,18 @@
 
 #[path = "common/client.rs"]
 mod client;
+#[path = "common/http.rs"]
+mod raw;
 
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use raw::{Reply, exchange, try_exchange};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -251,86 +254,6 @@ fn error_of(answer: &Value) -> Option<(i64, Value)> {
     Some((error["code"].as_i64()?, error["data"].clone()))
 }
 
-/// A parsed HTTP response.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str(&self.body)
-    }
-}
-
-/// One HTTP/1.1 exchange on a connection of its own.
-fn exchange(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-    try_exchange(addr, method, path, headers, body)
-        .unwrap_or_else(|e| panic!("{method} {path} to {addr} failed: {e}"))
-}
-
-/// [`exchange`], or why the connection failed.
-fn try_exchange(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> io::Result<Reply> {
-    let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_owned());
-    let mut stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(PATIENCE))?;
-    stream.set_write_timeout(Some(PATIENCE))?;
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| bad("an incomplete head"))?;
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad("no status"))?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let mut body = raw[split + 4..].to_vec();
-    if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
-        body = dechunk(&body);
-    }
-    Ok(Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
-}
-
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else { return out };
-        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
-        if size == 0 || body.len() < end + 2 + size {
-            return out;
-        }
-        out.extend_from_slice(&body[end + 2..end + 2 + size]);
-        body = body.get(end + 2 + size + 2..).unwrap_or_default();
-    }
-}
-
 /// A modern-era request (protocol 2026-07-28): `_meta` in the params, from a client that
 /// declares no capability.
 fn request(id: i64, method: &str, params: Value) -> Value {
@@ -383,7 +306,7 @@ fn try_post(addr: SocketAddr, message: &Value, token: Option<&str>) -> io::Resul
 fn answer(reply: &Reply) -> Option<Value> {
     let is_stream = reply.header("content-type").is_some_and(|t| t.starts_with("text/event-stream"));
     if !is_stream {
-        return reply.json().ok();
+        return serde_json::from_str(&reply.body).ok();
     }
     reply
         .body
@@ -418,7 +341,9 @@ fn every_request_through_the_load_balancer_is_answered_and_every_replica_takes_s
     // `tools/list`, as any client starts: answered whichever replica takes it.
     for id in 1..=3 {
         let reply = post(fleet.nginx.addr(), &request(id, "tools/list", json!({})), Some(TOKEN));
-        let tools = reply.json().ok().and_then(|a| a["result"]["tools"].as_array().map(Vec::len));
+        let tools = serde_json::from_str::<Value>(&reply.body)
+            .ok()
+            .and_then(|a| a["result"]["tools"].as_array().map(Vec::len));
         assert!(reply.status == 200 && tools.is_some_and(|n| n > 0), "{reply:?}\n{}", fleet.logs());
     }
     let counts = tally((0..30).map(|id| fleet.which(id)));
@@ -483,7 +408,11 @@ fn the_load_balancer_passes_on_tokens_health_and_metadata_and_nothing_else() {
         request(3, "tools/call", json!({"name": "read_file", "arguments": {"path": "x".repeat(3 << 20)}}));
     let reply = post(addr, &big, Some(TOKEN));
     assert_eq!(reply.status, 200, "{}", &reply.body[..reply.body.len().min(300)]);
-    assert!(reply.json().is_ok_and(|a| a.get("result").is_some() || a.get("error").is_some()), "{reply:?}");
+    assert!(
+        serde_json::from_str::<Value>(&reply.body)
+            .is_ok_and(|a| a.get("result").is_some() || a.get("error").is_some()),
+        "{reply:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,10 @@
 //! A raw HTTP/1.1 client for the end-to-end tests of Streamable HTTP (tests/http.rs,
-//! tests/oauth.rs): a server binary on a free loopback port, one exchange per connection, and the
+//! tests/oauth.rs, tests/fleet.rs, tests/shared_state.rs): a server binary on a free loopback port, one exchange per connection, and the
 //! headers and `_meta` a conforming client of protocol 2026-07-28 sends.
 
 #![allow(dead_code)] // each test file uses its part
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -88,22 +88,7 @@ impl Http {
 
     /// One raw HTTP/1.1 exchange; `headers` are added to `Host` (unless given) and the length.
     pub(crate) fn exchange(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
-        let mut stream = TcpStream::connect(self.addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-        let mut head =
-            format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-            head.push_str(&format!("Host: {}\r\n", self.addr));
-        }
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).expect("write");
-        stream.write_all(body).expect("write");
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).expect("read");
-        Reply::parse(&raw)
+        exchange(self.addr, method, path, headers, body)
     }
 
     /// A modern POST of `message` with the headers a conforming client sends.
@@ -130,12 +115,17 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    pub(crate) fn parse(raw: &[u8]) -> Self {
-        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+    /// A complete response as read (a chunked body is joined).
+    pub(crate) fn parse(raw: &[u8]) -> io::Result<Self> {
+        let bad = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_owned());
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| bad("an incomplete head"))?;
         let head = String::from_utf8_lossy(&raw[..split]).into_owned();
         let mut lines = head.split("\r\n");
-        let status =
-            lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).expect("status");
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("no status"))?;
         let headers: Vec<(String, String)> = lines
             .filter_map(|l| l.split_once(':'))
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -144,7 +134,7 @@ impl Reply {
         if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
             body = dechunk(&body);
         }
-        Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() }
+        Ok(Reply { status, headers, body: String::from_utf8_lossy(&body).into_owned() })
     }
 
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
@@ -165,16 +155,56 @@ impl Reply {
     }
 }
 
+/// One HTTP/1.1 exchange with `addr` on a connection of its own; `headers` are added to `Host`
+/// (unless given) and the length. Panics, naming the request, when it fails.
+pub(crate) fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    try_exchange(addr, method, path, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {path} to {addr} failed: {e}"))
+}
+
+/// [`exchange`], or why the connection failed (a replica that is gone, a response cut short).
+pub(crate) fn try_exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<Reply> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(30)))?;
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    Reply::parse(&raw)
+}
+
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let Some(end) = body.windows(2).position(|w| w == b"\r\n") else { return out };
         let size = usize::from_str_radix(String::from_utf8_lossy(&body[..end]).trim(), 16).unwrap_or(0);
-        if size == 0 {
+        if size == 0 || body.len() < end + 2 + size {
             return out;
         }
         out.extend_from_slice(&body[end + 2..end + 2 + size]);
-        body = &body[end + 2 + size + 2..];
+        body = body.get(end + 2 + size + 2..).unwrap_or_default();
     }
 }
 

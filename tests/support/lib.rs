@@ -22,3 +22,33 @@ pub fn skip(reason: &str) {
     }
     eprintln!("skipped: {reason}");
 }
+
+/// Serves `server` over Streamable HTTP on `addr` (`127.0.0.1:0` for a free port) on a
+/// current-thread runtime, says `listening on http://ADDR/mcp` on stderr once bound, and serves
+/// until killed: the HTTP mode of the test fixtures (`tests/bin/fixture`, `tests/bin/conformance`).
+pub fn serve_http(server: teaagent_core::Server, addr: &str) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(async {
+        let listener = match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                eprintln!("cannot listen on {addr}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Ok(local) = listener.local_addr() {
+            eprintln!("listening on http://{local}/mcp");
+        }
+        let options = teaagent_core::server::http::HttpOptions::default();
+        match server.serve_http(listener, options, tokio_util::sync::CancellationToken::new()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

@@ -464,27 +464,5 @@ fn main() -> ExitCode {
         .server_info("teaagent-conformance-fixture", env!("CARGO_PKG_VERSION"))
         .resources(TestResources)
         .prompts(prompts());
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        return ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(&addr).await {
-            Ok(listener) => listener,
-            Err(e) => {
-                eprintln!("cannot listen on {addr}: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Ok(local) = listener.local_addr() {
-            eprintln!("listening on http://{local}/mcp");
-        }
-        let options = teaagent_core::server::http::HttpOptions::default();
-        match server.serve_http(listener, options, tokio_util::sync::CancellationToken::new()).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
-            }
-        }
-    })
+    teaagent_tests::serve_http(server, &addr)
 }
