@@ -102,7 +102,11 @@ pub fn request_line<T: Serialize + ?Sized>(id: Option<&RequestId>, method: &str,
 /// `serde_json` looks at every byte of a string on its way out, one at a time: for a tool that
 /// returns 1 MiB of text that was a third of the call's CPU time (the `stdio` benchmark's
 /// 1 MiB echo). Here 32 bytes at a time are checked for a byte that needs an escape (a loop the
-/// compiler turns into vector instructions), and the runs between escapes are copied whole.
+/// compiler turns into vector compares), and the runs between escapes are copied whole. A block
+/// that has an escape is gone through byte by byte, so text dense with escapes (source code with
+/// a newline every line, JSON) costs about what `serde_json` costs: measured on a 3.7 MB Rust
+/// file read as a resource, 13.6-14.2 ms against 13.7-15.3 ms. (A mask of the escapes per block,
+/// tried, was slower on both kinds of text: the compiler does not vectorise it.)
 pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
     const BLOCK: usize = 32;
     fn needs_escape(b: u8) -> bool {
@@ -115,39 +119,50 @@ pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
     let mut start = 0;
     let mut at = 0;
     while at < bytes.len() {
-        if let Some(block) = bytes.get(at..at + BLOCK)
-            && !block.iter().fold(false, |any, &b| any | needs_escape(b))
-        {
-            at += BLOCK;
-            continue;
-        }
-        let b = bytes[at];
-        if needs_escape(b) {
-            out.extend_from_slice(&bytes[start..at]);
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                _ => out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 0xf)],
-                ]),
+        // A clean block is skipped whole; a block with an escape in it (and the tail shorter
+        // than a block) is gone through byte by byte, as `serde_json` does, so text dense with
+        // escapes costs about what it costs there.
+        let end = match bytes.get(at..at + BLOCK) {
+            Some(block) if !block.iter().fold(false, |any, &b| any | needs_escape(b)) => {
+                at += BLOCK;
+                continue;
             }
-            start = at + 1;
+            Some(_) => at + BLOCK,
+            None => bytes.len(),
+        };
+        for (i, &b) in bytes[at..end].iter().enumerate() {
+            if needs_escape(b) {
+                out.extend_from_slice(&bytes[start..at + i]);
+                write_escape(out, b);
+                start = at + i + 1;
+            }
         }
-        at += 1;
+        at = end;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// The escape of one byte that needs one, as `serde_json` writes it.
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
+    }
 }
 
 fn internal_serialization_error() -> ErrorObject {

@@ -70,6 +70,11 @@ impl CallToolResult {
                     crate::jsonrpc::response::write_json_str(out, text);
                     out.push(b'}');
                 }
+                Content::Resource { resource } => {
+                    out.extend_from_slice(b"{\"type\":\"resource\",\"resource\":");
+                    resource.write_json(out);
+                    out.push(b'}');
+                }
                 other => serde_json::to_writer(&mut *out, other)?,
             }
         }
@@ -100,11 +105,7 @@ impl CallToolResult {
                         data.len() + mime_type.len()
                     }
                     Content::ResourceLink(link) => link.uri.len() + link.name.len(),
-                    Content::Resource { resource } => {
-                        resource.uri.len()
-                            + resource.text.as_ref().map_or(0, String::len)
-                            + resource.blob.as_ref().map_or(0, String::len)
-                    }
+                    Content::Resource { resource } => resource.wire_size_hint(),
                 }
             })
             .sum();
@@ -189,13 +190,40 @@ pub struct EmbeddedResource {
     pub blob: Option<String>,
 }
 
+impl EmbeddedResource {
+    /// Appends these contents as JSON: the bytes of their `Serialize`, with the strings escaped
+    /// by [`crate::jsonrpc::response::write_json_str`] (a file's text is escaped a block at a
+    /// time, not byte by byte).
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        use crate::jsonrpc::response::write_json_str;
+        out.extend_from_slice(b"{\"uri\":");
+        write_json_str(out, &self.uri);
+        let members = [("mimeType", &self.mime_type), ("text", &self.text), ("blob", &self.blob)];
+        for (key, value) in members {
+            if let Some(value) = value {
+                out.extend_from_slice(b",\"");
+                out.extend_from_slice(key.as_bytes());
+                out.extend_from_slice(b"\":");
+                write_json_str(out, value);
+            }
+        }
+        out.push(b'}');
+    }
+
+    /// About how many bytes these contents take as JSON when their strings need no escapes.
+    pub(crate) fn wire_size_hint(&self) -> usize {
+        let strings = [&self.mime_type, &self.text, &self.blob];
+        64 + self.uri.len() + strings.iter().map(|s| s.as_ref().map_or(0, String::len)).sum::<usize>()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The hand-written writer gives the bytes of the derived `Serialize`, for every kind of
-    /// block and every optional member.
+    /// The hand-written writers give the bytes of the derived `Serialize`, for every kind of
+    /// block and every optional member (tool results and resource reads).
     #[test]
     fn write_json_is_the_serialize_output() {
         let link = ResourceLink {
@@ -229,6 +257,28 @@ mod tests {
             ])
             .with_meta(meta),
         ];
+        let contents = |mime: Option<&str>, text: Option<&str>, blob: Option<&str>| EmbeddedResource {
+            uri: "file:///d/\"q\".txt".into(),
+            mime_type: mime.map(Into::into),
+            text: text.map(Into::into),
+            blob: blob.map(Into::into),
+        };
+        let reads = [
+            crate::mcp::resources::ReadResourceResult { contents: vec![] },
+            crate::mcp::resources::ReadResourceResult {
+                contents: vec![
+                    contents(Some("text/plain"), Some("line\n\"x\"\t\u{7}"), None),
+                    contents(None, None, Some("aGk=")),
+                    contents(None, None, None),
+                    contents(Some("text/plain"), Some(&"y".repeat(70_000)), None),
+                ],
+            },
+        ];
+        for read in &reads {
+            let mut ours = Vec::new();
+            read.write_json(&mut ours);
+            assert_eq!(String::from_utf8(ours).expect("utf-8"), serde_json::to_string(read).expect("json"));
+        }
         for result in &results {
             let mut ours = Vec::new();
             result.write_json(&mut ours).expect("written");

@@ -46,6 +46,27 @@ pub struct ReadResourceResult {
     pub contents: Vec<super::EmbeddedResource>,
 }
 
+impl ReadResourceResult {
+    /// Appends this result as JSON: the bytes of its `Serialize`, with each content's text and
+    /// blob escaped a block at a time ([`super::EmbeddedResource::write_json`]): a large file's
+    /// text is most of the answer.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"contents\":[");
+        for (i, contents) in self.contents.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            contents.write_json(out);
+        }
+        out.extend_from_slice(b"]}");
+    }
+
+    /// About how many bytes this result takes as JSON when its strings need no escapes.
+    pub(crate) fn wire_size_hint(&self) -> usize {
+        32 + self.contents.iter().map(super::EmbeddedResource::wire_size_hint).sum::<usize>()
+    }
+}
+
 /// One resource template.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

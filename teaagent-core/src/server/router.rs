@@ -21,7 +21,7 @@ use crate::mcp::modern::{
     CacheScope, InputRequiredResult, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, SubscriptionFilter,
 };
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
-use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams};
+use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::task::CatchUnwindExt as _;
 
@@ -155,7 +155,7 @@ pub(crate) async fn dispatch(
                                 let _turn = shared.turn("resources/read").await?;
                                 provider.read(p.uri).await
                             };
-                            answers.ok(read.await, Cache::Private)
+                            answers.read_result(read.await)
                         }
                         Err(e) => answers.error(e),
                     },
@@ -232,6 +232,24 @@ impl Answers<'_> {
         }
         let meta = result.meta.take().unwrap_or_default();
         self.modern(|out| result.write_json(out), "complete", Cache::None, meta, size)
+    }
+
+    /// A `resources/read` result (workspace contents: [`Cache::Private`]), written with room for
+    /// its contents up front and their text escaped a block at a time.
+    fn read_result(&self, result: Result<ReadResourceResult, Error>) -> Vec<u8> {
+        let read = match result {
+            Ok(read) => read,
+            Err(error) => return self.error(error),
+        };
+        let size = read.wire_size_hint();
+        let write = |out: &mut Vec<u8>| {
+            read.write_json(out);
+            Ok(())
+        };
+        if !self.modern {
+            return result_line_written(self.id, size, write);
+        }
+        self.modern(write, "complete", Cache::Private, serde_json::Map::new(), size)
     }
 
     fn input_required(&self, question: &InputRequiredResult) -> Vec<u8> {
