@@ -1,8 +1,10 @@
 //! The main loop: one `select!` between "stop" and "next line", then small dispatch functions.
 //!
-//! Requests run as tasks so a slow call never delays `ping` or another call; `initialize` and
-//! notifications are handled inline, in arrival order, because later lines depend on them
-//! (batches need the negotiated version; a cancellation must find its request).
+//! A request's first poll runs inline, and most requests (a fast tool, a list, a read) finish in
+//! it; one that is not done runs on as a task of its own, so a slow call never delays `ping` or
+//! another call. `initialize` and notifications are handled inline, in arrival order, because
+//! later lines depend on them (batches need the negotiated version; a cancellation must find its
+//! request).
 
 use std::collections::HashMap;
 use std::io;
