@@ -380,7 +380,6 @@ impl Policy {
         self
     }
 
-    /// The request-state keys and nonces.
     /// Shares counted grants' uses, "for this session" answers and request states' single use
     /// with the fleet (`crate::state`).
     #[cfg(feature = "redis")]
@@ -394,16 +393,18 @@ impl Policy {
     /// unreachable shared state counts as no: the user is asked.
     pub(crate) async fn session_approved_in_fleet(&self, call: &CallFacts<'_>) -> Option<Decision> {
         #[cfg(feature = "redis")]
-        if let Some(state) = self.shared.get()
-            && state.session_approved(&session_key(call)).await.unwrap_or(false)
-        {
-            self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(session_key(call));
-            return Some(allow("approved by the user for this session (on another replica)"));
+        if let Some(state) = self.shared.get() {
+            let key = session_key(call);
+            if state.session_approved(&key).await.unwrap_or(false) {
+                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+                return Some(allow("approved by the user for this session (on another replica)"));
+            }
         }
         let _ = call;
         None
     }
 
+    /// The request-state keys and nonces.
     pub(crate) fn request_states(&self) -> &request_state::RequestStates {
         self.states.get_or_init(request_state::RequestStates::default)
     }

@@ -282,18 +282,16 @@ async fn checked_call(
             });
         }
     };
+    // The fleet's shared state cannot be reached (admission or grant uses): refused, audited.
+    let state_unavailable = |details| {
+        audit(shared, &facts, "shared state unavailable", "refused");
+        Error::ToolFailed { tool: name.to_owned(), reason: Failure::StateUnavailable, details }
+    };
     let principal = super::peer::principal();
     let admission = match shared.limiter.admit_shared(name, principal.as_deref()).await {
         Ok(admission) => admission,
         Err(Refused::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
-        Err(Refused::Unavailable(details)) => {
-            audit(shared, &facts, "shared state unavailable", "refused");
-            return Err(Error::ToolFailed {
-                tool: name.to_owned(),
-                reason: Failure::StateUnavailable,
-                details,
-            });
-        }
+        Err(Refused::Unavailable(details)) => return Err(state_unavailable(details)),
     };
     match uses.spend_anywhere(policy).await {
         Ok(()) => {}
@@ -310,12 +308,7 @@ async fn checked_call(
         }
         Err(UsesRefused::Unavailable(details)) => {
             admission.refund();
-            audit(shared, &facts, "shared state unavailable", "refused");
-            return Err(Error::ToolFailed {
-                tool: name.to_owned(),
-                reason: Failure::StateUnavailable,
-                details,
-            });
+            return Err(state_unavailable(details));
         }
     }
     // 7. Run: wait for a turn, then the handler under its timeout, panics caught. The earlier
