@@ -383,3 +383,51 @@ fn the_readme_example_allows_exactly_what_it_says() {
     }
     assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).expect("untouched"), "[package]\n");
 }
+
+/// `teaagent-cli/build.rs` links the binary with packed relative relocations (`DT_RELR`) exactly
+/// when this machine's glibc applies them (2.36 and later), and then with the glibc version that
+/// makes an older glibc refuse the binary instead of misreading it.
+#[test]
+fn the_binary_packs_its_relative_relocations_where_glibc_applies_them() {
+    let glibc = Command::new("getconf").arg("GNU_LIBC_VERSION").output().expect("run getconf");
+    let text = String::from_utf8_lossy(&glibc.stdout);
+    let version: Vec<u32> =
+        text.trim().trim_start_matches("glibc ").split('.').map_while(|p| p.parse().ok()).collect();
+    assert!(version.len() >= 2, "unexpected `getconf GNU_LIBC_VERSION`: {text:?}");
+    let native = cfg!(all(
+        target_os = "linux",
+        target_env = "gnu",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ));
+    let expected = match std::env::var("TEAAGENT_PACKED_RELOCS").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => native && (version[0], version[1]) >= (2, 36),
+    };
+    let bytes = std::fs::read(Bin::Teaagent.path()).expect("read the binary");
+    let on = text.trim();
+    assert_eq!(dynamic_tags(&bytes).contains(&DT_RELR), expected, "DT_RELR in the dynamic section, on {on}");
+    let guard = bytes.windows(17).any(|w| w == b"GLIBC_ABI_DT_RELR");
+    assert_eq!(guard, expected, "the GLIBC_ABI_DT_RELR version need, on {on}");
+    // And it starts.
+    let home = Tree::new();
+    let out = teaagent(&home, &home.base(), &["--version"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+const DT_RELR: u64 = 36;
+
+/// The tags of a little-endian ELF64 executable's dynamic section (`PT_DYNAMIC`).
+fn dynamic_tags(elf: &[u8]) -> Vec<u64> {
+    let u16_at = |at: usize| u16::from_le_bytes(elf[at..at + 2].try_into().expect("2 bytes"));
+    let u32_at = |at: usize| u32::from_le_bytes(elf[at..at + 4].try_into().expect("4 bytes"));
+    let u64_at = |at: usize| u64::from_le_bytes(elf[at..at + 8].try_into().expect("8 bytes"));
+    assert!(elf.starts_with(b"\x7fELF\x02\x01"), "not a little-endian ELF64 file");
+    let (phoff, phentsize, phnum) = (u64_at(0x20) as usize, u16_at(0x36) as usize, u16_at(0x38) as usize);
+    const PT_DYNAMIC: u32 = 2;
+    let Some(dynamic) = (0..phnum).map(|i| phoff + i * phentsize).find(|&ph| u32_at(ph) == PT_DYNAMIC) else {
+        return Vec::new();
+    };
+    let (offset, size) = (u64_at(dynamic + 8) as usize, u64_at(dynamic + 32) as usize);
+    (offset..offset + size).step_by(16).map(u64_at).take_while(|&tag| tag != 0).collect()
+}
