@@ -6,7 +6,9 @@
 //! BENCH_QUICK=1 cargo bench -p teaagent-core --bench stdio   # 3 smaller rounds
 //! ```
 //!
-//! The contenders, each built with `--release` (fat LTO, one codegen unit) before the run:
+//! The contenders, each built with `--release` (fat LTO, one codegen unit) and linked alike (with
+//! packed relative relocations where `teaagent-cli/build.rs` gives them to the shipped binary)
+//! before the run:
 //! - **limit** (`examples/baseline.rs`): the least a stdio MCP server can do — read a line, parse
 //!   it with serde_json, write the correct answer; no async runtime, no checks. Every other
 //!   figure is a ratio to its figure.
@@ -122,17 +124,27 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    report(&contenders, quick);
+    report(&contenders, quick, built.packed_relocs);
 }
 
 struct Built {
     examples: PathBuf,
     rmcp_echo: PathBuf,
     teaagent: PathBuf,
+    /// Whether every server is linked with packed relative relocations.
+    packed_relocs: bool,
 }
 
-/// Builds every server with `--release`: the echo and baseline examples, the shipped binary,
-/// and the rmcp peer (its own workspace, `bench-peers/rmcp-echo`, into this target directory).
+/// The link argument `teaagent-cli/build.rs` gives the shipped binary where glibc applies it.
+const PACK_RELATIVE_RELOCS: &str = "link-arg=-Wl,-z,pack-relative-relocs";
+
+/// Builds every server with `--release`: the shipped binary, the echo and baseline examples, and
+/// the rmcp peer (its own workspace, `bench-peers/rmcp-echo`, into this target directory).
+///
+/// Every server is linked alike: when the shipped binary came out with packed relative
+/// relocations (its build script decides, from this machine's glibc), the others are linked with
+/// the same argument, so no contender's memory or start-up figures owe anything to a link
+/// option another lacks.
 fn build() -> Built {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = core.parent().expect("workspace");
@@ -141,26 +153,52 @@ fn build() -> Built {
     let exe = std::env::current_exe().expect("bench path");
     let release = exe.parent().and_then(Path::parent).expect("target/release");
     let target = release.parent().expect("target");
-    let run = |args: &[&str], manifest: &Path| {
-        let status = Command::new(&cargo)
-            .args(["build", "--release", "--locked"])
+    // `cargo rustc` when the link needs the extra argument (it takes one target at a time).
+    let run = |args: &[&str], manifest: &Path, link: Option<&str>| {
+        let mut cmd = Command::new(&cargo);
+        cmd.arg(if link.is_some() { "rustc" } else { "build" })
+            .args(["--release", "--locked"])
             .args(args)
             .arg("--manifest-path")
             .arg(manifest)
             .arg("--target-dir")
-            .arg(target)
-            .status()
-            .expect("run cargo");
+            .arg(target);
+        if let Some(link) = link {
+            cmd.args(["--", "-C", link]);
+        }
+        let status = cmd.status().expect("run cargo");
         assert!(status.success(), "building {args:?} failed");
     };
-    run(&["-p", "teaagent-core", "--example", "echo", "--example", "baseline"], &core.join("Cargo.toml"));
-    run(&["-p", "teaagent-cli"], &workspace.join("Cargo.toml"));
-    run(&[], &workspace.join("bench-peers/rmcp-echo/Cargo.toml"));
-    Built {
+    run(&["-p", "teaagent-cli"], &workspace.join("Cargo.toml"), None);
+    let teaagent = release.join("teaagent");
+    let packed_relocs = names_dt_relr(&teaagent);
+    let link = packed_relocs.then_some(PACK_RELATIVE_RELOCS);
+    for example in ["echo", "baseline"] {
+        run(&["-p", "teaagent-core", "--example", example], &core.join("Cargo.toml"), link);
+    }
+    run(&[], &workspace.join("bench-peers/rmcp-echo/Cargo.toml"), link);
+    let built = Built {
         examples: release.join("examples"),
         rmcp_echo: release.join("rmcp-echo"),
-        teaagent: release.join("teaagent"),
+        teaagent,
+        packed_relocs,
+    };
+    for program in [built.examples.join("echo"), built.examples.join("baseline"), built.rmcp_echo.clone()] {
+        assert_eq!(
+            names_dt_relr(&program),
+            packed_relocs,
+            "{} is not linked like teaagent",
+            program.display()
+        );
     }
+    built
+}
+
+/// Whether an executable was linked with packed relative relocations: it then names the glibc
+/// version that guards them.
+fn names_dt_relr(program: &Path) -> bool {
+    let bytes = std::fs::read(program).expect("read a built server");
+    bytes.windows(17).any(|w| w == b"GLIBC_ABI_DT_RELR")
 }
 
 struct Server {
@@ -399,7 +437,7 @@ struct Column {
     show: fn(f64) -> String,
 }
 
-fn report(contenders: &[Contender], quick: bool) {
+fn report(contenders: &[Contender], quick: bool, packed_relocs: bool) {
     fn us(v: f64) -> String {
         format!("{:.1} µs", v * 1e6)
     }
@@ -450,6 +488,15 @@ fn report(contenders: &[Contender], quick: bool) {
         limit.peak_rss_kib.len(),
         if quick { " (BENCH_QUICK)" } else { "" }
     );
+    if packed_relocs {
+        println!(
+            "Every server is linked with packed relative relocations (`-z pack-relative-relocs`), as `teaagent` is here."
+        );
+    } else {
+        println!(
+            "No server is linked with packed relative relocations (this glibc predates 2.36, or TEAAGENT_PACKED_RELOCS=0)."
+        );
+    }
     println!();
     print!("| server |");
     for col in &columns {
