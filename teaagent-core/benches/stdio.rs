@@ -494,7 +494,7 @@ fn report(contenders: &[Contender], quick: bool, packed_relocs: bool) {
         );
     } else {
         println!(
-            "No server is linked with packed relative relocations (this glibc predates 2.36, or TEAAGENT_PACKED_RELOCS=0)."
+            "No server is linked with packed relative relocations: `teaagent-cli/build.rs` did not give them to `teaagent` here (glibc older than 2.36, a cross build, or TEAAGENT_PACKED_RELOCS=0)."
         );
     }
     println!();
