@@ -79,6 +79,7 @@ pub mod server;
 #[cfg(feature = "redis")]
 pub mod state;
 mod task;
+pub mod testing;
 pub mod tool;
 #[cfg(feature = "builtin-tools")]
 pub mod tools;
@@ -89,7 +90,7 @@ pub use error::Error;
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use prompt::{PromptDef, Prompts};
-pub use registry::{Registry, RegistryBuilder, RegistryError};
+pub use registry::{OutputMismatch, Registry, RegistryBuilder, RegistryError};
 pub use server::{
     Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, ToolAvailability, ToolOverride,
 };

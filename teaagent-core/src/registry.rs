@@ -19,13 +19,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::{ArgumentError, Error};
-use crate::mcp::JsonObject;
 use crate::mcp::cursor::{Cursor, fingerprint};
+use crate::mcp::{CallToolResult, JsonObject};
 use crate::schema::Validator;
 use crate::tool::{Tier, ToolDef};
 
@@ -40,6 +41,10 @@ struct Inner {
     /// Each tool's input-schema validator (same order as `tools`), compiled when the registry
     /// was built.
     validators: Vec<Validator>,
+    /// Each tool's output-schema validator, for tools with an `outputSchema` (same order).
+    outputs: Vec<Option<Validator>>,
+    /// Whether a tool's mismatching output was already logged (once per tool).
+    warned: Vec<AtomicBool>,
     by_name: HashMap<String, usize>,
     /// `tools/list` entries, serialised once.
     listing: Vec<Box<RawValue>>,
@@ -68,6 +73,79 @@ pub struct RegistryError {
 impl fmt::Debug for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
+    }
+}
+
+/// `reason` in the `_meta` of a result replaced by [`Registry::check_output`].
+pub const OUTPUT_MISMATCH_REASON: &str = "invalid_output";
+
+/// Structured output that breaks its tool's own `outputSchema` ([`Registry::check_output`]).
+/// Its `Display` form is the message the client gets: the tool, every problem at its JSON
+/// pointer, and the likely cause with what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputMismatch {
+    /// The tool whose result it was.
+    pub tool: String,
+    /// Each problem, at its JSON pointer into `structuredContent`.
+    pub problems: Vec<ArgumentError>,
+}
+
+impl OutputMismatch {
+    /// The `_meta` of the error result that replaces the output:
+    /// `{"tool", "reason": "invalid_output", "errors": [{"pointer", "message"}], "likelyCause"}`.
+    pub fn data(&self) -> JsonObject {
+        let errors: Vec<Value> = self
+            .problems
+            .iter()
+            .map(|p| serde_json::json!({"pointer": p.pointer, "message": p.message}))
+            .collect();
+        let mut data = JsonObject::new();
+        data.insert("tool".into(), Value::String(self.tool.clone()));
+        data.insert("reason".into(), Value::from(OUTPUT_MISMATCH_REASON));
+        data.insert("errors".into(), Value::Array(errors));
+        data.insert("likelyCause".into(), Value::from(self.likely_cause()));
+        data
+    }
+
+    /// The likely cause of the problems, phrased for the tool's author.
+    pub fn likely_cause(&self) -> &'static str {
+        let any = |needle: &str| self.problems.iter().any(|p| p.message.contains(needle));
+        if self.problems.iter().any(|p| p.pointer.is_empty() && p.message.starts_with("missing:")) {
+            "the tool returned no structured output; return `Json<T>` (or set \
+             `CallToolResult::structured_content`) on success"
+        } else if any("missing required property") {
+            "a field the schema requires was left out of the serialized value: a \
+             `#[serde(skip_serializing_if = ...)]` or `#[serde(skip_serializing)]` field must not be \
+             required (`Json<T>` schemas follow that; a hand-written `outputSchema` or a custom \
+             `JsonSchema` impl must too)"
+        } else if any("(got null)") {
+            "a field serialized as `null`: make it an `Option<T>` in the type the schema is \
+             generated from, or skip it when empty (`#[serde(skip_serializing_if = \"Option::is_none\")]`)"
+        } else if any("unknown property") {
+            "the value has a property the schema does not declare: the type that is serialized \
+             differs from the one the schema was generated from (a `#[serde(flatten)]` or a \
+             custom `Serialize` impl?)"
+        } else {
+            "the serialized value differs from the schema: a custom `Serialize` impl, a \
+             `#[serde(...)]` attribute the schema does not reflect, or a hand-written \
+             `outputSchema` that disagrees with the tool's result"
+        }
+    }
+}
+
+impl fmt::Display for OutputMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tool `{}` returned structured output that does not match its own outputSchema, so it \
+             was not sent:",
+            crate::visible::escape(&self.tool)
+        )?;
+        for p in &self.problems {
+            let at = if p.pointer.is_empty() { "(the whole value)" } else { &p.pointer };
+            write!(f, "\n  {at}: {}", p.message)?;
+        }
+        write!(f, "\nLikely cause: {}. This is a bug of the tool, not of the call.", self.likely_cause())
     }
 }
 
@@ -108,6 +186,55 @@ impl Registry {
             *args = object;
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+
+    /// Checks a result against the tool's `outputSchema` (compiled once, when the registry was
+    /// built), as the official SDK clients do: a tool that declares one must return
+    /// `structuredContent` that satisfies it, unless the result is an error (`isError: true`).
+    /// A result that breaks the tool's own schema is never sent as if it were valid: it is
+    /// replaced by an `isError` result naming the tool, each JSON pointer and the likely cause
+    /// ([`OutputMismatch`]), and the first mismatch of each tool is logged on stderr.
+    ///
+    /// Returns whether the result was replaced.
+    pub fn check_output(&self, tool: &str, result: &mut CallToolResult) -> bool {
+        let Some(&i) = self.inner.by_name.get(tool) else { return false };
+        let Some(validator) = &self.inner.outputs[i] else { return false };
+        if result.is_error {
+            return false;
+        }
+        let problems = match &result.structured_content {
+            None => vec![ArgumentError {
+                pointer: String::new(),
+                message: "missing: the tool declares an `outputSchema`, so a result that is not an \
+                          error must carry `structuredContent`"
+                    .into(),
+            }],
+            Some(value) => {
+                let checked = crate::schema::validate::within(value, || {
+                    if validator.is_valid(value) {
+                        Vec::new()
+                    } else {
+                        crate::schema::argument_errors(validator, value)
+                    }
+                });
+                match checked {
+                    Ok(problems) => problems,
+                    Err(_) => vec![ArgumentError::new("", "too complex to check against the output schema")],
+                }
+            }
+        };
+        if problems.is_empty() {
+            return false;
+        }
+        let mismatch = OutputMismatch { tool: tool.to_owned(), problems };
+        if !self.inner.warned[i].swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                tool = %crate::visible::escape(tool),
+                "{mismatch} (logged once per tool; the client got an error result instead)"
+            );
+        }
+        *result = CallToolResult::error(mismatch.to_string()).with_meta(mismatch.data());
+        true
     }
 
     /// Starts an empty builder.
@@ -274,6 +401,17 @@ impl RegistryBuilder {
                 )),
             }
         }
+        let mut outputs = Vec::with_capacity(self.defs.len());
+        for def in &self.defs {
+            match def.output_schema().map(Validator::compile).transpose() {
+                Ok(v) => outputs.push(v),
+                Err(e) => problems.push(format!(
+                    "tool `{}` ({}): the output schema cannot be validated: {e}",
+                    def.name(),
+                    def.origin()
+                )),
+            }
+        }
         let mut listing = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
             match serde_json::value::to_raw_value(&def.to_tool()) {
@@ -286,7 +424,9 @@ impl RegistryBuilder {
         }
         let fingerprint = fingerprint(listing.iter().map(|r| r.get()));
         let tools: Vec<Arc<ToolDef>> = self.defs.into_iter().map(Arc::new).collect();
-        Ok(Registry { inner: Arc::new(Inner { tools, validators, by_name, listing, fingerprint }) })
+        let warned = tools.iter().map(|_| AtomicBool::new(false)).collect();
+        let inner = Inner { tools, validators, outputs, warned, by_name, listing, fingerprint };
+        Ok(Registry { inner: Arc::new(inner) })
     }
 }
 
@@ -297,6 +437,8 @@ impl Registry {
             inner: Arc::new(Inner {
                 tools: Vec::new(),
                 validators: Vec::new(),
+                outputs: Vec::new(),
+                warned: Vec::new(),
                 by_name: HashMap::new(),
                 listing: Vec::new(),
                 fingerprint: fingerprint(std::iter::empty()),

@@ -150,7 +150,7 @@ impl ObjectSchema {
 /// `unevaluatedProperties: false`, which counts the properties those subschemas declare too
 /// (`additionalProperties: false` would refuse the enum's own fields).
 pub fn args_schema<T: JsonSchema + ?Sized>() -> Value {
-    let mut root = root_schema::<T>();
+    let mut root = root_schema::<T>(generator());
     if let Value::Object(o) = &mut root
         && o.get("type") == Some(&json!("object"))
     {
@@ -164,13 +164,43 @@ pub fn args_schema<T: JsonSchema + ?Sized>() -> Value {
     root
 }
 
-/// The output schema of structured results of type `T`.
+/// The output schema of structured results of type `T`: what `T` *serializes* to, which is not
+/// always what it deserializes from. A field with `#[serde(skip_serializing_if = ...)]` may be
+/// left out, so it is not required (for input it would be, unless it had a default); a field
+/// with `#[serde(default)]` is always written, so it is required; `#[serde(flatten)]`, renames
+/// and enum representations come out as serde writes them. Clients check every result against
+/// this schema (the official SDKs do), and so does the server before sending it
+/// ([`crate::Registry::check_output`]).
+///
+/// ```
+/// use serde_json::json;
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Hit {
+///     line: u64,
+///     #[serde(skip_serializing_if = "Vec::is_empty")]
+///     before: Vec<String>,
+/// }
+///
+/// let schema = teaagent_core::schema::output_schema::<Hit>();
+/// assert_eq!(schema["required"], json!(["line"]));
+/// ```
 pub fn output_schema<T: JsonSchema + ?Sized>() -> Value {
-    root_schema::<T>()
+    root_schema::<T>(output_generator())
 }
 
-fn root_schema<T: JsonSchema + ?Sized>() -> Value {
-    let mut generator = generator();
+/// A generator for output schemas: [`generator`]'s settings, for serialization.
+pub fn output_generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .for_serialize()
+        .into_generator()
+}
+
+fn root_schema<T: JsonSchema + ?Sized>(mut generator: SchemaGenerator) -> Value {
     let mut root = generator.root_schema_for::<T>().to_value();
     if let Value::Object(o) = &mut root {
         // A root title is the Rust type's name: noise for a model.
@@ -187,6 +217,7 @@ pub fn sanitize(schema: &mut Value) {
             o.remove("$schema");
             fix_format(o);
             collapse_const_one_of(o);
+            split_type_union(o);
             for value in o.values_mut() {
                 sanitize(value);
             }
@@ -216,6 +247,35 @@ fn fix_format(o: &mut Map<String, Value>) {
         o.entry("maximum").or_insert(json!(max));
     } else if format.starts_with("uint") {
         o.entry("minimum").or_insert(json!(0));
+    }
+}
+
+/// `type: ["string", "null"]` (what schemars writes for an `Option<String>`) becomes
+/// `anyOf: [{"type": "string"}, {"type": "null"}]`: the same values, in the form every client
+/// reads. A `type` list is legal JSON Schema, but clients that map tool schemas onto a
+/// single-`type` dialect (Gemini's function declarations, the OpenAPI subset) reject the tool or
+/// drop the constraint, and the MCP Inspector's `--strict` mode warns about it. Keywords of one
+/// type (`maxLength`, `minimum`, `properties`, ...) stay beside the `anyOf`: they apply only to
+/// values of their type, so the meaning is unchanged.
+fn split_type_union(o: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = o.get("type") else { return };
+    if types.len() == 1 {
+        let only = types[0].clone();
+        o.insert("type".into(), only);
+        return;
+    }
+    let branches: Vec<Value> = types.iter().map(|t| json!({ "type": t })).collect();
+    o.remove("type");
+    match o.get_mut("anyOf") {
+        None => {
+            o.insert("anyOf".into(), Value::Array(branches));
+        }
+        Some(_) => {
+            let all = o.entry("allOf").or_insert_with(|| json!([]));
+            if let Value::Array(all) = all {
+                all.push(json!({ "anyOf": branches }));
+            }
+        }
     }
 }
 

@@ -380,7 +380,13 @@ async fn checked_call(
                     };
                     ask_again(shared, name, &binding, pending.questions, next).map(CallOutcome::InputRequired)
                 }
-                _ => result.map(CallOutcome::Complete),
+                _ => result.map(|mut result| {
+                    // A result that breaks the tool's own `outputSchema` never leaves as valid.
+                    if tool.output_schema().is_some() {
+                        shared.registry.check_output(name, &mut result);
+                    }
+                    CallOutcome::Complete(result)
+                }),
             }
         }
         Ok(Err(panic)) => Err(Error::ToolFailed {

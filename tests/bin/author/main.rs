@@ -235,6 +235,82 @@ async fn delete_note(
     format!("deleted {title}")
 }
 
+/// What an author's structured output commonly holds: fields left out when empty, a field
+/// written as `null`, a default, a flattened part and an enum (`tests/sdk_clients.rs`,
+/// `tests/structured_output.rs`: the SDK clients and the test kit must accept it).
+#[derive(Serialize, JsonSchema)]
+struct Profile {
+    /// The name.
+    name: String,
+    /// A nickname, left out when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nickname: Option<String>,
+    /// Tags, left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
+    /// An email, written as `null` when unknown.
+    email: Option<String>,
+    /// The score (always written).
+    #[serde(default)]
+    score: u32,
+    /// The kind.
+    kind: Kind,
+    /// Where it lives, flattened into the profile.
+    #[serde(flatten)]
+    place: Place,
+}
+
+/// What kind of profile.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    /// A person.
+    Person,
+    /// A team.
+    Team,
+}
+
+/// A place.
+#[derive(Serialize, JsonSchema)]
+struct Place {
+    /// The city.
+    city: String,
+    /// The country, left out when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    country: Option<String>,
+}
+
+/// A profile, with every optional part left out unless `full`.
+#[tool(read_only)]
+fn profile(
+    /// Fill every optional field.
+    full: bool,
+) -> Json<Profile> {
+    Json(Profile {
+        name: "Ada".into(),
+        nickname: full.then(|| "ada".into()),
+        tags: if full { vec!["math".into()] } else { Vec::new() },
+        email: full.then(|| "ada@example.com".into()),
+        score: 3,
+        kind: if full { Kind::Team } else { Kind::Person },
+        place: Place { city: "London".into(), country: full.then(|| "UK".into()) },
+    })
+}
+
+/// An output whose schema lies: it says `count` is an integer, the value is a string.
+#[derive(Serialize, JsonSchema)]
+struct Mislabeled {
+    /// A count (declared as an integer, serialized as text).
+    #[schemars(with = "u64")]
+    count: String,
+}
+
+/// A tool whose structured output breaks its own schema (an author's mistake on purpose).
+#[tool(read_only)]
+fn mislabeled() -> Json<Mislabeled> {
+    Json(Mislabeled { count: "three".into() })
+}
+
 fn registry() -> Registry {
     Registry::builder().registered().build().expect("valid tools")
 }
