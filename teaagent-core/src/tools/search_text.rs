@@ -17,6 +17,7 @@
 //!   `PATTERN_SIZE_LIMIT` (10 MiB): past those the call is refused as invalid arguments
 //!   (`-32602`, or an `isError` result from protocol `2025-11-25` on).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, mpsc};
 
@@ -255,8 +256,15 @@ fn search_until(
                         }
                         let Some(file) = entry.open() else { continue };
                         files.fetch_add(1, Ordering::Relaxed);
-                        let mut sink =
-                            Collect { hits: Vec::new(), before: Vec::new(), count, cap, kept, max_bytes };
+                        let mut sink = Collect {
+                            hits: Vec::new(),
+                            recent: VecDeque::with_capacity(options.context),
+                            context: options.context as u64,
+                            count,
+                            cap,
+                            kept,
+                            max_bytes,
+                        };
                         let outcome = searcher.search_file(&matcher, &file, &mut sink);
                         let relative = || entry.relative().to_string_lossy().into_owned();
                         if outcome.is_err() {
@@ -349,13 +357,48 @@ struct Hit {
 
 /// Collects one file's matches, with context lines attached, within the search's shared caps:
 /// `cap` matching lines and `max_bytes` of kept text (`kept`, over every file).
+///
+/// Every match gets its whole context, even where it overlaps a neighbour's: the searcher
+/// reports each line once (lines 2–3 between matches on lines 1 and 4 come only as the first
+/// match's after-context, with `context: 2`), so the last `context` lines seen are kept here
+/// and a match takes its `before` from them, and a line (context or match) within `context`
+/// lines after a match is added to that match's `after`.
 struct Collect<'a> {
     hits: Vec<Hit>,
-    before: Vec<String>,
+    /// The last `context` lines seen (matches and context), with their numbers.
+    recent: VecDeque<(u64, String)>,
+    context: u64,
     count: &'a AtomicUsize,
     cap: usize,
     kept: &'a AtomicUsize,
     max_bytes: usize,
+}
+
+impl Collect<'_> {
+    /// Line `number` follows earlier matches: it is part of the `after` of those within reach.
+    fn after_of_earlier(&mut self, number: u64, text: &str) {
+        for hit in self.hits.iter_mut().rev() {
+            if hit.line >= number {
+                continue;
+            }
+            if number - hit.line > self.context {
+                break;
+            }
+            self.kept.fetch_add(text.len(), Ordering::Relaxed);
+            hit.after.push(text.to_owned());
+        }
+    }
+
+    /// Remembers line `number` for the `before` of a match that may follow.
+    fn remember(&mut self, number: u64, text: String) {
+        if self.context == 0 {
+            return;
+        }
+        if self.recent.len() as u64 >= self.context {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((number, text));
+    }
 }
 
 impl Sink for Collect<'_> {
@@ -368,25 +411,28 @@ impl Sink for Collect<'_> {
             return Ok(false);
         }
         let text = line_text(m.bytes());
-        let before = std::mem::take(&mut self.before);
+        let line = m.line_number().unwrap_or(0);
+        let first = line.saturating_sub(self.context);
+        let before: Vec<String> =
+            self.recent.iter().filter(|(n, _)| *n >= first && *n < line).map(|(_, t)| t.clone()).collect();
         let size = text.len() + before.iter().map(String::len).sum::<usize>();
         self.kept.fetch_add(size, Ordering::Relaxed);
-        self.hits.push(Hit { line: m.line_number().unwrap_or(0), text, before, after: Vec::new() });
+        self.after_of_earlier(line, &text);
+        self.remember(line, text.clone());
+        self.hits.push(Hit { line, text, before, after: Vec::new() });
         Ok(true)
     }
 
     fn context(&mut self, _: &Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        match c.kind() {
-            SinkContextKind::Before => self.before.push(line_text(c.bytes())),
-            SinkContextKind::After => {
-                if let Some(last) = self.hits.last_mut() {
-                    let text = line_text(c.bytes());
-                    self.kept.fetch_add(text.len(), Ordering::Relaxed);
-                    last.after.push(text);
-                }
-            }
-            SinkContextKind::Other => {}
+        let (Some(line), SinkContextKind::Before | SinkContextKind::After) = (c.line_number(), c.kind())
+        else {
+            return Ok(true);
+        };
+        let text = line_text(c.bytes());
+        if matches!(c.kind(), SinkContextKind::After) {
+            self.after_of_earlier(line, &text);
         }
+        self.remember(line, text);
         Ok(true)
     }
 }
