@@ -220,9 +220,13 @@ fn prompts_are_not_advertised_when_there_are_none() {
         let capabilities = &result["capabilities"];
         assert!(capabilities.get("prompts").is_none(), "{capabilities}");
         assert!(capabilities.get("tools").is_some(), "{capabilities}");
-        // A client that asks anyway gets the empty list, not an error.
-        let listed = server.request("prompts/list", json!({}));
-        assert_eq!(listed["result"]["prompts"], json!([]), "{listed}");
+        // What is not declared is not answered: a client that asks anyway gets -32601.
+        let completes = capabilities.get("completions").is_some();
+        let undeclared = ["prompts/list", "prompts/get", "completion/complete"];
+        for method in undeclared.into_iter().filter(|m| !completes || !m.starts_with("completion")) {
+            let listed = server.request(method, json!({}));
+            assert_eq!(listed["error"]["code"], json!(-32601), "{method}: {listed}");
+        }
     }
     for server in servers {
         server.finish();

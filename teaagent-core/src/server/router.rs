@@ -104,6 +104,14 @@ pub(crate) async fn dispatch(
                     Err(e) => answers.error(e),
                 }
             }
+            // Undeclared capabilities are not served: a method is answered exactly when the
+            // capability that offers it is declared (`capabilities` in `main_loop`), else `-32601`.
+            "prompts/list" | "prompts/get" if !shared.announcement.prompts => {
+                answers.error(Error::MethodNotFound { method: method.to_owned() })
+            }
+            "completion/complete" if !shared.announcement.completions => {
+                answers.error(Error::MethodNotFound { method: method.to_owned() })
+            }
             "prompts/list" => answers.ok(
                 parse_params::<PaginatedParams>(params).map(|_| ListPromptsResult {
                     prompts: shared.prompts.defs.iter().map(|d| d.prompt().clone()).collect(),
