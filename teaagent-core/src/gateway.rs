@@ -659,9 +659,14 @@ fn tool_def(inner: &Arc<Inner>, name: &str, index: usize, tool: &Value) -> Resul
     let Some(object) = schema.as_object_mut() else {
         return Err("its input schema is not an object".into());
     };
-    // The dialect is ours (JSON Schema 2020-12, checked when the registry is built).
-    object.remove("$schema");
+    // Checked by the rules of the dialect it is written in (draft-07, draft-04, OpenAPI's
+    // `nullable`: `schema::dialect`); shown as the server wrote it, without `$schema` (clients
+    // read the keywords, and some refuse the key).
     object.entry("properties").or_insert_with(|| json!({}));
+    let checked_input = crate::schema::dialect::to_2020_12(&schema);
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+    }
     let description = match tool.get("description").and_then(Value::as_str) {
         Some(d) if !d.trim().is_empty() => d.to_owned(),
         _ => {
@@ -684,13 +689,16 @@ fn tool_def(inner: &Arc<Inner>, name: &str, index: usize, tool: &Value) -> Resul
     if let Some(title) = tool.get("title").and_then(Value::as_str) {
         builder = builder.title(title.to_owned());
     }
+    let mut checked_output = None;
     if let Some(output) = tool.get("outputSchema").filter(|o| o.is_object()) {
+        checked_output = Some(crate::schema::dialect::to_2020_12(output));
         let mut output = output.clone();
         if let Some(o) = output.as_object_mut() {
             o.remove("$schema");
         }
         builder = builder.output_schema(output);
     }
+    builder = builder.checked_as(checked_input, checked_output);
     let running = inner.clone();
     let def = builder
         .handler(Handler::new(move |ctx, args| {

@@ -392,7 +392,7 @@ impl RegistryBuilder {
         // keyword, a pattern the regex engine refuses) stops the server at its start.
         let mut validators = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
-            match Validator::compile(def.input_schema()) {
+            match Validator::compile(def.checked_input_schema()) {
                 Ok(v) => validators.push(v),
                 Err(e) => problems.push(format!(
                     "tool `{}` ({}): the input schema cannot be validated: {e}",
@@ -403,7 +403,7 @@ impl RegistryBuilder {
         }
         let mut outputs = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
-            match def.output_schema().map(Validator::compile).transpose() {
+            match def.checked_output_schema().map(Validator::compile).transpose() {
                 Ok(v) => outputs.push(v),
                 Err(e) => problems.push(format!(
                     "tool `{}` ({}): the output schema cannot be validated: {e}",

@@ -41,6 +41,7 @@
 //! ([`preview`]: strings cut to 48 characters and escaped, arrays and objects named only).
 //! Problems are sorted by pointer ([`compare_pointers`]).
 
+pub mod dialect;
 #[cfg(test)]
 mod differential;
 mod report;

@@ -177,6 +177,9 @@ pub struct ToolDef {
     pub(crate) description: Cow<'static, str>,
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
+    /// The schemas arguments and results are checked against, when they are not the ones shown
+    /// (an external server's schema in another dialect, rewritten by [`crate::schema::dialect`]).
+    pub(crate) checked_schemas: Option<(Value, Option<Value>)>,
     pub(crate) behavior: Behavior,
     pub(crate) tier: Option<Tier>,
     pub(crate) rate_limit: Option<RateLimit>,
@@ -198,6 +201,7 @@ impl ToolDef {
             description: Cow::Borrowed(""),
             input_schema: Value::Null,
             output_schema: None,
+            checked_schemas: None,
             behavior: Behavior::default(),
             tier: None,
             rate_limit: None,
@@ -232,6 +236,19 @@ impl ToolDef {
     /// The output schema, for structured output.
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_ref()
+    }
+
+    /// The schema arguments are checked against: the input schema, or its 2020-12 rewrite.
+    pub(crate) fn checked_input_schema(&self) -> &Value {
+        self.checked_schemas.as_ref().map_or(&self.input_schema, |(input, _)| input)
+    }
+
+    /// The schema results are checked against: the output schema, or its 2020-12 rewrite.
+    pub(crate) fn checked_output_schema(&self) -> Option<&Value> {
+        match &self.checked_schemas {
+            Some((_, output)) => output.as_ref(),
+            None => self.output_schema.as_ref(),
+        }
     }
 
     /// The behaviour flags.
@@ -333,6 +350,13 @@ impl ToolDefBuilder {
     /// The output schema of structured results.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.0.output_schema = Some(schema);
+        self
+    }
+    /// Checks arguments and results against these schemas instead of the ones shown (an
+    /// external server's schemas rewritten into 2020-12 by [`crate::schema::dialect`]).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn checked_as(mut self, input: Value, output: Option<Value>) -> Self {
+        self.0.checked_schemas = Some((input, output));
         self
     }
     /// Behaviour flags.
