@@ -206,3 +206,65 @@ fn prompts_and_completion_check_what_they_are_given() {
     assert_eq!(values["result"]["completion"]["hasMore"], false);
     assert_eq!(reason(&complete("no_such_prompt", "")), "unknown_prompt");
 }
+
+/// `teaagent mcp serve` over HTTP against the suite's `server-stateless` scenario: what the
+/// server declares in `server/discover` is what it answers (prompts among them), and every
+/// other check of the scenario that can run against it passes. (The suite marks the checks that
+/// need its own diagnostic tools, `test_logging_tool` and the like, as not testable here; the
+/// fixture runs those.)
+#[test]
+fn teaagent_mcp_serve_passes_every_testable_check_of_server_stateless() {
+    let bin = installed_bin();
+    let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    let mut child = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--http", "127.0.0.1:0", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start teaagent mcp serve --http");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let says = "over Streamable HTTP at ";
+    let url = loop {
+        let line = lines.next().expect("the server ended before it listened").expect("stderr line");
+        if let Some(at) = line.find(says) {
+            break line[at + says.len()..].trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance/mcp-serve");
+    let _ = std::fs::remove_dir_all(&results);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(bin.join("conformance"))
+        .args(["server", "--url", &url, "--scenario", "server-stateless", "-o"])
+        .arg(&results)
+        .env("PATH", path)
+        .output()
+        .expect("run the conformance suite");
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let run = std::fs::read_dir(&results).expect("results").flatten().next().expect("one scenario's results");
+    let checks: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(run.path().join("checks.json")).expect("checks.json"))
+            .expect("checks are JSON");
+    let mut ran = 0;
+    for check in &checks {
+        let id = check["id"].as_str().unwrap_or_default();
+        if check["details"]["untestable"] == serde_json::json!(true) {
+            continue;
+        }
+        ran += 1;
+        let status = check["status"].as_str().unwrap_or_default();
+        assert!(
+            matches!(status, "SUCCESS" | "WARNING" | "INFO" | "SKIPPED"),
+            "`{id}`: {status}: {check}\n{text}"
+        );
+    }
+    assert!(ran >= 20, "only {ran} checks ran:\n{text}");
+    let declared = checks.iter().find(|c| c["id"] == "sep-2575-server-declares-prompts-in-discover");
+    assert_eq!(declared.map(|c| c["status"].clone()), Some(serde_json::json!("SUCCESS")), "{text}");
+}
