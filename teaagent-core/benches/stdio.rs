@@ -106,6 +106,7 @@ fn main() {
             vec!["mcp".into(), "serve".into(), "--root".into(), root.clone().into()],
             true,
         ),
+        contender("teaagent echo, Json<T> output", built.examples.join("echo_json"), vec![], false),
     ];
     // Rounds alternate the servers, so drift in the machine's load hits all alike. Cold starts
     // alternate start by start: a start is short, and what ran just before it (another server's
@@ -125,6 +126,55 @@ fn main() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     report(&contenders, quick, built.packed_relocs);
+    output_check_cost(&contenders);
+}
+
+/// What structured output costs: the Json<T> echo against the text echo in this run (CPU per
+/// call, median of rounds), and the output check alone, timed in process on the same values.
+fn output_check_cost(contenders: &[Contender]) {
+    use teaagent_core::{CallToolResult, Json, Registry, tool};
+
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Echoed {
+        /// The text, unchanged.
+        text: String,
+    }
+
+    /// Echo the text back unchanged, as structured output.
+    #[tool(read_only, unregistered)]
+    fn echo(
+        /// The text to echo.
+        text: String,
+    ) -> Json<Echoed> {
+        Json(Echoed { text })
+    }
+
+    let cpu = |name: &str| {
+        let c = contenders.iter().find(|c| c.name == name).expect("a contender");
+        median(&c.figures.cpu_per_call.iter().map(Duration::as_secs_f64).collect::<Vec<_>>()) * 1e6
+    };
+    let (text, json) = (cpu("teaagent echo"), cpu("teaagent echo, Json<T> output"));
+    println!();
+    println!(
+        "Structured output: CPU per call {json:.2} µs with Json<T> against {text:.2} µs with text ({:+.2} µs, {:.2}×).",
+        json - text,
+        json / text
+    );
+    let registry = Registry::builder().add::<echo>().build().expect("a valid registry");
+    for (what, value, calls) in
+        [("\"hello\"", "hello".to_owned(), 1_000_000u32), ("1 MiB of text", "x".repeat(1 << 20), 1_000)]
+    {
+        let mut result = CallToolResult::structured(serde_json::json!({ "text": value }));
+        let start = Instant::now();
+        for _ in 0..calls {
+            let replaced = registry.check_output("echo", std::hint::black_box(&mut result));
+            assert!(!replaced, "the echo's output matches its schema");
+        }
+        let each = start.elapsed().as_secs_f64() / f64::from(calls) * 1e9;
+        println!(
+            "The output check alone, on {{\"text\": {what}}}: {each:.0} ns per call ({calls} calls in process)."
+        );
+    }
 }
 
 struct Built {
@@ -173,7 +223,7 @@ fn build() -> Built {
     let teaagent = release.join("teaagent");
     let packed_relocs = names_dt_relr(&teaagent);
     let link = packed_relocs.then_some(PACK_RELATIVE_RELOCS);
-    for example in ["echo", "baseline"] {
+    for example in ["echo", "echo_json", "baseline"] {
         run(&["-p", "teaagent-core", "--example", example], &core.join("Cargo.toml"), link);
     }
     run(&[], &workspace.join("bench-peers/rmcp-echo/Cargo.toml"), link);
@@ -183,9 +233,10 @@ fn build() -> Built {
         teaagent,
         packed_relocs,
     };
-    for program in [built.examples.join("echo"), built.examples.join("baseline"), built.rmcp_echo.clone()] {
+    let servers = ["echo", "echo_json", "baseline"].map(|e| built.examples.join(e));
+    for program in servers.iter().chain([&built.rmcp_echo]) {
         assert_eq!(
-            names_dt_relr(&program),
+            names_dt_relr(program),
             packed_relocs,
             "{} is not linked like teaagent",
             program.display()
