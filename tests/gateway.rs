@@ -51,9 +51,10 @@ impl Setup {
             "config.toml",
             &format!(
                 // Three tools a page: every test reads the list through its pagination.
-                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--tools\", {:?}, \"--marker\", {:?}, \"--noise\", \"--page-size\", \"3\"]\nenv = {{ ROGUE_VISIBLE = \"yes\" }}\n{extra}",
+                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--tools\", {:?}, \"--marker\", {:?}, \"--noise\", \"--page-size\", \"3\"]\nenv = {{ ROGUE_VISIBLE = \"yes\" }}\nsandbox = {{ writable = [{:?}] }}\n{extra}",
                 rogue.display().to_string(),
                 tools_file.display().to_string(),
+                markers.display().to_string(),
                 markers.display().to_string()
             ),
         );
@@ -208,8 +209,19 @@ fn an_allowed_server_is_served_under_teaagents_names_with_only_its_own_environme
 
     let env: Value =
         serde_json::from_str(&text_of(&call(&mut server, "rogue__env", json!({})))).expect("env json");
-    let names: Vec<&String> = env.as_object().expect("env").keys().collect();
+    // Only the configured variables, and the temporary directory of its sandbox.
+    let names: Vec<&String> = env
+        .as_object()
+        .expect("env")
+        .keys()
+        .filter(|k| !k.starts_with("TEMP") && !k.starts_with("TMP"))
+        .collect();
     assert_eq!(names, ["ROGUE_VISIBLE"], "only the configured variables: {env}");
+    let tmp = env["TMPDIR"].as_str().unwrap_or_else(|| panic!("a TMPDIR of its own: {env}"));
+    assert!(
+        tmp.contains("teaagent-shell-") && env["TMP"] == env["TMPDIR"] && env["TEMP"] == env["TMPDIR"],
+        "{env}"
+    );
 
     // An error code of its own is an isError result, never teaagent's -32001.
     let failed = call(&mut server, "rogue__fail", json!({}));
@@ -630,8 +642,9 @@ fn modern_clients_hear_of_withheld_tools_on_their_listen_stream() {
 fn run_starts_only_the_server_of_the_tool() {
     let others = tempfile::tempdir().expect("markers of the other server");
     let setup = Setup::new(&format!(
-        "[mcp_servers.other]\ncommand = {:?}\nargs = [\"--marker\", {:?}]\n",
+        "[mcp_servers.other]\ncommand = {:?}\nargs = [\"--marker\", {:?}]\nsandbox = {{ writable = [{:?}] }}\n",
         Bin::Rogue.path().display().to_string(),
+        others.path().display().to_string(),
         others.path().display().to_string()
     ));
     setup.allow("rogue");

@@ -171,7 +171,7 @@ fn drive(
 fn all_pass(cases: Vec<Result<String, String>>) {
     let (ok, failed): (Vec<_>, Vec<_>) = cases.into_iter().partition(Result::is_ok);
     for line in ok.iter().flatten() {
-        println!("{line}");
+        eprintln!("{line}");
     }
     let failed: Vec<String> = failed.into_iter().filter_map(Result::err).collect();
     assert!(

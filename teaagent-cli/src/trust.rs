@@ -24,14 +24,16 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use teaagent_core::home::{Home, MAX_CONFIG_BYTES};
 use teaagent_core::visible::shown;
 
+use teaagent_core::PermissionMode;
 use teaagent_core::gateway::{GatewayOptions, Launch, ToolList};
+use teaagent_core::sandbox::Sandbox;
 
 use crate::config::McpServer;
 
@@ -138,7 +140,27 @@ pub(crate) fn launch(name: &str, server: &McpServer, now: &Fingerprint) -> anyho
         program,
         args: server.args.clone(),
         env: server.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        sandbox: server_sandbox(name, server)?,
     })
+}
+
+/// The sandbox of an external server (`[mcp_servers.NAME.sandbox]`): by default it may write
+/// only a temporary directory of its own and may reach the network; `unrestricted = true` runs
+/// it without one. A machine that cannot enforce it refuses to start the server, saying so.
+fn server_sandbox(name: &str, server: &McpServer) -> anyhow::Result<Option<Sandbox>> {
+    let config = &server.sandbox;
+    if config.unrestricted {
+        return Ok(None);
+    }
+    let file = Path::new("config.toml");
+    let writable = config.writable_dirs(name, file)?;
+    let sandbox = Sandbox::for_mode(PermissionMode::WorkspaceWrite)
+        .network(config.network.unwrap_or(true))
+        .writable(writable);
+    if let Ok(home) = teaagent_core::home::dir() {
+        return Ok(Some(sandbox.protect(home)));
+    }
+    Ok(Some(sandbox))
 }
 
 /// Reads a server's tool list once (starting and stopping it).

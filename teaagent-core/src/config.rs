@@ -45,6 +45,19 @@
 //! `[state]` section is ignored with a warning (a cloned repository must not point the limits at
 //! its own Redis).
 //!
+//! # What commands may reach: `[shell]`
+//!
+//! ```toml
+//! [shell]
+//! network = false          # commands may reach the network (default false, but in danger-full-access)
+//! writable = ["~/.cargo"]  # more directories commands may write (absolute, or under ~/)
+//! unsandboxed = "refuse"   # where the sandbox cannot be enforced: "refuse" commands, or "warn" and run
+//! ```
+//!
+//! The sandbox itself follows the mode (`teaagent_core::sandbox`, with the built-in tools). A
+//! workspace's file may only tighten: `network = false`, `unsandboxed = "refuse"`; its
+//! `writable` is ignored with a warning.
+//!
 //! Grants and deny rules are separated by line breaks because a rule may itself contain `;`
 //! (`delete_note;uses=3`), `,` (a glob's `{a,b}`) and spaces (`shell_exec:command=cargo test`),
 //! but never a line break (a command with one is compound, which no grant covers). Blank lines
@@ -208,6 +221,55 @@ pub struct ConfigFile {
     pub mcp_servers: BTreeMap<String, McpServer>,
     /// A fleet's shared state (user's file only).
     state: Option<StateConfig>,
+    /// What commands may reach (`[shell]`).
+    shell: Option<ShellConfig>,
+}
+
+/// `[shell]` as written: the command sandbox (`teaagent_core::sandbox`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShellConfig {
+    /// Commands may reach the network.
+    network: Option<bool>,
+    /// More directories commands may write (absolute, or under `~/`).
+    writable: Option<Vec<String>>,
+    /// Where the sandbox cannot be enforced: `"refuse"` (default) or `"warn"`.
+    unsandboxed: Option<String>,
+}
+
+/// What commands may reach, from `[shell]` (the user's file; a workspace's may only tighten).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellSettings {
+    /// Commands may reach the network (`[shell] network`, default `false`).
+    pub network: bool,
+    /// More directories commands may write (`[shell] writable`, the user's file only).
+    pub writable: Vec<PathBuf>,
+    /// Run commands with what can be enforced, and a warning, where the sandbox cannot be
+    /// (`[shell] unsandboxed = "warn"`); else they are refused.
+    pub warn_unsandboxed: bool,
+}
+
+impl ShellConfig {
+    /// `unsandboxed`, checked: whether it says `"warn"`.
+    fn warns(&self, path: &Path) -> Result<Option<bool>, ConfigError> {
+        match self.unsandboxed.as_deref() {
+            None => Ok(None),
+            Some("refuse") => Ok(Some(false)),
+            Some("warn") => Ok(Some(true)),
+            Some(other) => Err(ConfigError::Invalid {
+                file: path.to_path_buf(),
+                why: format!(
+                    "`[shell] unsandboxed` must be \"refuse\" or \"warn\" (got \"{}\")",
+                    crate::visible::escape(other)
+                ),
+            }),
+        }
+    }
+
+    /// `writable`, checked: absolute paths, or `~/…` under the user's home.
+    fn writable(&self, path: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+        writable_dirs(self.writable.as_deref().unwrap_or_default(), "[shell] writable", path)
+    }
 }
 
 /// `[state]` as written.
@@ -282,6 +344,60 @@ pub struct McpServer {
     /// Tiers of single tools, by the server's own tool names (over `tier`).
     #[serde(default)]
     pub tiers: BTreeMap<String, String>,
+    /// What the server's process may reach (`[mcp_servers.NAME.sandbox]`); by default it may
+    /// write only a temporary directory of its own, and reach the network.
+    #[serde(default)]
+    pub sandbox: ServerSandbox,
+}
+
+/// `[mcp_servers.NAME.sandbox]`: the OS sandbox of an external server's process (the same as
+/// `shell_exec`'s, `teaagent_core::sandbox`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSandbox {
+    /// May reach the network (default `true`: most servers are clients of some service).
+    pub network: Option<bool>,
+    /// Directories it may write besides its temporary directory (absolute, or under `~/`).
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// No sandbox at all (default `false`).
+    #[serde(default)]
+    pub unrestricted: bool,
+}
+
+impl ServerSandbox {
+    /// `writable`, expanded and checked.
+    pub fn writable_dirs(&self, name: &str, file: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+        writable_dirs(&self.writable, &format!("mcp_servers.{name}.sandbox.writable"), file)
+    }
+}
+
+/// Directories a configuration lets commands write: absolute paths, or `~/…` under `$HOME`.
+fn writable_dirs(dirs: &[String], key: &str, file: &Path) -> Result<Vec<PathBuf>, ConfigError> {
+    let invalid = |why: String| ConfigError::Invalid { file: file.to_path_buf(), why };
+    let mut out = Vec::new();
+    for dir in dirs {
+        let expanded = match dir.strip_prefix("~/") {
+            Some(rest) => match std::env::var_os("HOME") {
+                Some(home) => PathBuf::from(home).join(rest),
+                None => {
+                    return Err(invalid(format!(
+                        "`{key}`: `{}` needs $HOME, which is not set",
+                        crate::visible::escape(dir)
+                    )));
+                }
+            },
+            None => PathBuf::from(dir),
+        };
+        if !expanded.is_absolute() {
+            return Err(invalid(format!(
+                "`{key}`: `{}` must be an absolute path (or start with `~/`)",
+                crate::visible::escape(dir)
+            )));
+        }
+        out.push(expanded);
+    }
+    Ok(out)
 }
 
 impl McpServer {
@@ -310,6 +426,7 @@ impl McpServer {
                 return Err(bad(format!("mcp_servers.{name}.tiers.{tool}"), t));
             }
         }
+        self.sandbox.writable_dirs(name, file)?;
         Ok(())
     }
 }
@@ -742,6 +859,8 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// A fleet's shared state, when configured.
     pub state: Option<StateSettings>,
+    /// What commands may reach (`[shell]`).
+    pub shell: ShellSettings,
 }
 
 /// `[state]` checked: a Redis URL (`redis://` or `rediss://`), the password from the
@@ -966,6 +1085,11 @@ impl Settings {
         if let Some(state) = &file.state {
             self.state = Some(state_settings(state, path, &|name| std::env::var(name).ok())?);
         }
+        if let Some(shell) = &file.shell {
+            self.shell.network = shell.network.unwrap_or(false);
+            self.shell.writable = shell.writable(path)?;
+            self.shell.warn_unsandboxed = shell.warns(path)?.unwrap_or(false);
+        }
         let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {
             text.as_deref().map(RequestStateKey::parse).transpose().map_err(|why| ConfigError::Invalid {
                 file: path.to_path_buf(),
@@ -1000,6 +1124,29 @@ impl Settings {
             self.warnings.push(format!(
                 "{shown}: ignored `[state]`: only your own configuration or TEAAGENT_REDIS_URL may name the fleet's shared state"
             ));
+        }
+        if let Some(shell) = &file.shell {
+            // A workspace may keep commands off the network and refuse unenforced sandboxes;
+            // never the other way.
+            match shell.network {
+                Some(true) if !self.shell.network => self.warnings.push(format!(
+                    "{shown}: ignored `[shell] network = true`: a workspace file may only tighten what commands reach"
+                )),
+                Some(network) => self.shell.network = network && self.shell.network,
+                None => {}
+            }
+            if shell.writable.as_ref().is_some_and(|w| !w.is_empty()) {
+                self.warnings.push(format!(
+                    "{shown}: ignored `[shell] writable`: only your own configuration may let commands write outside the workspace"
+                ));
+            }
+            match shell.warns(path)? {
+                Some(true) if !self.shell.warn_unsandboxed => self.warnings.push(format!(
+                    "{shown}: ignored `[shell] unsandboxed = \"warn\"`: a workspace file may only tighten what commands reach"
+                )),
+                Some(warn) => self.shell.warn_unsandboxed = warn && self.shell.warn_unsandboxed,
+                None => {}
+            }
         }
         if file.request_state_key.is_some() || file.request_state_previous_key.is_some() {
             // Whoever sets the key can seal approvals: never a cloned repository.

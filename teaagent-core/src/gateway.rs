@@ -856,7 +856,13 @@ mod tests {
 
     fn external(name: &str, tools: &[&str]) -> External {
         External {
-            launch: Launch { name: name.into(), program: "/bin/false".into(), args: vec![], env: vec![] },
+            launch: Launch {
+                name: name.into(),
+                program: "/bin/false".into(),
+                args: vec![],
+                env: vec![],
+                sandbox: None,
+            },
             pinned: ToolList::new(
                 tools
                     .iter()

@@ -74,6 +74,8 @@ pub mod policy;
 pub mod prompt;
 pub mod rate_limit;
 pub mod registry;
+#[cfg(any(feature = "builtin-tools", feature = "gateway"))]
+pub mod sandbox;
 pub mod schema;
 pub mod server;
 #[cfg(feature = "redis")]

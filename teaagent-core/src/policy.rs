@@ -320,6 +320,9 @@ pub struct Policy {
     ask_timeout: Duration,
     audit: Option<AuditLog>,
     advice: Advice,
+    /// What a command can reach ([`Policy::command_sandbox`]): told in the question about a
+    /// tool that runs a command, and recorded in the audit log for its calls.
+    command_sandbox: Option<String>,
     /// Keys and used nonces of the modern era's sealed approvals ([`request_state`]); a random
     /// key is drawn at the first use unless [`Policy::request_state_keys`] set one.
     states: std::sync::OnceLock<request_state::RequestStates>,
@@ -361,6 +364,7 @@ impl Policy {
             ask_timeout: Duration::from_secs(120),
             audit: None,
             advice: Advice::Code,
+            command_sandbox: None,
             states: std::sync::OnceLock::new(),
             #[cfg(feature = "redis")]
             shared: std::sync::OnceLock::new(),
@@ -539,6 +543,33 @@ impl Policy {
         self
     }
 
+    /// What a command can reach (e.g. [`crate::sandbox::Sandbox::summary`]): added to the
+    /// question about a call of a tool that runs a command (a `#[command]` argument), so the
+    /// person approving it knows, and recorded as `sandbox` in the audit log for its calls.
+    pub fn command_sandbox(mut self, summary: impl Into<String>) -> Self {
+        self.command_sandbox = Some(summary.into());
+        self
+    }
+
+    /// The question shown to the user about `call` ([`question`]), with what a command can
+    /// reach when the tool runs one.
+    pub(crate) fn question_for(&self, call: &CallFacts<'_>) -> String {
+        let mut text = question(call);
+        if let Some(sandbox) = self.sandbox_of(call) {
+            text.push_str(&format!(
+                "
+The command runs {sandbox}."
+            ));
+        }
+        text
+    }
+
+    /// The command sandbox, for a call of a tool that runs a command.
+    fn sandbox_of(&self, call: &CallFacts<'_>) -> Option<&str> {
+        let runs_command = call.tool.param_roles().any(|(_, role)| role == ParamRole::Command);
+        self.command_sandbox.as_deref().filter(|_| runs_command)
+    }
+
     /// Whether deciding a call of `tool` needs its payload digest: for the audit log, for a
     /// preapproval, or for a denial's advice. Calls that need none skip hashing their arguments.
     pub fn needs_digest(&self, tool: &ToolDef) -> bool {
@@ -676,7 +707,7 @@ impl Policy {
         if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
             return allow("approved by the user for this session");
         }
-        let answer = ask::ask(peer, &question(call), self.ask_timeout).await;
+        let answer = ask::ask(peer, &self.question_for(call), self.ask_timeout).await;
         self.answered(call, &requirement, answer)
     }
 
@@ -751,6 +782,7 @@ impl Policy {
             rule,
             outcome,
             principal: principal.as_deref(),
+            sandbox: self.sandbox_of(call),
         })
     }
 }

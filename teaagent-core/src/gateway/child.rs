@@ -53,6 +53,8 @@ pub struct Launch {
     pub args: Vec<String>,
     /// Its whole environment: nothing else of teaagent's reaches it.
     pub env: Vec<(String, String)>,
+    /// The OS sandbox it runs in ([`crate::sandbox`]); `None` for none.
+    pub sandbox: Option<crate::sandbox::Sandbox>,
 }
 
 /// How a request to the child ended.
@@ -89,6 +91,8 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     /// Lines on its stdout that were not JSON.
     noise: AtomicU64,
+    /// Its sandbox's temporary directory, removed when the connection goes.
+    _jail: Option<crate::sandbox::Jail>,
 }
 
 impl Connection {
@@ -104,6 +108,14 @@ impl Connection {
             .kill_on_drop(true)
             .process_group(0);
         die_with_parent(&mut cmd);
+        // Its sandbox, set up before it runs; one that cannot be enforced keeps it from starting.
+        let jail = match &launch.sandbox {
+            Some(sandbox) => Some(sandbox.prepare(None, &[]).map_err(std::io::Error::other)?),
+            None => None,
+        };
+        if let Some(jail) = &jail {
+            jail.apply(&mut cmd);
+        }
         let mut child = cmd.spawn()?;
         let pid = child.id();
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
@@ -122,6 +134,7 @@ impl Connection {
             child: tokio::sync::Mutex::new(Some(child)),
             pid,
             noise: AtomicU64::new(0),
+            _jail: jail,
         });
         // Writer: ends when the connection is dropped or shut down (stdin closes then).
         let closed = conn.closed.clone();

@@ -1,6 +1,7 @@
 //! The audit log: one JSON line per decision, appended to `$TEAAGENT_HOME/audit.jsonl`.
 //!
-//! `{"time", "tool", "tier", "digest", "mode", "rule", "outcome"}` — `outcome` is `allowed`,
+//! `{"time", "tool", "tier", "digest", "mode", "rule", "outcome"}` (with `principal` when the
+//! transport names the caller, and `sandbox` for a tool that runs a command) — `outcome` is `allowed`,
 //! `denied`, `rate_limited` or `locked`. A line is one `write(2)` on a file opened with
 //! `O_APPEND`, so lines of concurrent servers never interleave. For calls above the `low` tier the
 //! line is written before the call runs, and a call whose line cannot be written is denied (no
@@ -42,6 +43,9 @@ pub struct AuditRecord<'a> {
     /// Who asked, when the transport authenticated the client (HTTP: `token:NAME`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub principal: Option<&'a str>,
+    /// What the command could reach, for a tool that runs one (the server's command sandbox).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'a str>,
 }
 
 impl AuditRecord<'_> {

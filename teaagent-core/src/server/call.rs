@@ -486,7 +486,7 @@ fn round_trip(
             ),
         });
     }
-    let form = crate::policy::ask::approval_request(caller.version, &crate::policy::question(facts));
+    let form = crate::policy::ask::approval_request(caller.version, &shared.policy.question_for(facts));
     let mut params = serde_json::to_value(&form).map_err(|e| Error::Internal { details: e.to_string() })?;
     if let Value::Object(params) = &mut params {
         params.insert("mode".into(), Value::from("form"));

@@ -6,9 +6,11 @@
 //! or the server stops, every process the command started is killed — also those that left the
 //! process group (`setsid`, double forks, `nohup`, daemons ignoring SIGTERM): on Linux each call
 //! runs in its own cgroup, or, where the server cannot create one, the server is a subreaper and
-//! kills the call's descendants (see the module `containment` for how, and what still escapes). This is
-//! not an OS sandbox. Output is capped per stream: the first and the last 32 KiB are kept, with a
-//! marker saying how much was left out in between.
+//! kills the call's descendants (see the module `containment` for how, and what still escapes).
+//! The command runs in the OS sandbox of the permission mode ([`crate::sandbox`]: in
+//! `workspace-write` it may write only the workspace and its own `TMPDIR`, and has no network).
+//! Output is capped per stream: the first and the last 32 KiB are kept, with a marker saying how
+//! much was left out in between.
 
 mod containment;
 
@@ -67,8 +69,14 @@ pub async fn shell_exec(
     let dir = dir.open_dir().map_err(|e| path_error(&cwd, e))?;
     let limit = Duration::from_secs(timeout_secs.map_or(DEFAULT_TIMEOUT, crate::Bounded::get));
     let scope = containment::Scope::new().map_err(ToolError::new)?;
-    let mut child = scope
-        .command(&command)
+    // The mode's sandbox (the server's, else `workspace-write`'s), set up before anything runs;
+    // refused here when it cannot be enforced and the configuration says so.
+    let sandbox = ctx.state::<crate::sandbox::Sandbox>().cloned().unwrap_or_default();
+    let files: Vec<std::path::PathBuf> = scope.cgroup_procs().into_iter().collect();
+    let jail = sandbox.prepare(Some(ws.root()), &files).map_err(ToolError::new)?;
+    let mut cmd = scope.command(&command);
+    jail.apply(&mut cmd);
+    let mut child = cmd
         .current_dir(handle_path(&dir))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -109,6 +117,10 @@ pub async fn shell_exec(
     let (out, err) = (collect(stdout).await, collect(stderr).await);
     let elapsed = started.elapsed();
     let mut text = String::new();
+    if let Some(warning) = jail.warning() {
+        text.push_str(warning);
+        text.push('\n');
+    }
     let failed = match &status {
         None => {
             text.push_str(&format!(

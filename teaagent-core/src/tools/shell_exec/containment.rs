@@ -81,6 +81,12 @@ impl Scope {
         Ok(Scope { token, cgroup, shell: None, pipes: Vec::new(), closed: false })
     }
 
+    /// The `cgroup.procs` file the shell writes to enter its cgroup (cgroup path only): the
+    /// command sandbox must let it.
+    pub(super) fn cgroup_procs(&self) -> Option<PathBuf> {
+        self.cgroup.as_ref().map(|dir| dir.join("cgroup.procs"))
+    }
+
     /// The command that runs `command` under `sh -c` inside this scope.
     pub(super) fn command(&self, command: &str) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new("/bin/sh");
