@@ -150,7 +150,6 @@ fn modern_results_say_what_they_are_and_how_long_they_keep() {
         ("resources/list", json!({}), "private"),
         ("resources/templates/list", json!({}), "public"),
         ("resources/read", json!({"uri": "teaagent://workspace/a.txt"}), "private"),
-        ("prompts/list", json!({}), "public"),
     ] {
         let answer = server.request(method, modern(params));
         let result = &answer["result"];
@@ -158,6 +157,8 @@ fn modern_results_say_what_they_are_and_how_long_they_keep() {
         assert!(result["ttlMs"].is_u64(), "{method}: {answer}");
         assert_eq!(result["cacheScope"], scope, "{method}");
     }
+    // The fixture declares no prompts, so it does not answer for them.
+    assert_eq!(error_of(&server.request("prompts/list", modern(json!({})))).0, -32601);
     let missing = server.request("resources/read", modern(json!({"uri": "teaagent://workspace/none.txt"})));
     assert_eq!(error_of(&missing).0, -32602, "resource not found stays -32602");
     // Per-request log level: a request without it gets no log lines.

@@ -124,9 +124,73 @@ fn main() {
             measure(c, &scale);
         }
     }
+    let shell =
+        shell_exec_cost(&built.teaagent, &scratch, if quick { 3 } else { 5 }, if quick { 40 } else { 100 });
     let _ = std::fs::remove_dir_all(&scratch);
     report(&contenders, quick, built.packed_relocs);
     output_check_cost(&contenders);
+    println!();
+    println!("{shell}");
+}
+
+/// What the command sandbox costs per `shell_exec` call: `teaagent mcp serve` running
+/// `shell_exec {"command": "true"}` one call after another, in `allow` (the workspace-write
+/// sandbox: a Landlock ruleset, mount and network namespaces, a temporary directory per call)
+/// and in `danger-full-access` (no sandbox), alternating in turns; medians of each round's
+/// median wall time per call.
+fn shell_exec_cost(teaagent: &Path, scratch: &Path, rounds: usize, calls: usize) -> String {
+    let home = scratch.join("shell-home");
+    let root = scratch.join("shell-workspace");
+    std::fs::create_dir_all(&home).expect("shell home");
+    std::fs::create_dir_all(&root).expect("shell workspace");
+    // shell_exec's own rate limit (10 a minute) would measure the limiter.
+    std::fs::write(
+        home.join("config.toml"),
+        "[tools.shell_exec]\nrate_limit = { max_calls = 1000000, window_secs = 1 }\n",
+    )
+    .expect("shell config");
+    let contender = |mode: &str| Contender {
+        name: "shell_exec",
+        program: teaagent.to_path_buf(),
+        args: ["mcp", "serve", "--permission-mode", mode, "--root"]
+            .iter()
+            .map(std::ffi::OsString::from)
+            .chain([root.clone().into_os_string()])
+            .collect(),
+        cold_start_only: false,
+        home: home.clone(),
+        figures: Figures::default(),
+    };
+    let (sandboxed, open) = (contender("allow"), contender("danger-full-access"));
+    let mut servers = [Server::start(&sandboxed), Server::start(&open)];
+    for s in &mut servers {
+        s.initialize();
+    }
+    let mut medians: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut line = String::new();
+    let call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"shell_exec\",\"arguments\":{\"command\":\"true\"}}}\n";
+    for _ in 0..rounds {
+        for (i, server) in servers.iter_mut().enumerate() {
+            let mut times = Vec::with_capacity(calls);
+            for _ in 0..calls {
+                let t = Instant::now();
+                server.send(call);
+                server.read_line(&mut line);
+                times.push(t.elapsed().as_secs_f64());
+                assert!(line.contains("exit code: 0"), "shell_exec failed: {line}");
+            }
+            medians[i].push(median(&times));
+        }
+    }
+    for s in servers {
+        s.stop();
+    }
+    let (with, without) = (median(&medians[0]) * 1e6, median(&medians[1]) * 1e6);
+    format!(
+        "shell_exec `true`, wall time per call: {with:.0} µs in the workspace-write sandbox against {without:.0} µs without one (danger-full-access): {:+.0} µs, {:.2}×.",
+        with - without,
+        with / without
+    )
 }
 
 /// What structured output costs: the Json<T> echo against the text echo in this run (CPU per
