@@ -90,6 +90,36 @@ fn the_window_slides() {
 }
 
 #[test]
+fn a_call_refused_as_overloaded_spends_neither_budget_nor_a_grant_use() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let env = [
+        ("FIXTURE_MAX_IN_FLIGHT", "1"),
+        ("FIXTURE_MAX_QUEUED", "0"),
+        ("FIXTURE_GRANTS", "poke;uses=1"),
+        ("FIXTURE_RATE", "poke=1/60"),
+    ];
+    let mut server = fixture(&tree, &home, &env);
+    // The only turn is taken by a slow call.
+    server.send(r#"{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow","arguments":{"ms":800}}}"#);
+    std::thread::sleep(Duration::from_millis(200));
+    let poke = json!({"path": "n.txt", "content": "x"});
+    let refused = call(&mut server, "poke", poke.clone());
+    assert_eq!(
+        (refused["error"]["code"].clone(), refused["error"]["data"]["reason"].clone()),
+        (json!(-32000), json!("overloaded")),
+        "{refused}"
+    );
+    assert!(server.response(&json!("slow"))["result"].is_object());
+    // The grant's one use and the window's one call are still there for the user's next call.
+    let ran = call(&mut server, "poke", poke.clone());
+    assert!(ran["result"].is_object() && tree.root().join("n.txt").exists(), "{ran}");
+    // And then the grant's one use is spent: the mode refuses the next call.
+    let spent = call(&mut server, "poke", poke);
+    assert_eq!(spent["error"]["code"], -32001, "{spent}");
+    server.finish();
+}
+
+#[test]
 fn a_call_refused_by_the_lock_gives_its_budget_back() {
     let (tree, home) = (Tree::new(), Tree::new());
     let env = [("FIXTURE_MODE", "danger-full-access"), ("FIXTURE_RATE", "poke=1/60")];

@@ -268,6 +268,11 @@ async fn checked_call(
         return Err(e);
     }
 
+    // A turn to run, before the targets are checked again and anything is spent: a call
+    // refused as overloaded spends no budget and no grant use, and one that waited for its turn
+    // has its targets checked after the wait.
+    let _turn = shared.turn(name).await?;
+
     // 6. Admission: the targets are still the ones decided on; then budget and grant uses.
     let resolved = match recheck(shared, &tool, &paths) {
         Ok(resolved) => resolved,
@@ -311,9 +316,8 @@ async fn checked_call(
             return Err(state_unavailable(details));
         }
     }
-    // 7. Run: wait for a turn, then the handler under its timeout, panics caught. The earlier
-    //    round's state is spent once the call has its turn (refused for overload, it stays good).
-    let _turn = shared.turn(name).await?;
+    // 7. Run (the turn was taken before admission): the handler under its timeout, panics
+    //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
     let carried = match earlier.take() {
         Some(held) => {
             let carried = held.carried.clone();

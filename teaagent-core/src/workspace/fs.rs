@@ -269,12 +269,7 @@ impl Resolved {
                 return Err(PathError::refused(PathRefusal::InvalidPath, "is a symbolic link"));
             }
         };
-        let temp = format!(
-            ".{}.teaagent-{}-{}.tmp",
-            String::from_utf8_lossy(name.as_bytes()),
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
+        let temp = temp_name(name.as_bytes(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
         let fd = rustix::fs::openat(
             self.parent.as_fd(),
             temp.as_str(),
@@ -358,5 +353,35 @@ impl Workspace {
     /// uses it (it goes through the open handles).
     pub fn absolute(&self, resolved: &Resolved) -> PathBuf {
         self.root().join(resolved.relative())
+    }
+}
+
+/// Longest file name the temporary file of a write keeps of the name it replaces, in bytes: with
+/// the rest of its name (`.`, `.teaagent-PID-N.tmp`) it stays under the 255 bytes file systems
+/// allow for a name, whatever the length of the file's own.
+const TEMP_NAME_KEEPS: usize = 160;
+
+/// The temporary name beside `name` for write number `n`: a dot, up to [`TEMP_NAME_KEEPS`] bytes
+/// of `name` (cut at a character boundary), this process and `n`.
+fn temp_name(name: &[u8], n: u64) -> String {
+    let lossy = String::from_utf8_lossy(name);
+    let mut end = lossy.len().min(TEMP_NAME_KEEPS);
+    while !lossy.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}.teaagent-{}-{n}.tmp", &lossy[..end], std::process::id())
+}
+
+#[cfg(test)]
+mod temp_name_tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_fit_a_file_system_name_whatever_the_name() {
+        for name in ["a".repeat(255), "é".repeat(127), "x".to_owned()] {
+            let temp = temp_name(name.as_bytes(), u64::MAX);
+            assert!(temp.len() <= 255, "{} bytes: {temp}", temp.len());
+            assert!(temp.starts_with('.') && temp.ends_with(".tmp"));
+        }
     }
 }
