@@ -186,3 +186,62 @@ fn initialize_is_answered_while_the_lock_is_pending_and_later_lines_wait_for_it(
     server.finish();
     assert!(owners(home.path()).is_empty());
 }
+
+/// `teaagent mcp serve` on `root` in `allow` mode, the handshake made and the lock settled.
+fn teaagent(root: &Path, home: &Path) -> RawServer {
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--permission-mode", "allow", "--root"]).arg(root).env("TEAAGENT_HOME", home);
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    assert!(server.request("tools/list", json!({}))["result"].is_object());
+    server
+}
+
+fn write(server: &mut RawServer) -> Value {
+    server.request(
+        "tools/call",
+        json!({"name": "write_file", "arguments": {"path": "shared.txt", "content": "x"}}),
+    )
+}
+
+#[test]
+fn a_lock_conflicts_with_locks_above_and_below_it() {
+    for (first, second) in [("ws", "ws/src"), ("ws/src", "ws")] {
+        let tree = Tree::new();
+        let home = tempfile::tempdir().expect("home");
+        let mut owner = teaagent(&tree.path(first), home.path());
+        let mut other = teaagent(&tree.path(second), home.path());
+        let refused = write(&mut other);
+        assert_eq!(refused["error"]["code"], -32003, "{second} inside or around {first}: {refused}");
+        assert_eq!(refused["error"]["data"]["ownerPid"], owner.pid());
+        assert_eq!(write(&mut owner)["result"]["isError"], false);
+        other.finish();
+        owner.finish();
+    }
+}
+
+#[test]
+fn a_malformed_record_is_dropped_alone_and_the_live_ones_still_hold() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    let owner = teaagent(&tree.root(), home.path());
+    let registry = home.path().join("workspace_registry.json");
+    let mut file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&registry).expect("registry")).expect("json");
+    for bad in [
+        json!({"workspace_path": "/elsewhere", "owner_pid": -1, "acquired_at": "now"}),
+        json!({"workspace_path": 7}),
+        json!("not a record"),
+    ] {
+        file["locks"].as_array_mut().expect("locks").push(bad);
+    }
+    std::fs::write(&registry, file.to_string()).expect("write the registry");
+    // A third server on the same root: the live owner's record still pins it.
+    let mut third = teaagent(&tree.root(), home.path());
+    let refused = write(&mut third);
+    assert_eq!(refused["error"]["code"], -32003, "two writers: {refused}");
+    assert_eq!(owners(home.path()), vec![u64::from(owner.pid())], "only the bad records went");
+    assert!(!home.path().join("workspace_registry.json.corrupt").exists(), "the file was not set aside");
+    third.finish();
+    owner.finish();
+}

@@ -8,8 +8,12 @@
 //! concurrent servers never lose each other's records and a crash never leaves a torn file. All of
 //! it goes through [`Home`]: no link in the home is ever followed. A file that does not parse (or
 //! is not a regular file, or is larger than [`MAX_REGISTRY_BYTES`]) is reported, kept aside as
-//! `workspace_registry.json.corrupt`, and rebuilt — never trusted. Any acquisition prunes every
-//! record whose owner is dead.
+//! `workspace_registry.json.corrupt`, and rebuilt — never trusted; a single record that does not
+//! parse is dropped alone, the others are kept. Any acquisition prunes every record whose owner
+//! is dead.
+//!
+//! A lock conflicts with locks on the same workspace and on every directory above or below it:
+//! servers on `W` and `W/sub` would write the same files.
 //!
 //! # Which workspace
 //!
@@ -118,12 +122,28 @@ impl LockedRoot {
             _ => record.workspace_path == self.path,
         }
     }
+
+    /// Whether `record` locks this workspace, a directory inside it or one it lies in: two
+    /// servers on `W` and `W/sub` would write the same files, so their locks conflict.
+    fn overlaps(&self, record: &LockRecord) -> bool {
+        self.is(record)
+            || self.path.starts_with(&record.workspace_path)
+            || record.workspace_path.starts_with(&self.path)
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct RegistryFile {
     version: u32,
     locks: Vec<LockRecord>,
+}
+
+/// The registry as read: each record on its own, so that one that does not parse is dropped
+/// alone and never takes the live ones with it.
+#[derive(Debug, Default, Deserialize)]
+struct RegistryRead {
+    #[serde(default)]
+    locks: Vec<serde_json::Value>,
 }
 
 /// The outcome of an acquisition.
@@ -161,7 +181,7 @@ impl LockRegistry {
     pub fn acquire(&self, workspace: &LockedRoot) -> io::Result<Acquired> {
         let me = std::process::id();
         self.update(|locks| {
-            if let Some(owner) = locks.iter().find(|r| workspace.is(r) && r.owner_pid != me) {
+            if let Some(owner) = locks.iter().find(|r| workspace.overlaps(r) && r.owner_pid != me) {
                 return Acquired::HeldBy(owner.clone());
             }
             if !locks.iter().any(|r| workspace.is(r) && r.owner_pid == me) {
@@ -219,10 +239,25 @@ impl LockRegistry {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return (Vec::new(), false);
         }
-        match serde_json::from_slice::<RegistryFile>(&bytes) {
-            Ok(file) => (file.locks, false),
-            Err(e) => (Vec::new(), self.set_aside(&format!("it is not a valid registry: {e}"))),
-        }
+        let file = match serde_json::from_slice::<RegistryRead>(&bytes) {
+            Ok(file) => file,
+            Err(e) => return (Vec::new(), self.set_aside(&format!("it is not a valid registry: {e}"))),
+        };
+        let mut dropped = false;
+        let locks = file
+            .locks
+            .into_iter()
+            .filter_map(|record| match serde_json::from_value::<LockRecord>(record) {
+                Ok(record) => Some(record),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "dropped a lock record that is not valid; the others are kept");
+                    dropped = true;
+                    None
+                }
+            })
+            .collect();
+        // Written back without the bad record.
+        (locks, dropped)
     }
 
     /// Moves an unusable registry aside (a link is moved, not followed); always `true`.
