@@ -109,10 +109,12 @@ fn every_refusal_has_its_status_and_code() {
     assert_eq!(r.status, 406, "{r:?}");
     let r = send(without(&ok, "Accept"), body.as_bytes());
     assert_eq!(r.status, 200, "no Accept means anything: {r:?}");
+    // Larger than the limit: refused on its declared length, before the body is sent (a client
+    // that sends it anyway meets a closed connection: `framing_and_headers_are_strict`).
     let huge =
         request(2, "tools/call", json!({"name": "read_file", "arguments": {"path": "x".repeat(5 << 20)}}));
-    let r = server.post(&huge);
-    assert_eq!(r.status, 413, "{}", &r.body[..r.body.len().min(200)]);
+    let status = status_of_head_only(&server, &modern_headers(&huge), huge.to_string().len());
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
     // One parsable message.
     let r = send(headers(&ok), b"{not json");
     assert_eq!((r.status, code(&r)), (400, -32700), "{r:?}");
@@ -196,10 +198,12 @@ fn dns_rebinding_is_refused_by_host_and_origin() {
     assert_eq!(send(&[("Origin", &format!("http://127.0.0.1:{port}"))]).status, 200);
     assert_eq!(send(&[("Origin", "https://app.example.com")]).status, 200, "configured");
     assert_eq!(send(&[("Host", &format!("localhost:{port}"))]).status, 200);
-    for host in
-        ["localhost.evil.com", "localhost@evil.com", "127.0.0.1.nip.io", "[::1]evil.com", "[::1]:x", ""]
-    {
+    for host in ["localhost.evil.com", "127.0.0.1.nip.io"] {
         assert_eq!(send(&[("Host", host)]).status, 403, "Host {host:?}");
+    }
+    // Not a host name at all (RFC 9112: 400).
+    for host in ["localhost@evil.com", "[::1]evil.com", "[::1]:x", "", "localhost:evil.com"] {
+        assert_eq!(send(&[("Host", host)]).status, 400, "Host {host:?}");
     }
     // Every method of the endpoint, not only POST.
     for method in ["GET", "DELETE"] {
@@ -803,4 +807,75 @@ fn a_token_file_that_is_no_regular_file_is_refused_not_read() {
         assert!(err.contains("cannot read") || err.contains("does not exist"), "{file}: {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+/// Framing and headers (hardening round 3, "HTTP strictness"): a declared length over the limit
+/// is refused at once; a request needs exactly one well-formed `Host`; tokens come in exactly
+/// one `Authorization` header and never in the URL, in any spelling.
+#[test]
+fn framing_and_headers_are_strict() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let token = "ci-token-0123456789abcdef";
+    let server = Http::teaagent(&tree, &home, &[], &[("TEAAGENT_HTTP_TOKENS", &format!("ci:{token}"))]);
+    let bearer = format!("Bearer {token}");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let body = ping.to_string();
+    let mut headers = modern_headers(&ping);
+    headers.push(("Authorization".to_owned(), bearer.clone()));
+    let with = |extra: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut all = headers.clone();
+        all.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        all
+    };
+    let send = |path: &str, all: &[(String, String)]| {
+        let refs: Vec<(&str, &str)> = all.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", path, &refs, body.as_bytes())
+    };
+    assert_eq!(send("/mcp", &headers).status, 200, "the well-formed request is served");
+
+    // A declared length of 10^12 with one byte sent: 413 at once, not after waiting for it.
+    let started = Instant::now();
+    let status = status_of_head_only(&server, &headers, 1_000_000_000_000);
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
+
+    let host = server.addr.to_string();
+    for (what, extra) in [
+        ("a port that is not a number", vec![("Host", "localhost:evil.com")]),
+        ("two Host headers", vec![("Host", host.as_str()), ("Host", "evil.example")]),
+        ("a Host with a space", vec![("Host", "local host")]),
+        ("two Authorization headers", vec![("Authorization", "Bearer another-0123456789abcdef")]),
+    ] {
+        let reply = send("/mcp", &with(&extra));
+        assert_eq!(reply.status, 400, "{what}: {reply:?}");
+    }
+    for query in [
+        "access_token=x",
+        "%61ccess_token=x",
+        "access_token%3Dx",
+        "x=1;access_token=x",
+        "ACCESS%5fTOKEN=x",
+        "+access_token=x",
+    ] {
+        let reply = send(&format!("/mcp?{query}"), &headers);
+        assert_eq!(reply.status, 400, "?{query}: {reply:?}");
+    }
+}
+
+/// Sends a POST's head declaring `length` bytes of body and one byte of it, and returns the
+/// start of the answer (the status line).
+fn status_of_head_only(server: &Http, headers: &[(String, String)], length: usize) -> String {
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {length}\r\n", server.addr);
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n{");
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut answer = [0u8; 64];
+    let n = stream.read(&mut answer).expect("an answer");
+    String::from_utf8_lossy(&answer[..n]).into_owned()
 }

@@ -517,6 +517,12 @@ async fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Aut
         return oauth.authenticate(headers).await;
     }
     if !endpoint.options.tokens.is_empty() {
+        if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
+            return Err(Box::new(refused(
+                StatusCode::BAD_REQUEST,
+                "send one Authorization header, not several",
+            )));
+        }
         let presented = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
         let token = presented.and_then(|h| {
             let (scheme, token) = h.split_once(' ')?;
@@ -547,17 +553,54 @@ async fn checked(endpoint: &Endpoint, request: &Request<Incoming>) -> Result<Aut
     Ok(Authenticated::default())
 }
 
-/// Whether a query string carries `access_token` (RFC 6750 §2.3's form, refused here).
+/// Whether a query string carries `access_token` (RFC 6750 §2.3's form, refused here), in any
+/// spelling: pairs split at `&` or `;`, each percent-decoded (`%61ccess_token`,
+/// `access_token%3D…`) before its name is compared, case-insensitively, spaces (and `+`) around
+/// it ignored.
 fn names_access_token(query: &str) -> bool {
-    query.split('&').any(|pair| {
-        let key = pair.split('=').next().unwrap_or("");
-        key.eq_ignore_ascii_case("access_token") || key.eq_ignore_ascii_case("access%5ftoken")
+    query.split(['&', ';']).any(|pair| {
+        let decoded = percent_decoded(pair).replace('+', " ");
+        let key = decoded.split('=').next().unwrap_or("");
+        key.trim().eq_ignore_ascii_case("access_token")
     })
 }
 
-/// `Host` and `Origin` (DNS rebinding protection).
+/// `text` with every `%XX` decoded (invalid escapes kept as they are; bytes that are not UTF-8
+/// replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(hi), Some(lo)) =
+                (bytes.get(i + 1).and_then(|b| hex(*b)), bytes.get(i + 2).and_then(|b| hex(*b)))
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `Host` and `Origin` (DNS rebinding protection). A request needs exactly one `Host` that is
+/// a host name (or address) and an optional numeric port, else `400` (RFC 9112 §3.2).
 fn allowed_here(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(), Box<Reply>> {
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (Some(host), None) => host.to_str().ok().filter(|h| !host_name(h).is_empty()),
+        _ => None,
+    };
+    let Some(host) = host else {
+        return Err(Box::new(refused(
+            StatusCode::BAD_REQUEST,
+            "a request needs exactly one Host header: a host name and an optional numeric port",
+        )));
+    };
     if !host_allowed(endpoint, host) {
         return Err(Box::new(refused(
             StatusCode::FORBIDDEN,
@@ -598,7 +641,16 @@ fn host_name(host: &str) -> &str {
             _ => "",
         };
     }
-    host.rsplit_once(':').map_or(host, |(name, _)| name)
+    let name = match host.rsplit_once(':') {
+        // A port is digits, and only digits: `localhost:evil.com` names no host.
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        Some(_) => return "",
+        None => host,
+    };
+    // A registered name or an IPv4 address: letters, digits, `-`, `.`, `_`.
+    let valid = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    if valid { name } else { "" }
 }
 
 fn host_allowed(endpoint: &Endpoint, host: &str) -> bool {
@@ -663,6 +715,13 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticate
         );
     }
     let limit = endpoint.options.max_body_bytes;
+    // A declared length over the limit is refused at once, before a byte of the body is read.
+    if let Some(declared) =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        && declared > limit as u64
+    {
+        return refused(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than {limit} bytes"));
+    }
     let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect());
     let Ok(read) = reading.await else {
         return refused(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time");
@@ -1170,6 +1229,17 @@ mod tests {
         assert!(names_access_token("x=1&ACCESS_TOKEN=abc"));
         assert!(names_access_token("access%5Ftoken=abc"));
         assert!(!names_access_token("token=abc&access_tokens=1"));
+        for spelling in [
+            "%61ccess_token=abc",
+            "access_token%3Dabc",
+            "x=1;access_token=abc",
+            "Access%5FToken=a",
+            "%20access_token=a",
+            "access_token",
+        ] {
+            assert!(names_access_token(spelling), "{spelling}");
+        }
+        assert!(!names_access_token("tokens=access_token"));
     }
 
     #[test]
