@@ -39,19 +39,36 @@ struct Fixture {
 
 impl Fixture {
     fn start() -> Self {
-        let mut child = Command::new(Bin::Conformance.path())
-            .arg("127.0.0.1:0")
+        let mut cmd = Command::new(Bin::Conformance.path());
+        cmd.arg("127.0.0.1:0");
+        Self::listening(cmd, "listening on ")
+    }
+
+    /// `teaagent mcp serve` over HTTP on a free port, in a fresh workspace and home.
+    fn teaagent(tree: &teaagent_tests::Tree, home: &teaagent_tests::Tree) -> Self {
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--http", "127.0.0.1:0", "--root"])
+            .arg(tree.root())
+            .env("TEAAGENT_HOME", home.base())
+            .env_remove("RUST_LOG");
+        Self::listening(cmd, "over Streamable HTTP at ")
+    }
+
+    /// Starts `cmd` and waits for the line on its stderr that says where it listens (the URL
+    /// follows `says`).
+    fn listening(mut cmd: Command, says: &str) -> Self {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start the conformance fixture");
+            .expect("start the server under test");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
         let url = loop {
-            let line = lines.next().expect("the fixture ended before it listened").expect("stderr line");
-            if let Some(url) = line.strip_prefix("listening on ") {
-                break url.trim().to_owned();
+            let line = lines.next().expect("the server ended before it listened").expect("stderr line");
+            if let Some(at) = line.find(says) {
+                break line[at + says.len()..].trim().to_owned();
             }
         };
         // Keep reading its stderr so it never blocks on a full pipe.
@@ -216,36 +233,18 @@ fn prompts_and_completion_check_what_they_are_given() {
 fn teaagent_mcp_serve_passes_every_testable_check_of_server_stateless() {
     let bin = installed_bin();
     let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
-    let mut child = Command::new(Bin::Teaagent.path())
-        .args(["mcp", "serve", "--http", "127.0.0.1:0", "--root"])
-        .arg(tree.root())
-        .env("TEAAGENT_HOME", home.base())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start teaagent mcp serve --http");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let says = "over Streamable HTTP at ";
-    let url = loop {
-        let line = lines.next().expect("the server ended before it listened").expect("stderr line");
-        if let Some(at) = line.find(says) {
-            break line[at + says.len()..].trim().to_owned();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let server = Fixture::teaagent(&tree, &home);
+    let url = &server.url;
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance/mcp-serve");
     let _ = std::fs::remove_dir_all(&results);
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let out = Command::new(bin.join("conformance"))
-        .args(["server", "--url", &url, "--scenario", "server-stateless", "-o"])
+        .args(["server", "--url", url, "--scenario", "server-stateless", "-o"])
         .arg(&results)
         .env("PATH", path)
         .output()
         .expect("run the conformance suite");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let run = std::fs::read_dir(&results).expect("results").flatten().next().expect("one scenario's results");
     let checks: Vec<serde_json::Value> =

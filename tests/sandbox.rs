@@ -1,7 +1,7 @@
 //! The command sandbox (`teaagent_core::sandbox`) against the real binary: in each mode, what a
 //! `shell_exec` command can write and reach.
 //!
-//! | attempt | read-only | workspace-write, allow | danger-full-access |
+//! | attempt | read-only | workspace-write, prompt, allow | danger-full-access |
 //! |---|---|---|---|
 //! | write in the workspace | refused | written | written |
 //! | write to `TMPDIR` (the call's own) | refused | written | written |
@@ -85,7 +85,7 @@ fn describe(out: &Output) -> String {
 /// The grant that lets the mode run `shell_exec` without asking.
 fn grant(mode: &str) -> &'static [&'static str] {
     match mode {
-        "read-only" | "workspace-write" => &["--grant", "shell_exec"],
+        "read-only" | "workspace-write" | "prompt" => &["--grant", "shell_exec"],
         _ => &[],
     }
 }
@@ -149,9 +149,10 @@ fn each_mode_confines_writes_and_the_network_as_its_table_says() {
         ),
     ];
     // What each mode allows of the attempts above, in order.
-    let table: [(&str, [bool; 10]); 4] = [
+    let table: [(&str, [bool; 10]); 5] = [
         ("read-only", [false, false, false, false, false, false, false, false, false, false]),
         ("workspace-write", [true, true, false, false, false, false, false, false, false, false]),
+        ("prompt", [true, true, false, false, false, false, false, false, false, false]),
         ("allow", [true, true, false, false, false, false, false, false, false, false]),
         ("danger-full-access", [true, true, true, true, true, true, true, true, true, true]),
     ];

@@ -102,12 +102,14 @@ fn main() {
         contender("teaagent echo", built.examples.join("echo"), vec![], false),
         contender(
             "teaagent mcp serve",
-            built.teaagent,
+            built.teaagent.clone(),
             vec!["mcp".into(), "serve".into(), "--root".into(), root.clone().into()],
             true,
         ),
         contender("teaagent echo, Json<T> output", built.examples.join("echo_json"), vec![], false),
     ];
+    let shell =
+        shell_exec_cost(&built.teaagent, &scratch, if quick { 3 } else { 5 }, if quick { 40 } else { 100 });
     // Rounds alternate the servers, so drift in the machine's load hits all alike. Cold starts
     // alternate start by start: a start is short, and what ran just before it (another server's
     // 1 MiB echoes, or nothing) would otherwise weigh on one contender's starts and not another's.
@@ -124,8 +126,6 @@ fn main() {
             measure(c, &scale);
         }
     }
-    let shell =
-        shell_exec_cost(&built.teaagent, &scratch, if quick { 3 } else { 5 }, if quick { 40 } else { 100 });
     let _ = std::fs::remove_dir_all(&scratch);
     report(&contenders, quick, built.packed_relocs);
     output_check_cost(&contenders);
@@ -140,9 +140,7 @@ fn main() {
 /// median wall time per call.
 fn shell_exec_cost(teaagent: &Path, scratch: &Path, rounds: usize, calls: usize) -> String {
     let home = scratch.join("shell-home");
-    let root = scratch.join("shell-workspace");
     std::fs::create_dir_all(&home).expect("shell home");
-    std::fs::create_dir_all(&root).expect("shell workspace");
     // shell_exec's own rate limit (10 a minute) would measure the limiter.
     std::fs::write(
         home.join("config.toml"),
@@ -155,7 +153,12 @@ fn shell_exec_cost(teaagent: &Path, scratch: &Path, rounds: usize, calls: usize)
         args: ["mcp", "serve", "--permission-mode", mode, "--root"]
             .iter()
             .map(std::ffi::OsString::from)
-            .chain([root.clone().into_os_string()])
+            // A workspace each: one server per workspace may write (the lock).
+            .chain([{
+                let root = scratch.join(format!("shell-workspace-{mode}"));
+                std::fs::create_dir_all(&root).expect("shell workspace");
+                root.into_os_string()
+            }])
             .collect(),
         cold_start_only: false,
         home: home.clone(),

@@ -208,7 +208,7 @@ impl Sandbox {
             writable.extend(self.writable.iter().cloned());
         }
         let mut protected: Vec<PathBuf> = self.protected.clone();
-        if let Some(root) = root {
+        if let Some(root) = root.filter(|_| self.reach == Reach::Workspace) {
             let git = root.join(".git");
             if git.is_dir() && !git.join("hooks").exists() {
                 // Made empty now, so that it can be protected like any other.

@@ -78,14 +78,17 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// A generator with teaagent's settings: 2020-12, inlined subschemas, no `$schema`.
+/// teaagent's settings: 2020-12, inlined subschemas, no `$schema`.
+fn settings() -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    })
+}
+
+/// A generator with teaagent's settings, for input (what a type deserializes from).
 pub fn generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .into_generator()
+    settings().into_generator()
 }
 
 /// Builds the input schema of a tool, one property at a time.
@@ -192,13 +195,7 @@ pub fn output_schema<T: JsonSchema + ?Sized>() -> Value {
 
 /// A generator for output schemas: [`generator`]'s settings, for serialization.
 pub fn output_generator() -> SchemaGenerator {
-    SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .for_serialize()
-        .into_generator()
+    settings().for_serialize().into_generator()
 }
 
 fn root_schema<T: JsonSchema + ?Sized>(mut generator: SchemaGenerator) -> Value {
