@@ -439,3 +439,35 @@ fn dynamic_tags(elf: &[u8]) -> Vec<u64> {
     let (offset, size) = (u64_at(dynamic + 8) as usize, u64_at(dynamic + 32) as usize);
     (offset..offset + size).step_by(16).map(u64_at).take_while(|&tag| tag != 0).collect()
 }
+
+/// Hardening round 3, "Messages": a usage error quotes the arguments escaped (no C1 control or
+/// bidi override reaches the terminal), and a configuration error names the key and the file.
+#[test]
+fn messages_escape_what_they_quote_and_config_errors_name_the_key() {
+    let (home, tree) = (Tree::new(), Tree::new());
+    for args in [
+        &["mcp", "serve", "--permission-mode", "\u{9b}31mread-only"][..],
+        &["mcp", "serve", "--\u{202e}evil"][..],
+        &["run", "tool", "--bo\u{1b}[2J\u{85}gus"][..],
+    ] {
+        let out = teaagent(&home, &tree.root(), args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+        for raw in ['\u{9b}', '\u{202e}', '\u{1b}', '\u{85}'] {
+            assert!(!err.contains(raw), "{args:?}: {raw:?} reached the terminal raw: {err:?}");
+        }
+        assert!(err.contains("\\u{") || err.contains("\\e"), "{args:?}: escaped: {err}");
+    }
+    for (config, key) in [
+        ("[mcp_servers.evil]\ncommand = 5\n", "mcp_servers.evil.command"),
+        ("[tools.shell_exec]\ntimeout_secs = 18446744073709551615\n", "tools.shell_exec.timeout_secs"),
+        ("[mcp_servers.x]\ncommand = \"x\"\nenv = { A = 5 }\n", "mcp_servers.x.env.A"),
+    ] {
+        home.write("config.toml", config);
+        let out = teaagent(&home, &tree.root(), &["mcp", "tools"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{config}: {err}");
+        assert!(err.contains(&format!("`{key}`")) && err.contains("config.toml"), "{config}: {err}");
+    }
+}

@@ -25,6 +25,7 @@ use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::sandbox::{Sandbox, Support, WhenUnavailable};
 use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
+use teaagent_core::tools::shell_exec::ShellEnvironment;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
 use teaagent_core::{Announcement, Registry, Server, ServerConfig, Workspace, visible};
@@ -33,7 +34,10 @@ use crate::cli::{Approvals, CallFlags, Cli, Command, Mcp, Trust};
 
 fn main() -> ExitCode {
     let early = EarlyServe::start();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     match run(cli, early) {
         Ok(code) => code,
         Err(e) => {
@@ -73,6 +77,27 @@ fn run(cli: Cli, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A command line clap refused (or help and version, which it reports the same way). Help and
+/// version go to stdout as they are; an error goes to stderr with every line escaped
+/// ([`visible::escape`]), since it quotes the arguments: a control or bidi character in one
+/// never reaches the terminal. Exit code 2 for an error.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+    }
+    let text = e.render().to_string();
+    let shown: Vec<String> = text.trim_end().lines().map(visible::escape).collect();
+    eprintln!("{}", shown.join("\n"));
+    ExitCode::from(2)
 }
 
 /// The shipped tools.
@@ -130,7 +155,8 @@ fn server(
         .resources(WorkspaceResources::new(workspace.clone()))
         .lock(locks, root)
         .availability(gateway.clone())
-        .state(sandbox);
+        .state(sandbox)
+        .state(shell_environment(&settings)?);
     if let Some(state) = &settings.state {
         // A fleet's shared state (`[state]`, TEAAGENT_REDIS_URL): connected at its first use, so
         // the server starts while Redis is down and refuses only what needs it.
@@ -163,6 +189,24 @@ fn command_sandbox(settings: &teaagent_core::config::Settings) -> Sandbox {
         sandbox = sandbox.protect(home);
     }
     sandbox
+}
+
+/// The environment `shell_exec` commands get (`[shell.env]`): never teaagent's own secrets, and
+/// by default no name that looks like a credential.
+fn shell_environment(settings: &teaagent_core::config::Settings) -> anyhow::Result<ShellEnvironment> {
+    let shell = &settings.shell;
+    let mut env = ShellEnvironment::new(
+        shell.env_inherit_secrets,
+        shell.env_exclude.clone(),
+        shell.env_include.clone(),
+        shell.env_include_only.clone(),
+        shell.env_set.clone(),
+    )
+    .map_err(|why| anyhow::anyhow!("`[shell.env]` in {}: {why}", settings.user_file.display()))?;
+    for name in &shell.env_secrets {
+        env = env.secret(name.clone());
+    }
+    Ok(env)
 }
 
 /// Says on stderr what commands can reach, and what of it this machine cannot enforce.

@@ -235,6 +235,23 @@ struct ShellConfig {
     writable: Option<Vec<String>>,
     /// Where the sandbox cannot be enforced: `"refuse"` (default) or `"warn"`.
     unsandboxed: Option<String>,
+    /// The commands' environment (`[shell.env]`).
+    env: Option<ShellEnvConfig>,
+}
+
+/// `[shell.env]` as written (`tools::shell_exec`'s environment policy).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShellEnvConfig {
+    inherit_secrets: Option<bool>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    include_only: Vec<String>,
+    #[serde(default)]
+    set: BTreeMap<String, String>,
 }
 
 /// What commands may reach, from `[shell]` (the user's file; a workspace's may only tighten).
@@ -247,6 +264,19 @@ pub struct ShellSettings {
     /// Run commands with what can be enforced, and a warning, where the sandbox cannot be
     /// (`[shell] unsandboxed = "warn"`); else they are refused.
     pub warn_unsandboxed: bool,
+    /// `[shell.env] inherit_secrets`: pass names that look like credentials.
+    pub env_inherit_secrets: bool,
+    /// `[shell.env] exclude`: more names to leave out (globs).
+    pub env_exclude: Vec<String>,
+    /// `[shell.env] include`: names that look like credentials, passed all the same (globs).
+    pub env_include: Vec<String>,
+    /// `[shell.env] include_only`: when not empty, the only names passed (globs).
+    pub env_include_only: Vec<String>,
+    /// `[shell.env] set`: variables set for every command.
+    pub env_set: BTreeMap<String, String>,
+    /// Variables the configuration names as holding a secret of the server
+    /// (`[state] password_env`): never passed.
+    pub env_secrets: Vec<String>,
 }
 
 impl ShellConfig {
@@ -686,13 +716,54 @@ fn located(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join(" ");
     match e.span() {
         Some(span) => {
-            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let start = span.start.min(text.len());
+            let before = &text.as_bytes()[..start];
             let line = before.iter().filter(|b| **b == b'\n').count() + 1;
             let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-            format!("line {line}, column {column}: {message}")
+            match key_at(text, start) {
+                Some(key) => {
+                    format!("line {line}, column {column}: `{}`: {message}", crate::visible::escape(&key))
+                }
+                None => format!("line {line}, column {column}: {message}"),
+            }
         }
         None => message,
     }
+}
+
+/// The dotted key whose value is at byte `at` of a TOML text: the table header above it, the
+/// key of its line and, for a value inside an inline table on that line, the key before it
+/// (`mcp_servers.x.env.A`). `None` when `at` is not in a `key = value` line.
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[line_start..];
+    let line = &line[..line.find('\n').unwrap_or(line.len())];
+    let upto = &line[..(at - line_start).min(line.len())];
+    let first_eq = line.find('=')?;
+    if first_eq > upto.len() {
+        return None;
+    }
+    let bare = |k: &str| k.trim().trim_matches('"').to_owned();
+    let mut key = bare(&line[..first_eq]);
+    // A value inside an inline table: the key just before it on this line.
+    if let Some(last_eq) = upto.rfind('=')
+        && last_eq > first_eq
+    {
+        let inner = upto[..last_eq].rsplit(['{', ',']).next().map(bare).unwrap_or_default();
+        if !inner.is_empty() {
+            key = format!("{key}.{inner}");
+        }
+    }
+    let header = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+    Some(match header {
+        Some(table) if !table.is_empty() => format!("{table}.{key}"),
+        _ => key,
+    })
 }
 
 /// What the user chose outside the files: the environment variables or the command's flags.
@@ -804,10 +875,45 @@ impl Choices {
     }
 }
 
-/// Environment variables that hold secrets of the server itself: never passed to a command a
-/// tool runs (`shell_exec` removes them from the shell's environment).
-pub const SECRET_VARIABLES: [&str; 3] =
-    ["TEAAGENT_REQUEST_STATE_KEY", "TEAAGENT_REQUEST_STATE_PREVIOUS_KEY", "TEAAGENT_HTTP_TOKENS"];
+/// One environment variable teaagent reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variable {
+    /// Its name.
+    pub name: &'static str,
+    /// Whether it holds a secret of the server: never passed to a command a tool runs.
+    pub secret: bool,
+}
+
+const fn var(name: &'static str, secret: bool) -> Variable {
+    Variable { name, secret }
+}
+
+/// Every `TEAAGENT_*` variable teaagent reads, declared in this one place with whether it holds
+/// a secret of the server. `shell_exec` never passes a secret one to a command
+/// (`tools::shell_exec`'s environment policy reads this table), and a test fails when the code
+/// reads a `TEAAGENT_*` variable this table does not declare, so a new secret cannot be
+/// forgotten. (A variable named by the configuration, `[state] password_env`, is a secret too.)
+pub const VARIABLES: [Variable; 13] = [
+    var("TEAAGENT_HOME", false),
+    var("TEAAGENT_PERMISSION_MODE", false),
+    var("TEAAGENT_GRANTS", false),
+    var("TEAAGENT_DENY", false),
+    var("TEAAGENT_PREAPPROVE", false),
+    var(ENV_REQUEST_STATE_KEY, true),
+    var(ENV_REQUEST_STATE_PREVIOUS_KEY, true),
+    // The URL may carry the password (`redis://:PASSWORD@host`).
+    var(ENV_REDIS_URL, true),
+    var(ENV_REDIS_PASSWORD, true),
+    var("TEAAGENT_HTTP_TOKENS", true),
+    var("TEAAGENT_SHELL_CALL", false),
+    var("TEAAGENT_SHELL_CONTAINMENT", false),
+    var("TEAAGENT_SHELL_SANDBOX", false),
+];
+
+/// Whether `name` is a variable [`VARIABLES`] declares secret.
+pub fn is_secret_variable(name: &str) -> bool {
+    VARIABLES.iter().any(|v| v.secret && v.name == name)
+}
 
 /// Which sources [`Settings::load`] reads.
 #[derive(Debug, Default)]
@@ -1089,6 +1195,16 @@ impl Settings {
             self.shell.network = shell.network.unwrap_or(false);
             self.shell.writable = shell.writable(path)?;
             self.shell.warn_unsandboxed = shell.warns(path)?.unwrap_or(false);
+            if let Some(env) = &shell.env {
+                self.shell.env_inherit_secrets = env.inherit_secrets.unwrap_or(false);
+                self.shell.env_exclude = env.exclude.clone();
+                self.shell.env_include = env.include.clone();
+                self.shell.env_include_only = env.include_only.clone();
+                self.shell.env_set = env.set.clone();
+            }
+        }
+        if let Some(name) = file.state.as_ref().and_then(|s| s.password_env.clone()) {
+            self.shell.env_secrets.push(name);
         }
         let key = |text: &Option<String>, name: &str| -> Result<Option<RequestStateKey>, ConfigError> {
             text.as_deref().map(RequestStateKey::parse).transpose().map_err(|why| ConfigError::Invalid {
@@ -1146,6 +1262,19 @@ impl Settings {
                 )),
                 Some(warn) => self.shell.warn_unsandboxed = warn && self.shell.warn_unsandboxed,
                 None => {}
+            }
+            if let Some(env) = &shell.env {
+                // More left out: fine. Anything passed that would not be: ignored.
+                self.shell.env_exclude.extend(env.exclude.iter().cloned());
+                if env.inherit_secrets == Some(true)
+                    || !env.include.is_empty()
+                    || !env.include_only.is_empty()
+                    || !env.set.is_empty()
+                {
+                    self.warnings.push(format!(
+                        "{shown}: ignored `[shell.env]` `inherit_secrets`, `include`, `include_only` and `set`: a workspace file may only leave more out (`exclude`)"
+                    ));
+                }
             }
         }
         if file.request_state_key.is_some() || file.request_state_previous_key.is_some() {

@@ -13,6 +13,9 @@
 //! much was left out in between.
 
 mod containment;
+mod environment;
+
+pub use environment::{CREDENTIAL_PATTERNS, ShellEnvironment};
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -74,7 +77,8 @@ pub async fn shell_exec(
     let sandbox = ctx.state::<crate::sandbox::Sandbox>().cloned().unwrap_or_default();
     let files: Vec<std::path::PathBuf> = scope.cgroup_procs().into_iter().collect();
     let jail = sandbox.prepare(Some(ws.root()), &files).map_err(ToolError::new)?;
-    let mut cmd = scope.command(&command);
+    let env = ctx.state::<ShellEnvironment>().cloned().unwrap_or_default();
+    let mut cmd = scope.command(&command, &env);
     jail.apply(&mut cmd);
     let mut child = cmd
         .current_dir(handle_path(&dir))

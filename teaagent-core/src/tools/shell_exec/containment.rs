@@ -87,19 +87,18 @@ impl Scope {
         self.cgroup.as_ref().map(|dir| dir.join("cgroup.procs"))
     }
 
-    /// The command that runs `command` under `sh -c` inside this scope.
-    pub(super) fn command(&self, command: &str) -> tokio::process::Command {
+    /// The command that runs `command` under `sh -c` inside this scope, with the environment
+    /// `env` says.
+    pub(super) fn command(&self, command: &str, env: &super::ShellEnvironment) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new("/bin/sh");
         match &self.cgroup {
             Some(dir) => cmd.arg("-c").arg(ENTER).arg("/bin/sh").arg(dir.join("cgroup.procs")).arg(command),
             None => cmd.arg("-c").arg(command),
         };
+        // The server's own secrets, and by default the user's credentials, stay out of what a
+        // command can read (`env`): `super::environment`.
+        cmd.env_clear().envs(env.apply(std::env::vars_os()));
         cmd.env(TOKEN_VAR, &self.token).process_group(0);
-        // The server's own secrets stay out of what a command can read (`env`): the keys that
-        // seal approval round trips, and the HTTP bearer tokens.
-        for secret in crate::config::SECRET_VARIABLES {
-            cmd.env_remove(secret);
-        }
         cmd
     }
 
