@@ -390,3 +390,32 @@ fn deny_rule_on_paths_hides_from_every_tool_and_resources() {
     }
     server.finish();
 }
+
+/// Hardening round 3, "Long names": every tool that writes handles a name as long as the file
+/// system allows (255 bytes), also when it replaces the file through a temporary one.
+#[test]
+fn names_up_to_the_file_systems_limit_are_handled() {
+    let tree = Tree::new();
+    let (mut server, _home) = serve(&tree.root());
+    for name in ["n".repeat(255), format!("{}.txt", "é".repeat(125))] {
+        assert!(name.len() <= 255, "{}", name.len());
+        ok(&mut server, "create_file", json!({"path": name, "content": "one\n"}));
+        ok(&mut server, "write_file", json!({"path": name, "content": "two\n"}));
+        ok(&mut server, "edit_file", json!({"path": name, "old_text": "two", "new_text": "three"}));
+        assert_eq!(std::fs::read_to_string(tree.root().join(&name)).expect("written"), "three\n");
+        let text = ok(&mut server, "read_file", json!({"path": name}));
+        assert!(text.contains("three"), "{text}");
+        let moved: String = std::iter::once('m').chain(name.chars().skip(1)).collect();
+        ok(&mut server, "move_path", json!({"from": name, "to": moved}));
+        ok(&mut server, "delete_path", json!({"path": moved}));
+    }
+    // Nothing was left behind: no temporary file in the workspace.
+    let left: Vec<String> = std::fs::read_dir(tree.root())
+        .expect("root")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    server.finish();
+}

@@ -543,7 +543,7 @@ impl Policy {
         self
     }
 
-    /// What a command can reach (e.g. [`crate::sandbox::Sandbox::summary`]): added to the
+    /// What a command can reach (e.g. `teaagent_core::sandbox::Sandbox::summary`): added to the
     /// question about a call of a tool that runs a command (a `#[command]` argument), so the
     /// person approving it knows, and recorded as `sandbox` in the audit log for its calls.
     pub fn command_sandbox(mut self, summary: impl Into<String>) -> Self {
