@@ -419,3 +419,58 @@ fn names_up_to_the_file_systems_limit_are_handled() {
     assert!(left.is_empty(), "{left:?}");
     server.finish();
 }
+
+/// Hardening round 3, "Over-blocking through links": a root named through a link (`PWD` through
+/// a link, a spelling with `..`) serves its files by every absolute spelling that leads inside,
+/// and still refuses every one that leads out.
+#[test]
+fn a_root_named_through_links_serves_every_spelling_that_leads_inside() {
+    let tree = Tree::new();
+    let link = tree.path("link");
+    std::os::unix::fs::symlink(tree.root(), &link).expect("a link to the workspace");
+    let spellings = |base: &Path| {
+        vec![
+            base.join("src/a.txt"),
+            base.join("./src/../src/a.txt"),
+            tree.root().join("src/a.txt"),
+            link.join("src/a.txt"),
+        ]
+    };
+    // `--root .` from a directory reached through the link (the shell's PWD), and a root spelled
+    // with `.` and `..`.
+    let dotted = format!("{}/./src/..", link.display());
+    for (root, cwd) in [(".".to_owned(), Some(link.clone())), (dotted, None)] {
+        let home = tempfile::tempdir().expect("home");
+        let mut cmd = Command::new(Bin::Teaagent.path());
+        cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root", &root])
+            .env("TEAAGENT_HOME", home.path());
+        if let Some(cwd) = &cwd {
+            cmd.current_dir(cwd).env("PWD", cwd);
+        }
+        let mut server = RawServer::start(cmd);
+        server.initialize("2025-06-18");
+        for path in spellings(&link) {
+            let text = ok(&mut server, "read_file", json!({"path": path}));
+            assert!(text.contains("hello"), "{root} / {}: {text}", path.display());
+        }
+        let written = link.join("src/new.txt");
+        ok(&mut server, "write_file", json!({"path": written, "content": "x"}));
+        assert!(tree.root().join("src/new.txt").exists());
+        std::fs::remove_file(tree.root().join("src/new.txt")).expect("clean");
+        // Still refused: what leads out, by any spelling.
+        for outside in [
+            tree.path("outside/secret.txt"),
+            link.join("../outside/secret.txt"),
+            tree.path("ws-evil/secret.txt"),
+        ] {
+            let refused = call(&mut server, "read_file", json!({"path": outside}));
+            let text = refused.to_string();
+            assert!(
+                !text.contains("top secret") && !text.contains("evil twin"),
+                "{}: {text}",
+                outside.display()
+            );
+        }
+        server.finish();
+    }
+}

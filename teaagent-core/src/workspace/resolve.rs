@@ -175,12 +175,32 @@ impl Workspace {
         if !path.is_absolute() {
             return Ok(path.to_path_buf());
         }
-        match self.strip_root(path) {
-            Some(rest) => Ok(rest.to_path_buf()),
+        match self.strip_root(path).map(Path::to_path_buf).or_else(|| self.through_links(path)) {
+            Some(rest) => Ok(rest),
             None => Err(PathError::refused(
                 PathRefusal::OutsideWorkspace,
                 format!("an absolute path outside the workspace root {}", self.root().display()),
             )),
+        }
+    }
+
+    /// An absolute path that names a place inside the root by another spelling (a link above
+    /// the root, as `PWD` through a link or macOS's `/tmp` give; `..` in the root's spelling):
+    /// its longest existing ancestor, with every link followed, lies inside the canonical root.
+    /// The result is relative to the root and is then resolved like any other relative path,
+    /// through the root's handle, so nothing outside is reached by it.
+    fn through_links(&self, path: &Path) -> Option<PathBuf> {
+        let mut existing = path;
+        let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
+        loop {
+            if let Ok(real) = std::fs::canonicalize(existing) {
+                let mut inside = real.strip_prefix(self.root()).ok()?.to_path_buf();
+                inside.extend(missing.iter().rev());
+                return Some(inside);
+            }
+            // A last component of `..` has no name: such a spelling is not followed.
+            missing.push(existing.file_name()?);
+            existing = existing.parent()?;
         }
     }
 
