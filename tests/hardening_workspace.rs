@@ -474,3 +474,29 @@ fn a_root_named_through_links_serves_every_spelling_that_leads_inside() {
         server.finish();
     }
 }
+
+/// Hardening round 3, "A hard link defeats a path deny rule": the rule holds for the file, so a
+/// hard link inside the workspace to a denied file is refused by every tool and by resources.
+#[test]
+fn a_hard_link_to_a_denied_file_is_not_read_by_any_way() {
+    let tree = Tree::new();
+    tree.write("ws/secrets/key.txt", "KEYDATA-7f3a\n");
+    tree.write("ws/public/readme.txt", "nothing to hide\n");
+    std::fs::hard_link(tree.root().join("secrets/key.txt"), tree.root().join("public/key.txt"))
+        .expect("hard link");
+    let (mut server, _home) = serve_with(&tree.root(), Some("deny = [\"*:path=secrets/**\"]\n"));
+    let read = call(&mut server, "read_file", json!({"path": "public/key.txt"}));
+    assert!(!read.to_string().contains("KEYDATA"), "{read}");
+    assert_eq!(read["error"]["code"], -32001, "{read}");
+    let info = call(&mut server, "file_info", json!({"path": "public/key.txt"}));
+    assert_eq!(info["error"]["code"], -32001, "{info}");
+    let found = call(&mut server, "search_text", json!({"pattern": "KEYDATA"}));
+    assert!(!found.to_string().contains("public/key.txt"), "{found}");
+    let uri = "teaagent://workspace/public/key.txt";
+    let resource = server.request("resources/read", json!({"uri": uri}));
+    assert!(resource.get("error").is_some() && !resource.to_string().contains("KEYDATA"), "{resource}");
+    assert!(!all_resources(&mut server).iter().any(|u| u.contains("key.txt")), "listed");
+    // What has one name is read as before.
+    assert!(ok(&mut server, "read_file", json!({"path": "public/readme.txt"})).contains("nothing to hide"));
+    server.finish();
+}

@@ -618,6 +618,21 @@ The command runs {sandbox}."
         }))
     }
 
+    /// Which scopes (a tool's name, `resources/read`, ...) a path deny rule applies to: a file
+    /// with several names (hard links) is refused to them, since the rule cannot tell such a
+    /// file from a denied one by another name (it holds for the file, not only for its name).
+    /// `None` when there is no path rule.
+    pub fn link_scopes(&self) -> Option<Arc<dyn Fn(&str) -> bool + Send + Sync>> {
+        let rules: Vec<_> = self.denies.iter().filter_map(Grant::path_rule).collect();
+        if rules.is_empty() {
+            return None;
+        }
+        Some(Arc::new(move |scope: &str| {
+            let now = SystemTime::now();
+            rules.iter().any(|(tool, _, expires)| expires.is_none_or(|at| now < at) && tool.is_match(scope))
+        }))
+    }
+
     /// Decides a call: deny rules, the mode, preapprovals, grants, session approvals, asking.
     pub async fn decide(&self, call: &CallFacts<'_>, peer: Option<&Peer>) -> Decision {
         match self.decide_now(call) {

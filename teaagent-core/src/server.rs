@@ -411,6 +411,10 @@ impl Server {
         if !workspace.set_hidden(hidden) {
             tracing::warn!("the workspace already hides paths; the deny rules' paths are not added to it");
         }
+        // A path rule holds for the file: one with several names may be a denied file.
+        if let Some(scopes) = self.policy.link_scopes() {
+            workspace.set_hides_links(scopes);
+        }
     }
 
     /// Warns on stderr when the registry is empty: the server would start and answer

@@ -51,6 +51,8 @@ struct Inner {
     given: Option<PathBuf>,
     dir: Arc<OwnedFd>,
     hidden: OnceLock<Arc<HiddenPaths>>,
+    /// Which scopes path deny rules apply to ([`Workspace::hides_file`]).
+    hides_links: OnceLock<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -85,7 +87,15 @@ impl Workspace {
         let dir = Arc::new(resolve::open_dir(rustix::fs::CWD, &root)?);
         // Compared by components: `/x/link/` and `/x/link` are the same spelling.
         let given = given.filter(|g| g.components().ne(root.components()));
-        Ok(Self { inner: Arc::new(Inner { root, given, dir, hidden: OnceLock::new() }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                root,
+                given,
+                dir,
+                hidden: OnceLock::new(),
+                hides_links: OnceLock::new(),
+            }),
+        })
     }
 
     /// Installs the policy's hidden paths (once; every clone of this workspace shares them).
@@ -98,6 +108,24 @@ impl Workspace {
     /// Whether policy hides `relative` (workspace-relative) from `scope`.
     pub fn is_hidden(&self, scope: &str, relative: &Path) -> bool {
         self.inner.hidden.get().is_some_and(|hide| hide(scope, relative))
+    }
+
+    /// Installs which scopes path deny rules apply to (once): a file with several hard links is
+    /// hidden from them ([`Workspace::hides_file`]).
+    pub fn set_hides_links(&self, scopes: Arc<dyn Fn(&str) -> bool + Send + Sync>) -> bool {
+        self.inner.hides_links.set(scopes).is_ok()
+    }
+
+    /// Whether policy hides the file at `relative`, with `links` hard links, from `scope`: by
+    /// its name, or because it has other names and a path deny rule applies to `scope` (the rule
+    /// holds for the file, and a file with several names may be a denied one).
+    pub fn hides_file(&self, scope: &str, relative: &Path, links: u64) -> bool {
+        self.is_hidden(scope, relative) || (links > 1 && self.hides_links(scope))
+    }
+
+    /// Whether files with several hard links are hidden from `scope`.
+    pub fn hides_links(&self, scope: &str) -> bool {
+        self.inner.hides_links.get().is_some_and(|applies| applies(scope))
     }
 
     /// The canonical root (for messages; nothing is opened by this path).

@@ -172,6 +172,19 @@ async fn checked_call(
         })
         .collect();
     let facts = CallFacts { tool: &tool, roles, entries, digest: &digest, detours };
+    // A path deny rule holds for the file, not only for its name: a path argument that leads to
+    // a file with several hard links may be a denied file by another name.
+    if let Some(arg) = linked_file(shared, name, &paths) {
+        let rule = format!(
+            "`{arg}` leads to a file with several hard links, and a path deny rule applies to `{name}`: it may be a denied file by another name"
+        );
+        audit(shared, &facts, &rule, "denied");
+        return Err(Error::ApprovalDenied {
+            tool: name.to_owned(),
+            rule,
+            details: "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)".into(),
+        });
+    }
     let policy = &shared.policy;
     let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
         audit(shared, &facts, "rate limit", "rate_limited");
@@ -407,6 +420,17 @@ async fn checked_call(
             })
         }
     }
+}
+
+/// The first path argument that leads to a file with several hard links, when a path deny rule
+/// applies to `tool` ([`crate::Workspace::hides_links`]).
+fn linked_file<'a>(shared: &Shared, tool: &str, paths: &'a [PathArg]) -> Option<&'a str> {
+    shared.workspace.as_ref().filter(|ws| ws.hides_links(tool))?;
+    paths.iter().find_map(|p| {
+        let both = p.resolved.as_ref()?;
+        matches!(both.target.target(), crate::workspace::Target::File { links, .. } if links > 1)
+            .then_some(p.name.as_str())
+    })
 }
 
 /// The key of the approval question in an `input_required` result and of its answer in the

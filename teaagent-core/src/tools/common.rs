@@ -100,12 +100,18 @@ pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> Refusal {
 
 /// Whether policy hides this resolved path from the calling tool (a deny rule on paths).
 pub(crate) fn hidden(ctx: &ToolContext, resolved: &Resolved) -> bool {
-    ctx.workspace().is_some_and(|ws| ws.is_hidden(ctx.tool(), resolved.relative()))
+    let links = match resolved.target() {
+        Target::File { links, .. } => links,
+        _ => 1,
+    };
+    ctx.workspace().is_some_and(|ws| ws.hides_file(ctx.tool(), resolved.relative(), links))
 }
 
 /// The error for a path that leads somewhere policy hides.
 pub(crate) fn hidden_error(path: &str) -> ToolError {
-    ToolError::new(format!("`{path}` leads to a path the permission policy hides (a deny rule on paths)"))
+    ToolError::new(format!(
+        "`{path}` leads to a path the permission policy hides (a deny rule on paths; a file with several hard links is hidden too, as it may be a denied file by another name)"
+    ))
 }
 
 /// Most text a tool returns in one result (a marker says when more was cut).

@@ -210,7 +210,11 @@ impl WorkspaceResources {
             PathError::Io(e) => Error::Internal { details: format!("reading {uri_text}: {e}") },
         })?;
         // Where the URI really leads (links followed) is what policy is asked about.
-        if self.inner.workspace.is_hidden("resources/read", resolved.relative()) {
+        let links = match resolved.target() {
+            Target::File { links, .. } => links,
+            _ => 1,
+        };
+        if self.inner.workspace.hides_file("resources/read", resolved.relative(), links) {
             return Err(refused(ResourceRefusal::Hidden));
         }
         match resolved.target() {

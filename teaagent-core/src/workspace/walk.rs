@@ -271,6 +271,13 @@ impl Iterator for Walk {
                 continue;
             }
             if !is_dir {
+                // A file with several names may be a denied file by another name.
+                if self.workspace.hides_links(&self.scope)
+                    && rustix::fs::statat(dir.as_fd(), name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                        .map_or(true, |stat| stat.st_nlink > 1)
+                {
+                    continue;
+                }
                 return Some(WalkEntry { dir, name, relative });
             }
             if self.stack.len() + self.above.len() >= MAX_DEPTH {
