@@ -622,7 +622,7 @@ The command runs {sandbox}."
     /// with several names (hard links) is refused to them, since the rule cannot tell such a
     /// file from a denied one by another name (it holds for the file, not only for its name).
     /// `None` when there is no path rule.
-    pub fn link_scopes(&self) -> Option<Arc<dyn Fn(&str) -> bool + Send + Sync>> {
+    pub fn link_scopes(&self) -> Option<Arc<crate::workspace::LinkScopes>> {
         let rules: Vec<_> = self.denies.iter().filter_map(Grant::path_rule).collect();
         if rules.is_empty() {
             return None;

@@ -52,7 +52,7 @@ struct Inner {
     dir: Arc<OwnedFd>,
     hidden: OnceLock<Arc<HiddenPaths>>,
     /// Which scopes path deny rules apply to ([`Workspace::hides_file`]).
-    hides_links: OnceLock<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
+    hides_links: OnceLock<Arc<LinkScopes>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -68,6 +68,10 @@ impl std::fmt::Debug for Inner {
 /// tool's name, or `resources/list` / `resources/read`) and a path relative to the root, `/`
 /// separated; `true` hides it.
 pub type HiddenPaths = dyn Fn(&str, &Path) -> bool + Send + Sync;
+
+/// Which scopes path deny rules apply to (a tool's name, `resources/read`, ...): a file with
+/// several hard links is hidden from them ([`Workspace::hides_file`]).
+pub type LinkScopes = dyn Fn(&str) -> bool + Send + Sync;
 
 impl Workspace {
     /// Opens `root` (canonicalised once, here) as a workspace. The spelling it was given in is
@@ -112,7 +116,7 @@ impl Workspace {
 
     /// Installs which scopes path deny rules apply to (once): a file with several hard links is
     /// hidden from them ([`Workspace::hides_file`]).
-    pub fn set_hides_links(&self, scopes: Arc<dyn Fn(&str) -> bool + Send + Sync>) -> bool {
+    pub fn set_hides_links(&self, scopes: Arc<LinkScopes>) -> bool {
         self.inner.hides_links.set(scopes).is_ok()
     }
 
