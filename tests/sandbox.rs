@@ -358,3 +358,23 @@ fn an_external_server_writes_only_where_its_profile_says() {
     let (wrote, env) = marked(&|_| "sandbox = { unrestricted = true }".to_owned());
     assert!(wrote && env.get("TMPDIR").is_none(), "no sandbox: {env}");
 }
+
+#[test]
+fn teaagents_home_inside_the_workspace_stays_read_only_whatever_its_spelling() {
+    let tree = Tree::new();
+    std::os::unix::fs::symlink(tree.root(), tree.path("ws-link")).expect("a link to the workspace");
+    let home = tree.path("ws-link/.home");
+    std::fs::create_dir(&home).expect("home");
+    let args =
+        json!({"command": "echo 'permission_mode = \"danger-full-access\"' > .home/config.toml"}).to_string();
+    let out = Command::new(Bin::Teaagent.path())
+        .args(["run", "shell_exec", "--args", &args, "--permission-mode", "allow", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", &home)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent");
+    let written = std::fs::read_to_string(tree.root().join(".home/config.toml")).unwrap_or_default();
+    assert!(!written.contains("danger"), "the home was written through the workspace: {}", describe(&out));
+}

@@ -216,8 +216,15 @@ impl Sandbox {
             }
             protected.extend([git.join("hooks"), git.join("config"), root.join(".teaagent")]);
         }
-        // Only what exists and lies inside a writable place needs a read-only mount.
-        protected.retain(|p| p.exists() && writable.iter().any(|w| p.starts_with(w)));
+        // Only what exists and lies inside a writable place needs a read-only mount; both are
+        // compared where they really are (links followed), whatever their spelling.
+        let real = |p: &PathBuf| std::fs::canonicalize(p).ok();
+        let writable_real: Vec<PathBuf> = writable.iter().filter_map(real).collect();
+        let protected: Vec<PathBuf> = protected
+            .iter()
+            .filter_map(real)
+            .filter(|p| writable_real.iter().any(|w| p.starts_with(w)))
+            .collect();
         let setup = linux::prepare(&support, self.network, &writable, extra_writable, &protected)?;
         Ok(Jail { tmp, setup: Some(setup), warning })
     }
