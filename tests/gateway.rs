@@ -866,3 +866,31 @@ fn a_tier_that_is_not_one_stops_the_server_naming_the_key() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("mcp_servers.rogue.tiers.echo") && err.contains("harmless"), "{err}");
 }
+
+/// Hardening round 3, "complete progress": progress an external server sends right before its
+/// reply reaches the client, and before the result.
+#[test]
+fn progress_sent_before_a_reply_reaches_the_client_before_the_result() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    for n in 0..40 {
+        let id = format!("p{n}");
+        server.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "rogue__slow", "arguments": {"steps": 3, "pause_ms": 0}, "_meta": {"progressToken": id}}}));
+        let mut seen = 0;
+        loop {
+            let message = server.recv();
+            if message["method"] == "notifications/progress"
+                && message["params"]["progressToken"] == json!(id)
+            {
+                seen += 1;
+            } else if message["id"] == json!(id) {
+                assert_eq!(text_of(&message), "done after 3 steps");
+                break;
+            }
+        }
+        assert_eq!(seen, 3, "call {n}: the result came before all its progress");
+    }
+    server.finish();
+}

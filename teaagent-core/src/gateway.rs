@@ -785,6 +785,13 @@ async fn call(
         }
     };
     pending.answered = true;
+    // Progress the server sent before its reply is already queued (its lines are read in
+    // order): passed on now, so it reaches the client before the result, never after or never.
+    if let Some(rx) = progress_rx.as_mut() {
+        while let Ok(update) = rx.try_recv() {
+            ctx.progress(update.progress, update.total, update.message.as_deref());
+        }
+    }
     match reply {
         Reply::Result(result) => Ok(external_result(result)),
         Reply::Error(e) => {

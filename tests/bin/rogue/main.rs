@@ -86,6 +86,8 @@ impl Rogue {
             "crash" => std::process::exit(3),
             "slow" => {
                 let steps = args["steps"].as_u64();
+                // `pause_ms: 0` sends the last progress and the reply back to back.
+                let pause = Duration::from_millis(args["pause_ms"].as_u64().unwrap_or(50));
                 let me = self.clone();
                 std::thread::spawn(move || {
                     let mut step = 0u64;
@@ -104,7 +106,7 @@ impl Rogue {
                                 "progressToken": token, "progress": step, "message": format!("step {step}")
                             }}));
                         }
-                        std::thread::sleep(Duration::from_millis(50));
+                        std::thread::sleep(pause);
                     }
                 });
             }
