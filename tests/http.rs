@@ -879,3 +879,39 @@ fn status_of_head_only(server: &Http, headers: &[(String, String)], length: usiz
     let n = stream.read(&mut answer).expect("an answer");
     String::from_utf8_lossy(&answer[..n]).into_owned()
 }
+
+/// Hardening round 3, "Truthful readiness": `/readyz` says ready only once the external servers
+/// behind the gateway are up (`503` naming them while they start), and `/healthz` answers all
+/// the while.
+#[test]
+fn readyz_waits_for_the_external_servers() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let rogue = teaagent_tests::Bin::Rogue.path().display().to_string();
+    home.write(
+        "config.toml",
+        &format!(
+            "[mcp_servers.slowpoke]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"sleep 2; exec {rogue}\"]\n"
+        ),
+    );
+    let allowed = Command::new(teaagent_tests::Bin::Teaagent.path())
+        .args(["mcp", "trust", "allow", "slowpoke"])
+        .env("TEAAGENT_HOME", home.base())
+        .stdin(Stdio::null())
+        .output()
+        .expect("allow");
+    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let first = server.exchange("GET", "/readyz", &[], b"");
+    assert_eq!(first.status, 503, "{first:?}");
+    assert!(first.body.contains("slowpoke"), "{first:?}");
+    assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = server.exchange("GET", "/readyz", &[], b"");
+        if ready.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never ready: {ready:?}\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -439,6 +439,17 @@ impl crate::server::ToolAvailability for Gateway {
     fn changes(&self) -> watch::Receiver<u64> {
         self.subscribe()
     }
+
+    fn pending(&self) -> Option<String> {
+        let starting: Vec<&str> = self
+            .inner
+            .links
+            .iter()
+            .filter(|l| matches!(*l.state.borrow(), LinkState::Starting))
+            .map(|l| l.external.launch.name.as_str())
+            .collect();
+        (!starting.is_empty()).then(|| format!("external servers starting: {}", shown(&starting.join(", "))))
+    }
 }
 
 /// Reads an external server's tool list once (for `teaagent mcp trust allow`, `inspect`, `mcp

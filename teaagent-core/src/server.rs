@@ -167,6 +167,11 @@ pub trait ToolAvailability: Send + Sync + 'static {
     fn withheld(&self, tool: &str) -> Option<String>;
     /// Changes whenever the set of available tools may have changed.
     fn changes(&self) -> tokio::sync::watch::Receiver<u64>;
+    /// What the tools still wait for before they can be served (a gateway's servers that are
+    /// starting), or `None` when they are settled: `/readyz` answers `503` until then.
+    fn pending(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A server's tools: given to [`Server::new`], or collected from the program's `#[tool]`

@@ -430,7 +430,15 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
         "/readyz" if endpoint.oauth.as_ref().is_some_and(|o| !o.ready()) => {
             plain(StatusCode::SERVICE_UNAVAILABLE, "waiting for the authorization server's keys\n")
         }
-        "/readyz" => plain(StatusCode::OK, "ready\n"),
+        "/readyz" => match endpoint.shared.availability.as_ref().and_then(|a| a.pending()) {
+            // Ready when what it serves is: not while external servers are still starting.
+            Some(waiting) => {
+                let mut reply = plain(StatusCode::SERVICE_UNAVAILABLE, "");
+                *reply.body_mut() = Answer::Full(Full::new(Bytes::from(format!("{waiting}\n"))));
+                reply
+            }
+            None => plain(StatusCode::OK, "ready\n"),
+        },
         "/mcp" => {
             let origin = request.headers().get(header::ORIGIN).cloned();
             let reply = if request.method() == Method::OPTIONS {
