@@ -1,4 +1,4 @@
-//! The external MCP servers of the user's configuration (SPEC §11) as the command uses them:
+//! The external MCP servers of the user's configuration (README, "Other MCP servers behind teaagent") as the command uses them:
 //! which may start (the trust store's verdict: allowed, unchanged, with a pinned tool list),
 //! the gateway that runs them for `mcp serve` and `run`, and their tools as `mcp tools` lists
 //! them. The gateway itself is [`teaagent_core::gateway`].

@@ -12,6 +12,7 @@
 mod cli;
 mod config;
 mod external;
+mod sandbox;
 mod trust;
 
 use std::io::IsTerminal;
@@ -23,9 +24,7 @@ use clap::{CommandFactory, Parser};
 use teaagent_core::gateway::{Gateway, SEPARATOR};
 use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
-use teaagent_core::sandbox::{Sandbox, Support, WhenUnavailable};
 use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
-use teaagent_core::tools::shell_exec::ShellEnvironment;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
 use teaagent_core::{Announcement, Registry, Server, ServerConfig, Workspace, visible};
@@ -138,13 +137,13 @@ fn server(
     for warning in &settings.warnings {
         eprintln!("teaagent: warning: {}", visible::escape(warning));
     }
-    let sandbox = command_sandbox(&settings);
+    let sandbox = sandbox::command_sandbox(&settings);
     let policy = settings
         .policy()?
         .advice(Advice::Flags)
         .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
         .command_sandbox(sandbox.summary());
-    announce_sandbox(&sandbox);
+    sandbox::announce(&sandbox);
     let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
     let root = workspace.root().to_path_buf();
@@ -156,7 +155,7 @@ fn server(
         .lock(locks, root)
         .availability(gateway.clone())
         .state(sandbox)
-        .state(shell_environment(&settings)?);
+        .state(sandbox::shell_environment(&settings)?);
     if let Some(state) = &settings.state {
         // A fleet's shared state (`[state]`, TEAAGENT_REDIS_URL): connected at its first use, so
         // the server starts while Redis is down and refuses only what needs it.
@@ -172,64 +171,6 @@ fn server(
         server = server.shared_state(shared);
     }
     Ok((server, workspace, gateway))
-}
-
-/// The sandbox `shell_exec` commands run in: the mode's, with `[shell]`'s network and
-/// directories; teaagent's home is never writable from a command.
-fn command_sandbox(settings: &teaagent_core::config::Settings) -> Sandbox {
-    let mut sandbox = Sandbox::for_mode(settings.mode)
-        .network(settings.shell.network)
-        .writable(settings.shell.writable.iter().cloned())
-        .when_unavailable(if settings.shell.warn_unsandboxed {
-            WhenUnavailable::Warn
-        } else {
-            WhenUnavailable::Refuse
-        });
-    if let Ok(home) = teaagent_core::home::dir() {
-        sandbox = sandbox.protect(home);
-    }
-    sandbox
-}
-
-/// The environment `shell_exec` commands get (`[shell.env]`): never teaagent's own secrets, and
-/// by default no name that looks like a credential.
-fn shell_environment(settings: &teaagent_core::config::Settings) -> anyhow::Result<ShellEnvironment> {
-    let shell = &settings.shell;
-    let mut env = ShellEnvironment::new(
-        shell.env_inherit_secrets,
-        shell.env_exclude.clone(),
-        shell.env_include.clone(),
-        shell.env_include_only.clone(),
-        shell.env_set.clone(),
-    )
-    .map_err(|why| anyhow::anyhow!("`[shell.env]` in {}: {why}", settings.user_file.display()))?;
-    for name in &shell.env_secrets {
-        env = env.secret(name.clone());
-    }
-    Ok(env)
-}
-
-/// Says on stderr what commands can reach, and what of it this machine cannot enforce.
-fn announce_sandbox(sandbox: &Sandbox) {
-    let missing = sandbox.missing();
-    if missing.is_empty() {
-        tracing::info!("shell_exec commands run {} ({})", sandbox.summary(), Support::probe().summary());
-        return;
-    }
-    let then = match settings_warns(sandbox) {
-        true => {
-            "they run with what can be enforced, and each result says so (`[shell] unsandboxed = \"warn\"`)"
-        }
-        false => "they are refused (`[shell] unsandboxed = \"warn\"` runs them with a warning instead)",
-    };
-    eprintln!(
-        "teaagent: warning: this machine cannot enforce the command sandbox ({}): {then}",
-        missing.join("; ")
-    );
-}
-
-fn settings_warns(sandbox: &Sandbox) -> bool {
-    sandbox.unavailable() == WhenUnavailable::Warn
 }
 
 /// Children of this process (shell_exec) must not reach its stdin or stdout through
@@ -438,7 +379,7 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
             if !result.is_error {
                 return Ok(ExitCode::SUCCESS);
             }
-            // SPEC §10: the failure is said on stderr too, whatever stdout shows.
+            // The README ("One call from the shell"): the failure is said on stderr too, whatever stdout shows.
             let message: Vec<String> = result
                 .content
                 .iter()
@@ -528,31 +469,13 @@ fn tools(json: bool) -> anyhow::Result<ExitCode> {
     }
     print_table(&["TOOL", "TIER", "ANNOTATIONS", "RATE LIMIT"], &rows);
     println!();
-    println!("shell_exec commands run {}.", sandbox_in_force()?);
+    println!("shell_exec commands run {}.", sandbox::in_force()?);
     if !external_rows.is_empty() {
         println!();
         println!("external tools (not read-only, open-world; destructive from tier high):");
         print_table(&["TOOL", "SERVER", "TIER", "RATE LIMIT", "STATE"], &external_rows);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The command sandbox of the configuration in force here (the user's file, this directory's
-/// workspace file, the environment), and what this machine enforces of it.
-fn sandbox_in_force() -> anyhow::Result<String> {
-    use clap::{Args, FromArgMatches};
-    let matches = CallFlags::augment_args(clap::Command::new("tools")).try_get_matches_from(["tools"])?;
-    let flags = CallFlags::from_arg_matches(&matches)?;
-    let workspace = workspace(&flags)?;
-    let settings = config::load(&flags, &workspace, &registry()?)?;
-    let sandbox = command_sandbox(&settings);
-    let missing = sandbox.missing();
-    let enforced = if missing.is_empty() {
-        format!("enforced by {}", Support::probe().summary())
-    } else {
-        format!("NOT fully enforced here ({})", missing.join("; "))
-    };
-    Ok(format!("{} [mode {}; {enforced}]", sandbox.summary(), settings.mode))
 }
 
 /// Asks a yes/no question on the terminal (stderr, so stdout keeps only the listing); no unless

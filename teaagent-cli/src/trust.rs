@@ -1,4 +1,4 @@
-//! The trust store (SPEC §11): `$TEAAGENT_HOME/trust.json`, one record per external MCP server
+//! The trust store (README, "Other MCP servers behind teaagent"): `$TEAAGENT_HOME/trust.json`, one record per external MCP server
 //! name — `allow` or `deny` — with a fingerprint of what was decided on: the command, its
 //! arguments, the names of its environment variables (not their values), and the SHA-256 of the
 //! executable the command resolves to. A server may start only when it is allowed and its
