@@ -120,11 +120,11 @@ impl Workspace {
         self.inner.hides_links.set(scopes).is_ok()
     }
 
-    /// Whether policy hides the file at `relative`, with `links` hard links, from `scope`: by
-    /// its name, or because it has other names and a path deny rule applies to `scope` (the rule
-    /// holds for the file, and a file with several names may be a denied one).
-    pub fn hides_file(&self, scope: &str, relative: &Path, links: u64) -> bool {
-        self.is_hidden(scope, relative) || (links > 1 && self.hides_links(scope))
+    /// Whether policy hides what `resolved` names from `scope`: by its name, or because it is a
+    /// file with other names and a path deny rule applies to `scope` (the rule holds for the
+    /// file, and a file with several names may be a denied one).
+    pub fn hides_file(&self, scope: &str, resolved: &Resolved) -> bool {
+        self.is_hidden(scope, resolved.relative()) || (resolved.links() > 1 && self.hides_links(scope))
     }
 
     /// Whether files with several hard links are hidden from `scope`.

@@ -426,11 +426,10 @@ async fn checked_call(
 /// applies to `tool` ([`crate::Workspace::hides_links`]).
 fn linked_file<'a>(shared: &Shared, tool: &str, paths: &'a [PathArg]) -> Option<&'a str> {
     shared.workspace.as_ref().filter(|ws| ws.hides_links(tool))?;
-    paths.iter().find_map(|p| {
-        let both = p.resolved.as_ref()?;
-        matches!(both.target.target(), crate::workspace::Target::File { links, .. } if links > 1)
-            .then_some(p.name.as_str())
-    })
+    paths
+        .iter()
+        .find(|p| p.resolved.as_ref().is_some_and(|both| both.target.links() > 1))
+        .map(|p| p.name.as_str())
 }
 
 /// The key of the approval question in an `input_required` result and of its answer in the

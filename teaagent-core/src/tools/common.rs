@@ -100,11 +100,7 @@ pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> Refusal {
 
 /// Whether policy hides this resolved path from the calling tool (a deny rule on paths).
 pub(crate) fn hidden(ctx: &ToolContext, resolved: &Resolved) -> bool {
-    let links = match resolved.target() {
-        Target::File { links, .. } => links,
-        _ => 1,
-    };
-    ctx.workspace().is_some_and(|ws| ws.hides_file(ctx.tool(), resolved.relative(), links))
+    ctx.workspace().is_some_and(|ws| ws.hides_file(ctx.tool(), resolved))
 }
 
 /// The error for a path that leads somewhere policy hides.

@@ -107,6 +107,14 @@ impl Resolved {
         self.target
     }
 
+    /// How many names (hard links) the file it names has; 1 for anything that is not a file.
+    pub fn links(&self) -> u64 {
+        match self.target {
+            Target::File { links, .. } => links,
+            _ => 1,
+        }
+    }
+
     /// Whether this is the root itself.
     pub fn is_root(&self) -> bool {
         self.name.is_none()

@@ -210,11 +210,7 @@ impl WorkspaceResources {
             PathError::Io(e) => Error::Internal { details: format!("reading {uri_text}: {e}") },
         })?;
         // Where the URI really leads (links followed) is what policy is asked about.
-        let links = match resolved.target() {
-            Target::File { links, .. } => links,
-            _ => 1,
-        };
-        if self.inner.workspace.hides_file("resources/read", resolved.relative(), links) {
+        if self.inner.workspace.hides_file("resources/read", &resolved) {
             return Err(refused(ResourceRefusal::Hidden));
         }
         match resolved.target() {
