@@ -16,7 +16,9 @@
 //!   out of `tools/list`), granted it runs; deny rules win; the audit names it;
 //! - cancellation reaches the external server; an external error code is not mistaken for
 //!   teaagent's; unknown content blocks are named, not passed raw;
-//! - no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct child).
+//! - no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct child),
+//!   not even one that left its group and session, on the cgroup and the subreaper path; a
+//!   restart ends what the previous run started.
 
 #[path = "common/client.rs"]
 mod client;
@@ -97,6 +99,18 @@ impl Setup {
         RawServer::start(self.command(&args))
     }
 
+    /// `mcp serve`, initialized, with these environment variables set.
+    fn serve_with(&self, flags: &[&str], env: &[(&str, &str)]) -> RawServer {
+        let root = self.tree.root();
+        let mut args = vec!["mcp", "serve", "--root", root.to_str().expect("utf-8")];
+        args.extend_from_slice(flags);
+        let mut cmd = self.command(&args);
+        cmd.envs(env.iter().copied());
+        let mut server = RawServer::start(cmd);
+        server.initialize("2025-11-25");
+        server
+    }
+
     fn clear_markers(&self) {
         for entry in std::fs::read_dir(&self.markers).expect("markers").flatten() {
             let _ = std::fs::remove_file(entry.path());
@@ -129,6 +143,7 @@ fn default_tools() -> Value {
             schema(json!({"steps": {"type": "integer", "minimum": 0}})),
         ),
         ("grandchild", "Leave a process behind.", schema(json!({}))),
+        ("detach", "Leave a detached process behind.", schema(json!({}))),
         ("announce", "Say the tool list changed.", schema(json!({}))),
         ("fail", "Answer an error.", schema(json!({}))),
         ("blocks", "Answer unusual content.", schema(json!({}))),
@@ -209,12 +224,13 @@ fn an_allowed_server_is_served_under_teaagents_names_with_only_its_own_environme
 
     let env: Value =
         serde_json::from_str(&text_of(&call(&mut server, "rogue__env", json!({})))).expect("env json");
-    // Only the configured variables, and the temporary directory of its sandbox.
+    // Only the configured variables, the temporary directory of its sandbox, and (where there
+    // is no cgroup of its own to contain it) the token that marks its processes.
     let names: Vec<&String> = env
         .as_object()
         .expect("env")
         .keys()
-        .filter(|k| !k.starts_with("TEMP") && !k.starts_with("TMP"))
+        .filter(|k| !k.starts_with("TEMP") && !k.starts_with("TMP") && *k != "TEAAGENT_CONTAINED")
         .collect();
     assert_eq!(names, ["ROGUE_VISIBLE"], "only the configured variables: {env}");
     let tmp = env["TMPDIR"].as_str().unwrap_or_else(|| panic!("a TMPDIR of its own: {env}"));
@@ -530,32 +546,66 @@ fn cancellation_reaches_the_external_server() {
     server.finish();
 }
 
+/// Hardening round 3, "contain external servers": what a server starts is killed with it,
+/// also a process that left its group and session (`setsid` after a double fork), whichever way
+/// teaagent stops and whichever containment mechanism it uses; and when a server is restarted,
+/// what its previous run left is gone.
 #[test]
 fn no_child_is_left_after_teaagent_exits() {
-    for how in ["eof", "TERM", "KILL"] {
+    for mechanism in ["cgroup", "subreaper"] {
+        for how in ["eof", "TERM", "KILL"] {
+            let setup = Setup::new("");
+            setup.allow("rogue");
+            let mut server = setup
+                .serve_with(&["--permission-mode", "allow"], &[("TEAAGENT_SHELL_CONTAINMENT", mechanism)]);
+            let grandchild: u32 =
+                text_of(&call(&mut server, "rogue__grandchild", json!({}))).parse().expect("pid");
+            let detached: u32 = text_of(&call(&mut server, "rogue__detach", json!({}))).parse().expect("pid");
+            let rogue = setup.marked("started");
+            assert_eq!(rogue.len(), 1);
+            let cgroup = std::fs::read_to_string(format!("/proc/{}/cgroup", rogue[0])).unwrap_or_default();
+            assert_eq!(
+                mechanism == "cgroup",
+                cgroup.lines().any(|l| l.starts_with("0::") && l.contains("/teaagent-server.")),
+                "{mechanism}: the server runs in a cgroup of its own exactly on the cgroup path: {cgroup}"
+            );
+            match how {
+                "eof" => server.close_stdin(),
+                signal => server.signal(signal),
+            }
+            server.wait(Duration::from_secs(20));
+            wait_until(&format!("rogue gone after {how}"), Duration::from_secs(10), || gone(rogue[0]));
+            if how != "KILL" {
+                for (what, pid) in [("grandchild", grandchild), ("detached process", detached)] {
+                    wait_until(
+                        &format!("the {what} gone after {how} ({mechanism})"),
+                        Duration::from_secs(10),
+                        || gone(pid),
+                    );
+                }
+            } else {
+                // A SIGKILLed teaagent runs no clean-up: only the kernel's parent-death signal
+                // reaches the direct child (README: what the gateway cannot contain).
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(grandchild.to_string())
+                    .arg(detached.to_string())
+                    .status();
+            }
+        }
+        // A restart ends the previous run's scope.
         let setup = Setup::new("");
         setup.allow("rogue");
-        let mut server = setup.serve(&["--permission-mode", "allow"]);
-        let grandchild: u32 =
-            text_of(&call(&mut server, "rogue__grandchild", json!({}))).parse().expect("pid");
-        let rogue = setup.marked("started");
-        assert_eq!(rogue.len(), 1);
-        match how {
-            "eof" => server.close_stdin(),
-            signal => server.signal(signal),
-        }
-        server.wait(Duration::from_secs(20));
-        wait_until(&format!("rogue gone after {how}"), Duration::from_secs(10), || gone(rogue[0]));
-        if how != "KILL" {
-            // Its whole process group went with it.
-            wait_until(&format!("the grandchild gone after {how}"), Duration::from_secs(10), || {
-                gone(grandchild)
-            });
-        } else {
-            // A SIGKILLed teaagent runs no clean-up: only the kernel's parent-death signal
-            // reaches the direct child (README: what the gateway cannot contain).
-            let _ = Command::new("kill").arg("-KILL").arg(grandchild.to_string()).status();
-        }
+        let mut server =
+            setup.serve_with(&["--permission-mode", "allow"], &[("TEAAGENT_SHELL_CONTAINMENT", mechanism)]);
+        let detached: u32 = text_of(&call(&mut server, "rogue__detach", json!({}))).parse().expect("pid");
+        let _ = call(&mut server, "rogue__crash", json!({}));
+        wait_until(
+            &format!("the detached process gone after a restart ({mechanism})"),
+            Duration::from_secs(10),
+            || gone(detached),
+        );
+        server.finish();
     }
 }
 

@@ -782,7 +782,7 @@ pub const VARIABLES: [Variable; 13] = [
     var(ENV_REDIS_URL, true),
     var(ENV_REDIS_PASSWORD, true),
     var("TEAAGENT_HTTP_TOKENS", true),
-    var("TEAAGENT_SHELL_CALL", false),
+    var("TEAAGENT_CONTAINED", false),
     var("TEAAGENT_SHELL_CONTAINMENT", false),
     var("TEAAGENT_SHELL_SANDBOX", false),
 ];

@@ -63,6 +63,8 @@ extern crate self as teaagent_core;
 #[path = "private.rs"]
 pub mod __private;
 pub mod config;
+#[cfg(any(feature = "builtin-tools", feature = "gateway"))]
+mod containment;
 pub mod error;
 #[cfg(feature = "gateway")]
 pub mod gateway;

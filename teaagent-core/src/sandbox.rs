@@ -235,6 +235,7 @@ impl Sandbox {
 pub(crate) struct Jail {
     tmp: TempDir,
     setup: Option<linux::Setup>,
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
     warning: Option<String>,
 }
 
@@ -251,6 +252,7 @@ impl Jail {
     }
 
     /// The warning for the result, when the sandbox is not fully enforced.
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
     pub(crate) fn warning(&self) -> Option<&str> {
         self.warning.as_deref()
     }

@@ -6,6 +6,11 @@
 //!   `PR_SET_PDEATHSIG` = SIGKILL on Linux: if teaagent dies without cleaning up (SIGKILL), the
 //!   kernel kills the child too. Shutdown: stdin closed, then SIGTERM to the group after a grace
 //!   period, then SIGKILL to the group ([`Connection::shutdown`]).
+//! - **Containment**: each run of the server is a [`Scope`] of `crate::containment`, as a
+//!   `shell_exec` call is: on Linux it enters a cgroup of its own before it runs (or, where the
+//!   server cannot create one, is recognised as a subreaper's descendant), and when the run ends
+//!   — shutdown, a restart, teaagent stopping — everything it started is killed, also processes
+//!   that left its group (`setsid`, double forks, daemons).
 //! - **stdout** is the protocol: one JSON-RPC message a line, at most [`MAX_LINE`] bytes. A line
 //!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
 //!   nothing the child writes ever reaches teaagent's own stdout.
@@ -30,6 +35,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::containment::{Kind, Scope};
 use crate::server::framing::{Frame, LineFramer};
 use crate::visible::escape;
 
@@ -91,6 +97,9 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     /// Lines on its stdout that were not JSON.
     noise: AtomicU64,
+    /// Everything it starts, killed when it is shut down (at the latest when the connection
+    /// goes).
+    scope: Mutex<Option<Scope>>,
     /// Its sandbox's temporary directory, removed when the connection goes.
     _jail: Option<crate::sandbox::Jail>,
 }
@@ -105,9 +114,12 @@ impl Connection {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+            .kill_on_drop(true);
         die_with_parent(&mut cmd);
+        // Contained before anything else of its set-up (the sandbox's may leave the user
+        // namespace that may move it into its cgroup); one that cannot be contained never runs.
+        let scope = Scope::new(Kind::Server).map_err(std::io::Error::other)?;
+        scope.contain(&mut cmd).map_err(std::io::Error::other)?;
         // Its sandbox, set up before it runs; one that cannot be enforced keeps it from starting.
         let jail = match &launch.sandbox {
             Some(sandbox) => Some(sandbox.prepare(None, &[]).map_err(std::io::Error::other)?),
@@ -118,6 +130,13 @@ impl Connection {
         }
         let mut child = cmd.spawn()?;
         let pid = child.id();
+        let scope = {
+            use std::os::fd::AsFd;
+            scope.started(
+                pid,
+                &[child.stdout.as_ref().map(|s| s.as_fd()), child.stderr.as_ref().map(|s| s.as_fd())],
+            )
+        };
         let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
             (Some(i), Some(o), Some(e)) => (i, o, e),
             _ => return Err(std::io::Error::other("the child's stdio was not piped")),
@@ -134,6 +153,7 @@ impl Connection {
             child: tokio::sync::Mutex::new(Some(child)),
             pid,
             noise: AtomicU64::new(0),
+            scope: Mutex::new(Some(scope)),
             _jail: jail,
         });
         // Writer: ends when the connection is dropped or shut down (stdin closes then).
@@ -259,7 +279,8 @@ impl Connection {
 
     /// Stops the child: stdin closed, up to `grace` to exit, then SIGTERM to its process group,
     /// up to `grace` again, then SIGKILL to the group. Every process of the group is signalled
-    /// even when the child itself has exited already (a grandchild it left behind).
+    /// even when the child itself has exited already (a grandchild it left behind), and then
+    /// every process of its scope (those that left the group).
     pub(crate) async fn shutdown(&self, grace: Duration) {
         self.closed.cancel(); // the writer ends: stdin closes
         let mut child = self.child.lock().await;
@@ -276,6 +297,10 @@ impl Connection {
         }
         let _ = process.start_kill();
         let _ = process.wait().await;
+        // And whatever left its group: the whole scope.
+        if let Some(mut scope) = lock(&self.scope).take() {
+            scope.close();
+        }
         self.fail_pending();
     }
 

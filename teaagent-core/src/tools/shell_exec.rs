@@ -6,13 +6,12 @@
 //! or the server stops, every process the command started is killed — also those that left the
 //! process group (`setsid`, double forks, `nohup`, daemons ignoring SIGTERM): on Linux each call
 //! runs in its own cgroup, or, where the server cannot create one, the server is a subreaper and
-//! kills the call's descendants (see the module `containment` for how, and what still escapes).
+//! kills the call's descendants (see `crate::containment` for how, and what still escapes).
 //! The command runs in the OS sandbox of the permission mode ([`crate::sandbox`]: in
 //! `workspace-write` it may write only the workspace and its own `TMPDIR`, and has no network).
 //! Output is capped per stream: the first and the last 32 KiB are kept, with a marker saying how
 //! much was left out in between.
 
-mod containment;
 mod environment;
 
 pub use environment::{CREDENTIAL_PATTERNS, ShellEnvironment};
@@ -23,6 +22,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::common::{bytes, path_error, workspace};
+use crate::containment::{Kind, Scope};
 use crate::mcp::CallToolResult;
 use crate::tool;
 use crate::tool::{ToolContext, ToolError};
@@ -71,14 +71,18 @@ pub async fn shell_exec(
     // by a link since it was resolved cannot send the command elsewhere.
     let dir = dir.open_dir().map_err(|e| path_error(&cwd, e))?;
     let limit = Duration::from_secs(timeout_secs.map_or(DEFAULT_TIMEOUT, crate::Bounded::get));
-    let scope = containment::Scope::new().map_err(ToolError::new)?;
+    let scope = Scope::new(Kind::Shell).map_err(ToolError::new)?;
     // The mode's sandbox (the server's, else `workspace-write`'s), set up before anything runs;
     // refused here when it cannot be enforced and the configuration says so.
     let sandbox = ctx.state::<crate::sandbox::Sandbox>().cloned().unwrap_or_default();
     let files: Vec<std::path::PathBuf> = scope.cgroup_procs().into_iter().collect();
     let jail = sandbox.prepare(Some(ws.root()), &files).map_err(ToolError::new)?;
     let env = ctx.state::<ShellEnvironment>().cloned().unwrap_or_default();
-    let mut cmd = scope.command(&command, &env);
+    let mut cmd = scope.shell_command(&command);
+    // The server's own secrets, and by default the user's credentials, stay out of what a
+    // command can read (`environment`).
+    cmd.env_clear().envs(env.apply(std::env::vars_os()));
+    scope.mark(&mut cmd);
     jail.apply(&mut cmd);
     let mut child = cmd
         .current_dir(handle_path(&dir))

@@ -14,7 +14,8 @@
 //!
 //! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
 //! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
-//! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `announce`
+//! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `detach` (the
+//! same, double-forked and `setsid`); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type). It always writes two lines to stderr at start, one with a terminal escape.
@@ -117,6 +118,19 @@ impl Rogue {
                 }
                 Err(e) => self.text(&id, &format!("cannot spawn: {e}")),
             },
+            // A double fork and `setsid`: a process outside its group and session, whose parent
+            // is gone.
+            "detach" => match std::process::Command::new("/bin/sh")
+                .args(["-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!"])
+                .output()
+            {
+                Ok(out) => {
+                    let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+                    self.mark(&format!("detached-{pid}"), "");
+                    self.text(&id, &pid);
+                }
+                Err(e) => self.text(&id, &format!("cannot spawn: {e}")),
+            },
             "announce" => {
                 self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
                 self.text(&id, "announced");
@@ -148,6 +162,7 @@ fn default_tools() -> Value {
         {"name": "slow", "description": "Report progress until done or cancelled.",
          "inputSchema": schema(json!({"steps": {"type": "integer", "minimum": 0}}))},
         {"name": "grandchild", "description": "Leave a process behind.", "inputSchema": schema(json!({}))},
+        {"name": "detach", "description": "Leave a detached process behind.", "inputSchema": schema(json!({}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
         {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))}

@@ -1,55 +1,61 @@
-//! Containment of one `shell_exec` call: every process the command starts is found and killed
-//! when the call ends — the shell exits, the timeout passes, the call is cancelled (its future is
-//! dropped) or the server stops — however it detached (`setsid`, a double fork, `nohup`, a daemon
-//! that ignores SIGTERM and SIGHUP).
+//! Containment: every process a `shell_exec` call or an external MCP server (the gateway's)
+//! starts is found and killed when its scope ends — the call's shell exits, its timeout passes,
+//! it is cancelled (its future is dropped), the external server is stopped or restarted, or the
+//! server stops — however it detached (`setsid`, a double fork, `nohup`, a daemon that ignores
+//! SIGTERM and SIGHUP).
 //!
-//! On Linux, one of two mechanisms, chosen per call:
+//! A [`Scope`] is one such set of processes: one per `shell_exec` call, one per run of an
+//! external server. On Linux, one of two mechanisms, chosen per scope:
 //!
 //! - **cgroup v2** (preferred): when the server's own cgroup (`0::` in `/proc/self/cgroup`, found
-//!   under the `cgroup2` mount of `/proc/self/mountinfo`) lets it create a child cgroup, each call
-//!   gets one, `teaagent-shell.<server pid>.<n>`. The shell moves itself into it before the
-//!   command runs (`echo 0 > cgroup.procs`, then `exec`; a shell that cannot move exits with 125
-//!   without running the command: fail closed), so everything it starts is born inside. At the
-//!   end the cgroup is killed as a whole (`cgroup.kill`, or on kernels before 5.14 frozen and
-//!   every member SIGKILLed), and removed once empty. A process cannot leave its cgroup without
-//!   write access to another cgroup's `cgroup.procs`.
-//! - **subreaper** (fallback): the server marks itself `PR_SET_CHILD_SUBREAPER`, so orphans of
-//!   the commands (a `setsid`ed or double-forked daemon) become its children instead of init's.
-//!   A call's processes are the server's descendants that carry the call's token in their
-//!   environment (`TEAAGENT_SHELL_CALL`, set on the shell and inherited), or that are in the
-//!   shell's process group, or that hold the write end of the call's stdout or stderr pipe, or
-//!   that descend from the shell or from another of the call's processes. At the end they are
-//!   all stopped (SIGSTOP, repeated until no member runs, so none can fork), then SIGKILLed, and
-//!   those that became the server's children are reaped by pid (never `waitpid(-1)`, which would
-//!   steal the statuses of children the runtime waits for). Concurrent calls have distinct
-//!   tokens, groups and shells, so one call never kills another's processes, and other children
-//!   of the server are not touched.
+//!   under the `cgroup2` mount of `/proc/self/mountinfo`) lets it create a child cgroup, each
+//!   scope gets one, `teaagent-<kind>.<server pid>.<n>` (kind `shell` or `server`). The scope's
+//!   first process enters it before its program runs — a shell writes `0` to its
+//!   `cgroup.procs` and then `exec`s the command ([`Scope::shell_command`]); an external server
+//!   is moved between `fork` and `exec` ([`Scope::contain`]). One that cannot enter never runs
+//!   (fail closed), so everything it starts is born inside. At the end the cgroup is killed as a
+//!   whole (`cgroup.kill`, or on kernels before 5.14 frozen and every member SIGKILLed), and
+//!   removed once empty. A process cannot leave its cgroup without write access to another
+//!   cgroup's `cgroup.procs`.
+//! - **subreaper** (fallback): the server marks itself `PR_SET_CHILD_SUBREAPER`, so orphans (a
+//!   `setsid`ed or double-forked daemon) become its children instead of init's. A scope's
+//!   processes are the server's descendants that carry the scope's token in their environment
+//!   ([`TOKEN_VAR`], set on the first process and inherited), or that are in the first process's
+//!   group, or that hold the write end of its stdout or stderr pipe, or that descend from the
+//!   first process or from another of the scope's processes. At the end they are all stopped
+//!   (SIGSTOP, repeated until no member runs, so none can fork), then SIGKILLed, and those that
+//!   became the server's children are reaped by pid (never `waitpid(-1)`, which would steal the
+//!   statuses of children the runtime waits for). Concurrent scopes have distinct tokens, groups
+//!   and first processes, so one never kills another's processes, and other children of the
+//!   server are not touched.
 //!
 //! A server that is PID 1 (in a container) adopts orphans whatever the path: on the cgroup path
-//! it reaps the killed ones that still name the call's cgroup, so no zombie is left.
+//! it reaps the killed ones that still name the scope's cgroup, so no zombie is left.
 //!
-//! The clean-up is synchronous (a few milliseconds of `/proc` and cgroup files), in the call and
-//! in `Drop`: it has finished before the answer is sent, and a cancelled call or a stopping
-//! server (whose runtime drops the call) cannot leave it half done on another thread.
+//! The clean-up is synchronous (a few milliseconds of `/proc` and cgroup files), in
+//! [`Scope::close`] and in `Drop`: it has finished before a call's answer is sent, and a
+//! cancelled call or a stopping server (whose runtime drops the call) cannot leave it half done
+//! on another thread.
 //!
-//! `TEAAGENT_SHELL_CONTAINMENT` (read once) forces a mechanism: `cgroup` (a call fails when it
-//! cannot get its cgroup), `subreaper` (never try cgroups); unset or `auto` tries the cgroup and
-//! falls back to the subreaper. The tests use it to exercise both paths.
+//! [`MODE_VAR`] (`TEAAGENT_SHELL_CONTAINMENT`, read once) forces a mechanism: `cgroup` (a scope
+//! fails when it cannot get its cgroup), `subreaper` (never try cgroups); unset or `auto` tries
+//! the cgroup and falls back to the subreaper. The tests use it to exercise both paths.
 //!
 //! What remains (also in the README): a process that moves itself into another cgroup (it needs
 //! write access there) or is started by another service (`systemd-run`, `at`, `ssh localhost`)
 //! escapes; on the fallback path, a process that clears its environment, leaves the process
-//! group, closes the output pipes and whose parent exits before the call ends is not
-//! recognised; if the server itself is SIGKILLed nothing runs the clean-up. Other Unix systems
-//! kill the shell's process group only.
+//! group, closes the output pipes and whose parent exits before the scope ends is not
+//! recognised; if the server itself is SIGKILLed nothing runs the clean-up (an external server
+//! itself still gets the kernel's parent-death signal). Other Unix systems kill the first
+//! process's group only.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The environment variable that carries a call's token.
-pub(super) const TOKEN_VAR: &str = "TEAAGENT_SHELL_CALL";
+/// The environment variable that carries a scope's token (subreaper path).
+pub(crate) const TOKEN_VAR: &str = "TEAAGENT_CONTAINED";
 /// The environment variable that forces a mechanism (`auto`, `cgroup`, `subreaper`).
-pub(super) const MODE_VAR: &str = "TEAAGENT_SHELL_CONTAINMENT";
+pub(crate) const MODE_VAR: &str = "TEAAGENT_SHELL_CONTAINMENT";
 
 /// Moves the shell into the cgroup whose `cgroup.procs` is `$1`, then runs `$2` as `sh -c` would.
 const ENTER: &str = concat!(
@@ -60,57 +66,106 @@ const ENTER: &str = concat!(
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// The processes of one call: created before the shell starts, closed (everything killed) when
-/// the call ends, at the latest when dropped.
-pub(super) struct Scope {
+/// What a scope contains (it names the scope's cgroup).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The processes of one `shell_exec` call.
+    Shell,
+    /// The processes of one run of an external MCP server.
+    Server,
+}
+
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Shell => "teaagent-shell.",
+            Kind::Server => "teaagent-server.",
+        }
+    }
+}
+
+/// The processes of one scope: created before its first process starts, closed (everything
+/// killed) when it ends, at the latest when dropped.
+pub(crate) struct Scope {
     token: String,
-    /// The call's cgroup directory (cgroup path), or `None` (subreaper path, or not Linux).
+    /// The scope's cgroup directory (cgroup path), or `None` (subreaper path, or not Linux).
     cgroup: Option<PathBuf>,
-    /// The shell: pid and start time (to never mistake a reused pid for it).
-    shell: Option<(i32, u64)>,
-    /// The inodes of the call's stdout and stderr pipes.
+    /// The first process: pid and start time (to never mistake a reused pid for it).
+    first: Option<(i32, u64)>,
+    /// The inodes of the first process's stdout and stderr pipes.
     pipes: Vec<u64>,
     closed: bool,
 }
 
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("token", &self.token)
+            .field("cgroup", &self.cgroup)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Scope {
-    /// A new scope; on Linux this creates the call's cgroup or turns the subreaper on.
-    pub(super) fn new() -> Result<Scope, String> {
+    /// A new scope; on Linux this creates its cgroup or turns the subreaper on.
+    pub(crate) fn new(kind: Kind) -> Result<Scope, String> {
         let token = format!("{}.{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let cgroup = linux::prepare(&token)?;
-        Ok(Scope { token, cgroup, shell: None, pipes: Vec::new(), closed: false })
+        let cgroup = linux::prepare(kind.prefix(), &token)?;
+        Ok(Scope { token, cgroup, first: None, pipes: Vec::new(), closed: false })
     }
 
-    /// The `cgroup.procs` file the shell writes to enter its cgroup (cgroup path only): the
+    /// The `cgroup.procs` file a shell writes to enter its cgroup (cgroup path only): the
     /// command sandbox must let it.
-    pub(super) fn cgroup_procs(&self) -> Option<PathBuf> {
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
+    pub(crate) fn cgroup_procs(&self) -> Option<PathBuf> {
         self.cgroup.as_ref().map(|dir| dir.join("cgroup.procs"))
     }
 
-    /// The command that runs `command` under `sh -c` inside this scope, with the environment
-    /// `env` says.
-    pub(super) fn command(&self, command: &str, env: &super::ShellEnvironment) -> tokio::process::Command {
+    /// The command that runs `command` under `sh -c` inside this scope (the shell enters the
+    /// cgroup itself, then `exec`s the command). Its environment is the caller's to set, after
+    /// which [`Scope::mark`] must be applied.
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
+    pub(crate) fn shell_command(&self, command: &str) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new("/bin/sh");
         match &self.cgroup {
             Some(dir) => cmd.arg("-c").arg(ENTER).arg("/bin/sh").arg(dir.join("cgroup.procs")).arg(command),
             None => cmd.arg("-c").arg(command),
         };
-        // The server's own secrets, and by default the user's credentials, stay out of what a
-        // command can read (`env`): `super::environment`.
-        cmd.env_clear().envs(env.apply(std::env::vars_os()));
-        cmd.env(TOKEN_VAR, &self.token).process_group(0);
         cmd
     }
 
-    /// Records the shell (`Child::id` right after spawning, before it is waited for) and the
-    /// read ends of its output pipes (a process holding their write ends is the call's).
+    /// Marks the first process as the scope's: a process group of its own, and (subreaper path)
+    /// the token in its environment. Apply after its environment is set (`env_clear` would drop
+    /// the token).
+    pub(crate) fn mark(&self, cmd: &mut tokio::process::Command) {
+        if self.cgroup.is_none() {
+            cmd.env(TOKEN_VAR, &self.token);
+        }
+        cmd.process_group(0);
+    }
+
+    /// [`Scope::mark`], and (cgroup path) the process moves itself into the scope's cgroup
+    /// between `fork` and `exec`: one that cannot never runs its program. Register it before a
+    /// sandbox's own set-up (which may leave the user namespace that may write there).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn contain(&self, cmd: &mut tokio::process::Command) -> Result<(), String> {
+        self.mark(cmd);
+        if let Some(procs) = self.cgroup_procs() {
+            linux::enter_on_exec(cmd, &procs)?;
+        }
+        Ok(())
+    }
+
+    /// Records the first process (`Child::id` right after spawning, before it is waited for)
+    /// and the read ends of its output pipes (a process holding their write ends is the
+    /// scope's).
     #[allow(clippy::unnecessary_cast)] // `st_ino`'s width differs between platforms.
-    pub(super) fn started(
+    pub(crate) fn started(
         mut self,
         pid: Option<u32>,
         pipes: &[Option<std::os::fd::BorrowedFd<'_>>],
     ) -> Scope {
-        self.shell = pid.and_then(|p| i32::try_from(p).ok()).map(|p| (p, linux::start_time(p).unwrap_or(0)));
+        self.first = pid.and_then(|p| i32::try_from(p).ok()).map(|p| (p, linux::start_time(p).unwrap_or(0)));
         self.pipes = pipes
             .iter()
             .flatten()
@@ -120,14 +175,15 @@ impl Scope {
         self
     }
 
-    /// Kills every process of the call (once; blocking for the few milliseconds the kernel takes).
-    pub(super) fn close(&mut self) {
+    /// Kills every process of the scope (once; blocking for the few milliseconds the kernel
+    /// takes).
+    pub(crate) fn close(&mut self) {
         if std::mem::replace(&mut self.closed, true) {
             return;
         }
         match &self.cgroup {
-            Some(dir) => linux::close_cgroup(dir, self.shell.map(|s| s.0)),
-            None => linux::sweep(&self.token, self.shell, &self.pipes),
+            Some(dir) => linux::close_cgroup(dir, self.first.map(|s| s.0)),
+            None => linux::sweep(&self.token, self.first, &self.pipes),
         }
     }
 }
@@ -149,7 +205,7 @@ mod linux {
 
     use rustix::process::{Pid, Signal, WaitOptions};
 
-    use super::{MODE_VAR, TOKEN_VAR};
+    use super::{Kind, MODE_VAR, TOKEN_VAR};
 
     /// How long the clean-up waits for killed processes to be gone before it gives up (and
     /// logs). SIGKILL takes effect within milliseconds; this only bounds a stuck kernel.
@@ -176,10 +232,10 @@ mod linux {
     }
 
     /// The call's cgroup, or `None` after turning the subreaper on.
-    pub(super) fn prepare(token: &str) -> Result<Option<PathBuf>, String> {
+    pub(super) fn prepare(prefix: &str, token: &str) -> Result<Option<PathBuf>, String> {
         let mode = mode();
         if mode != Mode::Subreaper {
-            match create_cgroup(token) {
+            match create_cgroup(prefix, token) {
                 Ok(dir) => return Ok(Some(dir)),
                 Err(e) if mode == Mode::Cgroup => {
                     return Err(format!(
@@ -189,7 +245,7 @@ mod linux {
                 Err(e) => {
                     static ONCE: OnceLock<()> = OnceLock::new();
                     ONCE.get_or_init(|| {
-                        tracing::info!(reason = %e, "shell_exec: no cgroup per call; containing commands as a subreaper");
+                        tracing::info!(reason = %e, "no cgroup of its own for each command or external server; containing them as a subreaper");
                     });
                 }
             }
@@ -283,7 +339,9 @@ mod linux {
             let name = entry.file_name();
             let Some(pid) = name
                 .to_str()
-                .and_then(|n| n.strip_prefix("teaagent-shell."))
+                .and_then(|n| {
+                    n.strip_prefix(Kind::Shell.prefix()).or_else(|| n.strip_prefix(Kind::Server.prefix()))
+                })
                 .and_then(|rest| rest.split('.').next())
                 .and_then(|pid| pid.parse::<i32>().ok())
                 .and_then(Pid::from_raw)
@@ -301,17 +359,38 @@ mod linux {
         }
     }
 
-    fn create_cgroup(token: &str) -> Result<PathBuf, String> {
+    fn create_cgroup(prefix: &str, token: &str) -> Result<PathBuf, String> {
         let base = own_cgroup()?;
         // Moving a process needs write access to the common ancestor's `cgroup.procs`.
         rustix::fs::access(base.join("cgroup.procs"), rustix::fs::Access::WRITE_OK)
             .map_err(|e| format!("{}: {e}", base.join("cgroup.procs").display()))?;
-        let dir = base.join(format!("teaagent-shell.{token}"));
+        let dir = base.join(format!("{prefix}{token}"));
         std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         Ok(dir)
     }
 
-    /// Kills everything in the call's cgroup, waits until it is empty and removes it.
+    /// Makes the command's process write `0` to `procs` (entering that cgroup) between `fork`
+    /// and `exec`: a process that cannot enter fails to spawn, and never runs its program.
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(super) fn enter_on_exec(cmd: &mut tokio::process::Command, procs: &Path) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(procs.as_os_str().as_bytes())
+            .map_err(|_| format!("{}: the path holds a NUL byte", procs.display()))?;
+        // SAFETY: the closure runs in the child between fork and exec and makes only
+        // async-signal-safe system calls (open, write, close) on memory prepared before the fork.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(move || {
+                let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC;
+                let fd = rustix::fs::open(path.as_c_str(), flags, rustix::fs::Mode::empty())?;
+                rustix::io::write(&fd, b"0")?;
+                Ok(())
+            });
+        }
+        Ok(())
+    }
+
+    /// Kills everything in the scope's cgroup, waits until it is empty and removes it.
     pub(super) fn close_cgroup(dir: &Path, shell: Option<i32>) {
         if std::fs::write(dir.join("cgroup.kill"), "1").is_err() {
             // Before Linux 5.14: freeze (no more forks), then kill every member until none is left.
@@ -329,7 +408,7 @@ mod linux {
         let deadline = Instant::now() + GIVE_UP;
         while populated(dir) {
             if Instant::now() > deadline {
-                tracing::warn!(cgroup = %dir.display(), "processes of a shell command are still alive after SIGKILL");
+                tracing::warn!(cgroup = %dir.display(), "contained processes are still alive after SIGKILL");
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -346,7 +425,7 @@ mod linux {
             }
         }
         if let Err(e) = remove_tree(dir, 16) {
-            tracing::warn!(cgroup = %dir.display(), error = %e, "cannot remove a shell command's cgroup");
+            tracing::warn!(cgroup = %dir.display(), error = %e, "cannot remove a containment cgroup");
         }
     }
 
@@ -550,7 +629,7 @@ mod linux {
                 return;
             }
             if Instant::now() > deadline {
-                tracing::warn!(token, "processes of a shell command are still alive after SIGKILL");
+                tracing::warn!(token, "contained processes are still alive after SIGKILL");
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -634,8 +713,12 @@ mod linux {
 
     use std::path::{Path, PathBuf};
 
-    pub(super) fn prepare(_token: &str) -> Result<Option<PathBuf>, String> {
+    pub(super) fn prepare(_prefix: &str, _token: &str) -> Result<Option<PathBuf>, String> {
         Ok(None)
+    }
+
+    pub(super) fn enter_on_exec(_cmd: &mut tokio::process::Command, _procs: &Path) -> Result<(), String> {
+        Ok(())
     }
 
     pub(super) fn start_time(_pid: i32) -> Option<u64> {
