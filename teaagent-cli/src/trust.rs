@@ -141,6 +141,7 @@ pub(crate) fn launch(name: &str, server: &McpServer, now: &Fingerprint) -> anyho
         args: server.args.clone(),
         env: server.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         sandbox: server_sandbox(name, server)?,
+        max_result_bytes: server.max_result_bytes(),
     })
 }
 

@@ -105,6 +105,7 @@
 //! | `grants`, `deny` | rules as `--grant` takes them ([`crate::policy::grant`]) |
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings (used by the `teaagent` command only) |
 //! | `mcp_servers.NAME.tier`, `tiers.TOOL` | `low`, `medium`, `high` (default) or `critical`: the tier of the server's tools (the user's file only) |
+//! | `mcp_servers.NAME.max_result_bytes` | 1024 to 67,108,864 (default 1,048,576): the most of a tool result passed on, the rest cut with a marker |
 //!
 //! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
 //! be no limit at all, and 30 days, 1 day and a million calls are far beyond any real use while
@@ -178,13 +179,15 @@ use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
 use crate::policy::grant::{Grant, GrantError};
 use crate::policy::request_state::RequestStateKey;
 
+mod mcp_server;
 mod shell;
 use crate::policy::{PermissionMode, Policy};
 use crate::server::{ServerConfig, ToolOverride};
-use crate::tool::{RateLimit, Tier};
+use crate::tool::RateLimit;
 use crate::visible;
 use crate::workspace::PathError;
 use crate::{Registry, Workspace};
+pub use mcp_server::McpServer;
 use shell::ShellConfig;
 pub use shell::{ServerSandbox, ShellSettings};
 
@@ -280,62 +283,6 @@ struct ToolConfig {
 struct RateLimitConfig {
     max_calls: toml::Value,
     window_secs: toml::Value,
-}
-
-/// An external MCP server (`[mcp_servers.NAME]`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpServer {
-    /// The program.
-    pub command: String,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Its environment: all of it (nothing else of teaagent's environment reaches it).
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// The tier of its tools in the permission policy: `low`, `medium`, `high` (the default:
-    /// an external server's own annotations are never trusted) or `critical`.
-    #[serde(default)]
-    pub tier: Option<String>,
-    /// Tiers of single tools, by the server's own tool names (over `tier`).
-    #[serde(default)]
-    pub tiers: BTreeMap<String, String>,
-    /// What the server's process may reach (`[mcp_servers.NAME.sandbox]`); by default it may
-    /// write only a temporary directory of its own, and reach the network.
-    #[serde(default)]
-    pub sandbox: ServerSandbox,
-}
-
-impl McpServer {
-    /// The tier of its tools (`tier`; `high` when none is set or it is not valid).
-    pub fn tier(&self) -> Tier {
-        self.tier.as_deref().and_then(Tier::parse).unwrap_or(Tier::High)
-    }
-
-    /// The tier of its tool `tool` (`tiers.TOOL`, else [`McpServer::tier`]).
-    pub fn tier_of(&self, tool: &str) -> Tier {
-        self.tiers.get(tool).and_then(|t| Tier::parse(t)).unwrap_or_else(|| self.tier())
-    }
-
-    fn check(&self, name: &str, file: &Path) -> Result<(), ConfigError> {
-        let bad = |key: String, value: &str| ConfigError::Invalid {
-            file: file.to_path_buf(),
-            why: format!("`{key}` = {value:?}: expected one of \"low\", \"medium\", \"high\", \"critical\""),
-        };
-        if let Some(t) = &self.tier
-            && Tier::parse(t).is_none()
-        {
-            return Err(bad(format!("mcp_servers.{name}.tier"), t));
-        }
-        for (tool, t) in &self.tiers {
-            if Tier::parse(t).is_none() {
-                return Err(bad(format!("mcp_servers.{name}.tiers.{tool}"), t));
-            }
-        }
-        self.sandbox.writable_dirs(name, file)?;
-        Ok(())
-    }
 }
 
 /// The allowed range of a numeric configuration value.

@@ -48,6 +48,7 @@
 //! that quotes it (its codes are its own, and must not be mistaken for teaagent's `-32001`…).
 
 mod child;
+mod result;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -57,11 +58,11 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-pub use child::Launch;
 use child::{Connection, PROTOCOL_VERSION, Reply};
+pub use child::{DEFAULT_MAX_RESULT_BYTES, Launch};
 
 use crate::error::{Error, Failure};
-use crate::mcp::{CallToolResult, Content, JsonObject};
+use crate::mcp::{CallToolResult, JsonObject};
 use crate::tool::{Behavior, Handler, Tier, ToolContext, ToolDef};
 use crate::visible::{escape, shown};
 
@@ -72,6 +73,14 @@ pub const SEPARATOR: &str = "__";
 const MAX_TOOLS: usize = 10_000;
 /// Most `tools/list` pages read from one server.
 const MAX_PAGES: usize = 1_000;
+/// Most bytes of one server's tool list, all pages (a list longer than this is refused as a
+/// whole: no model should read that much about one server's tools).
+const MAX_LIST_BYTES: usize = 16 * 1024 * 1024;
+/// How long the supervisor waits after a `notifications/tools/list_changed` before it reads
+/// the list again (those that arrive meanwhile are taken with it).
+const LIST_CHANGED_QUIET: Duration = Duration::from_millis(100);
+/// The shortest time between two readings of a running server's changed list.
+const LIST_CHANGED_EVERY: Duration = Duration::from_secs(1);
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// A run this long resets the backoff.
 const STEADY: Duration = Duration::from_secs(60);
@@ -475,6 +484,7 @@ async fn start_one(launch: &Launch, timeout: Duration) -> Result<(Arc<Connection
             Reply::Result(_) => return Err("its `initialize` result has no protocolVersion".to_owned()),
             Reply::Error(e) => return Err(format!("it refused `initialize`: {}", shown(&e.to_string()))),
             Reply::Closed => return Err("it exited before answering `initialize`".to_owned()),
+            Reply::Unreadable(why) => return Err(format!("its `initialize` reply cannot be read: {why}")),
         }
         conn.notify("notifications/initialized", json!({}));
         list_tools(&conn).await
@@ -492,11 +502,12 @@ async fn start_one(launch: &Launch, timeout: Duration) -> Result<(Arc<Connection
     }
 }
 
-/// Every page of `tools/list`.
+/// Every page of `tools/list` (at most [`MAX_PAGES`], [`MAX_TOOLS`] and [`MAX_LIST_BYTES`]).
 async fn list_tools(conn: &Connection) -> Result<ToolList, String> {
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
+    let mut bytes = 0usize;
+    for page_number in 1..=MAX_PAGES {
         let params = match &cursor {
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
@@ -505,7 +516,15 @@ async fn list_tools(conn: &Connection) -> Result<ToolList, String> {
             Reply::Result(page) => page,
             Reply::Error(e) => return Err(format!("it refused `tools/list`: {}", shown(&e.to_string()))),
             Reply::Closed => return Err("it exited before listing its tools".to_owned()),
+            Reply::Unreadable(why) => return Err(format!("its `tools/list` reply cannot be read: {why}")),
         };
+        bytes = bytes.saturating_add(serde_json::to_string(&page).map_or(usize::MAX, |p| p.len()));
+        if bytes > MAX_LIST_BYTES {
+            return Err(format!(
+                "its tool list is larger than {} MiB ({bytes} bytes in its first {page_number} pages): no model should read that much about one server's tools",
+                MAX_LIST_BYTES >> 20
+            ));
+        }
         let Some(items) = page.get("tools").and_then(Value::as_array) else {
             return Err("its `tools/list` result has no `tools` array".to_owned());
         };
@@ -585,11 +604,23 @@ async fn supervise(inner: Arc<Inner>, index: usize) {
                 tracing::info!(server = %shown(name), "external server started");
                 link.state.send_replace(LinkState::Up(conn.clone()));
                 let since = Instant::now();
+                let mut list_changes = conn.list_changes();
+                let mut last_read = Instant::now();
                 let stopped = loop {
                     tokio::select! {
                         () = conn.closed() => break false,
                         () = inner.stop.cancelled() => break true,
-                        () = conn.list_changed() => {
+                        Ok(()) = list_changes.changed() => {
+                            // Coalesced: one reading for every notification of a quiet moment,
+                            // and at most one a second (a flood is not passed on one for one).
+                            let wait = LIST_CHANGED_QUIET.max(LIST_CHANGED_EVERY.saturating_sub(last_read.elapsed()));
+                            tokio::select! {
+                                () = tokio::time::sleep(wait) => {}
+                                () = conn.closed() => break false,
+                                () = inner.stop.cancelled() => break true,
+                            }
+                            list_changes.borrow_and_update();
+                            last_read = Instant::now();
                             // Calls wait while the new list is compared with the pin.
                             link.state.send_replace(LinkState::Starting);
                             let relisted = tokio::select! {
@@ -804,7 +835,9 @@ async fn call(
         }
     }
     match reply {
-        Reply::Result(result) => Ok(external_result(result)),
+        Reply::Result(result) => {
+            Ok(result::external_result(result, server, link.external.launch.max_result_bytes))
+        }
         Reply::Error(e) => {
             let code = e.get("code").map(Value::to_string).unwrap_or_else(|| "?".into());
             let message = e.get("message").and_then(Value::as_str).unwrap_or("(no message)");
@@ -816,26 +849,10 @@ async fn call(
             Failure::ExternalExited,
             format!("external server `{server}` exited during the call; it is being restarted"),
         )),
+        Reply::Unreadable(why) => {
+            Ok(CallToolResult::error(format!("the external server `{server}` answered, but {why}")))
+        }
     }
-}
-
-/// An external `tools/call` result as ours: its content blocks (a block of a kind this crate
-/// does not know becomes a text block saying so), `structuredContent` and `isError`; its `_meta`
-/// is not passed on.
-fn external_result(result: Value) -> CallToolResult {
-    let blocks = result.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
-    let content = blocks
-        .into_iter()
-        .map(|block| {
-            let kind = block.get("type").and_then(Value::as_str).unwrap_or("(none)").to_owned();
-            serde_json::from_value::<Content>(block)
-                .unwrap_or_else(|_| Content::text(format!("[a content block of type `{kind}` was left out]")))
-        })
-        .collect();
-    let mut out = CallToolResult::contents(content);
-    out.is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    out.structured_content = result.get("structuredContent").filter(|v| v.is_object()).cloned();
-    out
 }
 
 #[cfg(test)]
@@ -880,6 +897,7 @@ mod tests {
                 args: vec![],
                 env: vec![],
                 sandbox: None,
+                max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             },
             pinned: ToolList::new(
                 tools
@@ -921,18 +939,5 @@ mod tests {
             json!({}),
             "an object schema without properties gets them"
         );
-    }
-
-    #[test]
-    fn results_keep_known_blocks_and_name_the_rest() {
-        let r = external_result(json!({
-            "content": [{"type": "text", "text": "hi"}, {"type": "hologram", "data": "x"}],
-            "isError": true,
-            "_meta": {"secret": 1}
-        }));
-        assert!(r.is_error);
-        assert_eq!(r.content[0], Content::text("hi"));
-        assert_eq!(r.content[1], Content::text("[a content block of type `hologram` was left out]"));
-        assert!(r.meta.is_none());
     }
 }

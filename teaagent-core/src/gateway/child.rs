@@ -19,8 +19,8 @@
 //! - **Requests from the child**: `ping` is answered; anything else (sampling, roots,
 //!   elicitation: the gateway declares no client capabilities) gets `-32601`.
 //! - **Notifications from the child**: progress is routed to the call whose token it names;
-//!   `notifications/tools/list_changed` is reported to the supervisor (which re-reads the list
-//!   and compares it with the pinned one); log messages go to stderr like its stderr; the rest is
+//!   `notifications/tools/list_changed` is counted for the supervisor (which re-reads the list,
+//!   at most once a second however many arrive, and compares it with the pinned one); log messages go to stderr like its stderr; the rest is
 //!   ignored.
 
 use std::collections::HashMap;
@@ -36,12 +36,16 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::containment::{Kind, Scope};
-use crate::server::framing::{Frame, LineFramer};
+use crate::server::framing::{EDGE, Frame, LineFramer};
 use crate::visible::escape;
 
-/// The longest line read from a child's stdout (a larger one is dropped, and so is the request
-/// it answered: that call fails as if the child had not answered).
-pub(crate) const MAX_LINE: usize = 64 * 1024 * 1024;
+/// The longest line read from a child's stdout whatever its result limit
+/// ([`Launch::max_result_bytes`]): what its tool list's pages and replies may take.
+const MIN_LINE: usize = 8 * 1024 * 1024;
+/// The longest line read from a child's stdout at all.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+/// The default of [`Launch::max_result_bytes`].
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 /// The longest stderr line copied (the rest of the line is cut, with a marker).
 const MAX_STDERR_LINE: usize = 4096;
 /// The protocol version the gateway asks external servers for (every current server speaks it,
@@ -61,6 +65,17 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// The OS sandbox it runs in ([`crate::sandbox`]); `None` for none.
     pub sandbox: Option<crate::sandbox::Sandbox>,
+    /// The most of a tool result passed on, in bytes (default [`DEFAULT_MAX_RESULT_BYTES`]): a
+    /// larger one is cut, with a marker. A line from it longer than four times this (at least
+    /// 8 MiB, at most 64 MiB) is not read at all: the request it answers fails at once.
+    pub max_result_bytes: usize,
+}
+
+impl Launch {
+    /// The longest line read from this server's stdout (see [`Launch::max_result_bytes`]).
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_result_bytes.saturating_mul(4).clamp(MIN_LINE, MAX_LINE)
+    }
 }
 
 /// How a request to the child ended.
@@ -72,6 +87,8 @@ pub(crate) enum Reply {
     Error(Value),
     /// The child exited (or closed its stdout) first.
     Closed,
+    /// Its reply could not be read, and why (a line too long to read, or not JSON).
+    Unreadable(String),
 }
 
 /// A progress report of the child, for the call whose token it names.
@@ -85,14 +102,17 @@ pub(crate) struct Progress {
 /// A running child and its client.
 pub(crate) struct Connection {
     name: Arc<str>,
+    /// The longest line read from it.
+    max_line: usize,
     writer: mpsc::UnboundedSender<Vec<u8>>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
     /// Cancelled when the child's stdout ends (it exited, or closed it).
     closed: CancellationToken,
-    /// Told when the child says its tool list changed.
-    list_changed: tokio::sync::Notify,
+    /// Counts the child's `notifications/tools/list_changed` (a watch: the supervisor takes
+    /// them in one, however many came since it last looked).
+    list_changed: tokio::sync::watch::Sender<u64>,
     child: tokio::sync::Mutex<Option<tokio::process::Child>>,
     pid: Option<u32>,
     /// Lines on its stdout that were not JSON.
@@ -144,12 +164,13 @@ impl Connection {
         let (writer, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
         let conn = Arc::new(Connection {
             name: launch.name.as_str().into(),
+            max_line: launch.max_line_bytes(),
             writer,
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             closed: CancellationToken::new(),
-            list_changed: tokio::sync::Notify::new(),
+            list_changed: tokio::sync::watch::channel(0).0,
             child: tokio::sync::Mutex::new(Some(child)),
             pid,
             noise: AtomicU64::new(0),
@@ -176,9 +197,9 @@ impl Connection {
         });
         let reader = Arc::downgrade(&conn);
         let closed = conn.closed.clone();
-        let name = conn.name.clone();
+        let max_line = conn.max_line;
         tokio::spawn(async move {
-            read_stdout(stdout, &reader, &name).await;
+            read_stdout(stdout, &reader, max_line).await;
             closed.cancel();
             if let Some(conn) = reader.upgrade() {
                 conn.fail_pending();
@@ -199,9 +220,9 @@ impl Connection {
         self.closed.is_cancelled()
     }
 
-    /// Resolves when the child says its tool list changed.
-    pub(crate) async fn list_changed(&self) {
-        self.list_changed.notified().await;
+    /// Changes when the child says its tool list changed (from now on).
+    pub(crate) fn list_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.list_changed.subscribe()
     }
 
     /// Sends a request and waits for its reply (or for the child to exit).
@@ -304,21 +325,100 @@ impl Connection {
         self.fail_pending();
     }
 
+    /// Answers request `id` with [`Reply::Unreadable`]; false when no such request waits.
+    fn unreadable(&self, id: u64, why: String) -> bool {
+        let Some(tx) = lock(&self.pending).remove(&id) else { return false };
+        let _ = tx.send(Reply::Unreadable(why));
+        true
+    }
+
+    /// A line that passed [`Connection::max_line`] has begun (`head`: its first bytes): the
+    /// request it answers, when its first bytes name it, fails now rather than when the line
+    /// ends. True when it did.
+    fn on_long_start(&self, head: &[u8]) -> bool {
+        let Some(id) = first_id(head) else { return false };
+        self.unreadable(id, self.too_long(None))
+    }
+
+    /// A line of `len` bytes that passed [`Connection::max_line`] has ended (`head` and `tail`:
+    /// its ends). The request whose id it names fails; a reply that names none fails every
+    /// request waiting (none of them can be told apart from it); a notification is dropped.
+    fn on_long_line(&self, head: &[u8], tail: &[u8], len: u64) {
+        tracing::warn!(
+            server = %escape(&self.name),
+            "dropped a line of {len} bytes from the external server (more than {})",
+            self.max_line
+        );
+        match first_id(head).or_else(|| last_id(tail)) {
+            Some(id) => {
+                self.unreadable(id, self.too_long(Some(len)));
+            }
+            None if memchr::memmem::find(head, b"\"method\"").is_some() => {}
+            None => {
+                let pending: Vec<u64> = lock(&self.pending).keys().copied().collect();
+                for id in pending {
+                    self.unreadable(id, self.too_long(Some(len)));
+                }
+            }
+        }
+    }
+
+    fn too_long(&self, len: Option<u64>) -> String {
+        let size = match len {
+            Some(len) => format!("is {len} bytes, more than"),
+            None => "passed".to_owned(),
+        };
+        format!(
+            "its reply {size} the {} bytes teaagent reads from `{}` in one line (a larger [mcp_servers.{}] max_result_bytes raises it)",
+            self.max_line,
+            escape(&self.name),
+            escape(&self.name)
+        )
+    }
+
     /// Dispatches one line from the child's stdout.
     fn on_line(&self, line: &[u8]) {
-        let Ok(message) = serde_json::from_slice::<Value>(line) else {
-            // Said once, then every 1000th: a chatty server must not flood stderr.
-            let n = self.noise.fetch_add(1, Ordering::Relaxed);
-            if n.is_multiple_of(1000) {
-                tracing::warn!(
-                    server = %escape(&self.name),
-                    "ignored a line on the external server's stdout that is not JSON ({} bytes; {} such lines so far)",
-                    line.len(),
-                    n + 1
-                );
+        let message = match serde_json::from_slice::<Value>(line) {
+            Ok(message) => message,
+            // A reply that cannot be parsed (nested too deep, a bad escape) fails its request at
+            // once, saying why, when it names one.
+            Err(e) if line.trim_ascii_start().starts_with(b"{") => {
+                let (head, tail) = (&line[..line.len().min(EDGE)], &line[line.len().saturating_sub(EDGE)..]);
+                if let Some(id) = first_id(head).or_else(|| last_id(tail)) {
+                    let why = if e.to_string().contains("recursion limit") {
+                        "its reply is nested more than 128 levels deep, more than teaagent reads".to_owned()
+                    } else {
+                        format!("its reply is not valid JSON ({e})")
+                    };
+                    if self.unreadable(id, why) {
+                        return;
+                    }
+                }
+                self.noise(line);
+                return;
             }
-            return;
+            Err(_) => {
+                self.noise(line);
+                return;
+            }
         };
+        self.on_message(message);
+    }
+
+    fn noise(&self, line: &[u8]) {
+        // Said once, then every 1000th: a chatty server must not flood stderr.
+        let n = self.noise.fetch_add(1, Ordering::Relaxed);
+        if n.is_multiple_of(1000) {
+            tracing::warn!(
+                server = %escape(&self.name),
+                "ignored a line on the external server's stdout that is not JSON ({} bytes; {} such lines so far)",
+                line.len(),
+                n + 1
+            );
+        }
+    }
+
+    fn on_message(&self, message: Value) {
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id");
         match (method, id) {
@@ -366,7 +466,7 @@ impl Connection {
                     let _ = tx.send(update);
                 }
             }
-            "notifications/tools/list_changed" => self.list_changed.notify_one(),
+            "notifications/tools/list_changed" => self.list_changed.send_modify(|n| *n = n.wrapping_add(1)),
             "notifications/message" => {
                 let level = params.and_then(|p| p.get("level")).and_then(Value::as_str).unwrap_or("info");
                 let data = params.and_then(|p| p.get("data")).map(|d| match d {
@@ -406,10 +506,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 async fn read_stdout(
     mut stdout: tokio::process::ChildStdout,
     conn: &std::sync::Weak<Connection>,
-    name: &str,
+    max_line: usize,
 ) {
-    let mut framer = LineFramer::new(MAX_LINE);
+    let mut framer = LineFramer::new(max_line);
     let mut chunk = vec![0u8; 64 * 1024];
+    // The first bytes of a line too long to read, and whether its request failed already.
+    let mut long: Option<(Vec<u8>, bool)> = None;
     loop {
         let n = match stdout.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
@@ -418,16 +520,59 @@ async fn read_stdout(
         framer.push(&chunk[..n]);
         while let Some(frame) = framer.next_frame() {
             let Some(conn) = conn.upgrade() else { return };
+            if let Some(head) = framer.take_long_head() {
+                long = Some((head, false));
+            }
             match frame {
                 Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
                 Frame::Line(line) => conn.on_line(&line),
-                Frame::TooLong { len } => tracing::warn!(
-                    server = %escape(name),
-                    "dropped a line of {len} bytes from the external server (more than {MAX_LINE})"
-                ),
+                Frame::TooLong { len } => match long.take() {
+                    Some((_, true)) => {}
+                    Some((head, false)) => conn.on_long_line(&head, framer.long_tail(), len),
+                    None => conn.on_long_line(b"", framer.long_tail(), len),
+                },
             }
         }
+        // A line began that is too long to read: its request fails now, not when it ends.
+        if let Some(head) = framer.take_long_head() {
+            let Some(conn) = conn.upgrade() else { return };
+            let failed = conn.on_long_start(&head);
+            long = Some((head, failed));
+        }
     }
+}
+
+/// The id of a JSON-RPC message whose first bytes name it (`{"jsonrpc":"2.0","id":7,…`): the
+/// first `"id"` key that follows `{` or `,`.
+fn first_id(head: &[u8]) -> Option<u64> {
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&head[from..], b"\"id\"").map(|i| i + from) {
+        let before = head[..at].iter().rev().find(|b| !b.is_ascii_whitespace());
+        if matches!(before, Some(b'{' | b','))
+            && let Some((id, _)) = number_after(&head[at + 4..])
+        {
+            return Some(id);
+        }
+        from = at + 4;
+    }
+    None
+}
+
+/// The id of a JSON-RPC message whose last bytes name it (`…,"jsonrpc":"2.0","id":7}`, as the
+/// TypeScript SDK writes its replies): an `"id"` key whose number closes the object.
+fn last_id(tail: &[u8]) -> Option<u64> {
+    let at = memchr::memmem::rfind(tail, b"\"id\"")?;
+    let (id, rest) = number_after(&tail[at + 4..])?;
+    let rest: Vec<u8> = rest.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+    (rest == b"}").then_some(id)
+}
+
+/// `: 123` at the start of `bytes`: the number and what follows it.
+fn number_after(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let bytes = bytes.trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let id = std::str::from_utf8(&bytes[..digits]).ok()?.parse().ok()?;
+    Some((id, &bytes[digits..]))
 }
 
 async fn copy_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) {
@@ -494,3 +639,21 @@ fn die_with_parent(cmd: &mut tokio::process::Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_cmd: &mut tokio::process::Command) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_is_told_by_the_id_at_either_end() {
+        assert_eq!(first_id(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"aaa"#), Some(7));
+        assert_eq!(first_id(br#"{ "id" : 12 , "#), Some(12));
+        // An `"id"` inside a string is escaped, and one after a value's colon is not a key.
+        assert_eq!(first_id(br#"{"result":{"text":"{\"id\":9"#), None);
+        assert_eq!(first_id(br#"{"result":{"x":"id","#), None);
+        assert_eq!(last_id(br#"aaa"}]},"jsonrpc":"2.0","id":41}"#), Some(41));
+        assert_eq!(last_id(br#"aaa"}]},"jsonrpc":"2.0","id":41 }  "#), Some(41));
+        assert_eq!(last_id(br#""id":41,"more":1}"#), None);
+        assert_eq!(last_id(br#""id":"41"}"#), None, "ids the gateway sends are numbers");
+    }
+}

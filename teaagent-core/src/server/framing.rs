@@ -41,6 +41,38 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 /// A line at least this long leaves as the buffer itself when what follows it is shorter.
 const HAND_OVER: usize = 16 * 1024;
 
+/// How many bytes of each end of a line too long to keep are kept ([`LineFramer::take_long_head`],
+/// [`LineFramer::long_tail`]).
+pub(crate) const EDGE: usize = 512;
+
+/// The ends of the current (or last) line too long to keep.
+#[derive(Debug, Default)]
+struct Edges {
+    /// Its first bytes, until taken.
+    head: Option<Vec<u8>>,
+    /// Its last bytes so far.
+    tail: Vec<u8>,
+}
+
+impl Edges {
+    fn start(&mut self, line: &[u8]) {
+        self.head = Some(line[..line.len().min(EDGE)].to_vec());
+        self.tail.clear();
+        self.extend_tail(line);
+    }
+
+    fn extend_tail(&mut self, bytes: &[u8]) {
+        if bytes.len() >= EDGE {
+            self.tail.clear();
+            self.tail.extend_from_slice(&bytes[bytes.len() - EDGE..]);
+        } else {
+            self.tail.extend_from_slice(bytes);
+            let over = self.tail.len().saturating_sub(EDGE);
+            self.tail.drain(..over);
+        }
+    }
+}
+
 /// Splits a byte stream into lines.
 #[derive(Debug)]
 pub struct LineFramer {
@@ -54,12 +86,22 @@ pub struct LineFramer {
     discarding: Option<u64>,
     /// End of input: what is left is the last line.
     finished: bool,
+    /// The ends of a line too long to keep.
+    edges: Edges,
 }
 
 impl LineFramer {
     /// A framer refusing lines longer than `max` bytes.
     pub fn new(max: usize) -> Self {
-        Self { max, buf: Vec::new(), start: 0, scanned: 0, discarding: None, finished: false }
+        Self {
+            max,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
+            discarding: None,
+            finished: false,
+            edges: Edges::default(),
+        }
     }
 
     /// Feeds bytes; complete lines become available from [`LineFramer::next_frame`].
@@ -89,53 +131,61 @@ impl LineFramer {
 
     /// The next complete line, if any.
     pub fn next_frame(&mut self) -> Option<Frame> {
-        loop {
-            if let Some(seen) = self.discarding {
-                // Nothing of a line that is too long is kept: count it and drop it.
-                let pending = &self.buf[self.start..];
-                match find_newline(pending) {
-                    Some(i) => {
-                        self.discarding = None;
-                        self.start += i + 1;
-                        self.scanned = self.start;
-                        return Some(Frame::TooLong { len: seen + i as u64 });
-                    }
-                    None => {
-                        let seen = seen + pending.len() as u64;
-                        self.release();
-                        if self.finished {
-                            self.discarding = None;
-                            return Some(Frame::TooLong { len: seen });
-                        }
-                        self.discarding = Some(seen);
-                        return None;
-                    }
-                }
-            }
-            match find_newline(&self.buf[self.scanned..]) {
+        if let Some(seen) = self.discarding {
+            // Nothing of a line that is too long is kept: count it and drop it.
+            let pending = &self.buf[self.start..];
+            match find_newline(pending) {
                 Some(i) => {
-                    let end = self.scanned + i;
-                    let len = end - self.start;
-                    if len > self.max {
-                        self.start = end + 1;
-                        self.scanned = self.start;
-                        return Some(Frame::TooLong { len: len as u64 });
-                    }
-                    return Some(Frame::Line(self.take_line(end)));
+                    self.edges.extend_tail(&pending[..i]);
+                    self.discarding = None;
+                    self.start += i + 1;
+                    self.scanned = self.start;
+                    return Some(Frame::TooLong { len: seen + i as u64 });
                 }
                 None => {
-                    self.scanned = self.buf.len();
-                    let pending = self.buf.len() - self.start;
-                    if pending > self.max {
-                        self.discarding = Some(0);
-                        continue;
+                    self.edges.extend_tail(pending);
+                    let seen = seen + pending.len() as u64;
+                    self.release();
+                    if self.finished {
+                        self.discarding = None;
+                        return Some(Frame::TooLong { len: seen });
                     }
-                    if self.finished && pending > 0 {
-                        let end = self.buf.len();
-                        return Some(Frame::Line(self.take_line(end)));
+                    self.discarding = Some(seen);
+                    return None;
+                }
+            }
+        }
+        match find_newline(&self.buf[self.scanned..]) {
+            Some(i) => {
+                let end = self.scanned + i;
+                let len = end - self.start;
+                if len > self.max {
+                    self.edges.start(&self.buf[self.start..end]);
+                    self.start = end + 1;
+                    self.scanned = self.start;
+                    return Some(Frame::TooLong { len: len as u64 });
+                }
+                Some(Frame::Line(self.take_line(end)))
+            }
+            None => {
+                self.scanned = self.buf.len();
+                let pending = self.buf.len() - self.start;
+                if pending > self.max {
+                    // Its ends are kept (the tail grows as it is dropped); the rest goes.
+                    self.edges.start(&self.buf[self.start..]);
+                    self.discarding = Some(pending as u64);
+                    self.release();
+                    if self.finished {
+                        self.discarding = None;
+                        return Some(Frame::TooLong { len: pending as u64 });
                     }
                     return None;
                 }
+                if self.finished && pending > 0 {
+                    let end = self.buf.len();
+                    return Some(Frame::Line(self.take_line(end)));
+                }
+                None
             }
         }
     }
@@ -178,6 +228,20 @@ impl LineFramer {
         self.scanned = 0;
     }
 
+    /// The first bytes (at most [`EDGE`]) of a line found too long, once: from the moment it
+    /// passes the maximum, before its end has arrived (a reader can tell whose reply it is and
+    /// fail that at once).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn take_long_head(&mut self) -> Option<Vec<u8>> {
+        self.edges.head.take()
+    }
+
+    /// The last bytes (at most [`EDGE`]) of the line just reported as [`Frame::TooLong`].
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn long_tail(&self) -> &[u8] {
+        &self.edges.tail
+    }
+
     /// End of input: an unterminated last line is still a line.
     pub fn finish(&mut self) {
         self.finished = true;
@@ -204,6 +268,31 @@ mod tests {
         f.finish();
         out.extend(std::iter::from_fn(|| f.next_frame()));
         out
+    }
+
+    #[test]
+    fn a_long_line_keeps_only_its_ends() {
+        let line: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        // Found long before its end arrives: the head is there at once.
+        let mut f = LineFramer::new(1000);
+        f.push(&line[..1500]);
+        assert_eq!(f.next_frame(), None);
+        assert_eq!(f.take_long_head().as_deref(), Some(&line[..EDGE]));
+        assert_eq!(f.take_long_head(), None, "taken once");
+        f.push(&line[1500..4000]);
+        f.push(&line[4000..]);
+        f.push(b"\nnext\n");
+        assert_eq!(f.next_frame(), Some(Frame::TooLong { len: 5000 }));
+        assert_eq!(f.long_tail(), &line[5000 - EDGE..]);
+        assert_eq!(f.next_frame(), Some(Frame::Line(b"next".to_vec())));
+        assert!(f.buffered() < 1000);
+        // Found long with its end in the same read.
+        let mut f = LineFramer::new(1000);
+        f.push(&line);
+        f.push(b"\n");
+        assert_eq!(f.next_frame(), Some(Frame::TooLong { len: 5000 }));
+        assert_eq!(f.take_long_head().as_deref(), Some(&line[..EDGE]));
+        assert_eq!(f.long_tail(), &line[5000 - EDGE..]);
     }
 
     #[test]

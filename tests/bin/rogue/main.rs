@@ -11,11 +11,14 @@
 //!   is cancelled, `DIR/grandchild-PID` for the process `grandchild` leaves behind.
 //! - `--noise`: writes lines that are not JSON-RPC on stdout before every answer.
 //! - `--page-size N`: lists its tools N a page (`nextCursor`).
+//! - `--raw-list FILE`: answers `tools/list` with FILE's text as the `tools` value, unparsed.
 //!
 //! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
 //! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
 //! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `detach` (the
-//! same, double-forked and `setsid`); `announce`
+//! same, double-forked and `setsid`); `big {bytes, id_last?}` (a text of that size, the id
+//! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
+//! `flood {count, interval_us}` (that many `list_changed` notifications); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type). It always writes two lines to stderr at start, one with a terminal escape.
@@ -36,6 +39,7 @@ struct Rogue {
     marker: Option<PathBuf>,
     noise: bool,
     page_size: Option<usize>,
+    raw_list: Option<PathBuf>,
     cancelled: Mutex<HashSet<String>>,
 }
 
@@ -46,6 +50,13 @@ impl Rogue {
             let _ = writeln!(out, "rogue says hello on stdout \u{1b}[31m(not JSON)");
         }
         let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+    }
+
+    /// Writes `line` as it is (and a newline).
+    fn send_raw(&self, line: &str) {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(out, "{line}");
         let _ = out.flush();
     }
 
@@ -131,6 +142,46 @@ impl Rogue {
                 }
                 Err(e) => self.text(&id, &format!("cannot spawn: {e}")),
             },
+            // `bytes` of text; `id_last`: the id written after the result, as the TypeScript
+            // SDK writes its replies.
+            "big" => {
+                let text = "b".repeat(args["bytes"].as_u64().unwrap_or(0) as usize);
+                let result = json!({"content": [{"type": "text", "text": text}]});
+                if args["id_last"].as_bool() == Some(true) {
+                    self.send_raw(&format!("{{\"result\":{result},\"jsonrpc\":\"2.0\",\"id\":{id}}}"));
+                } else {
+                    self.answer(&id, result);
+                }
+            }
+            // The start of a reply of `bytes` bytes that does not end for a minute.
+            "hang_long" => {
+                let bytes = args["bytes"].as_u64().unwrap_or(0) as usize;
+                let me = self.clone();
+                std::thread::spawn(move || {
+                    let mut out = me.out.lock().unwrap_or_else(|p| p.into_inner());
+                    let _ = write!(
+                        out,
+                        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\""
+                    );
+                    let chunk = "h".repeat(64 * 1024);
+                    for _ in 0..bytes / chunk.len() {
+                        let _ = out.write_all(chunk.as_bytes());
+                    }
+                    let _ = out.flush();
+                    std::thread::sleep(Duration::from_secs(60));
+                    let _ = writeln!(out, "\"}}]}}}}");
+                });
+            }
+            // `count` notifications that the tool list changed, `interval_us` apart.
+            "flood" => {
+                let count = args["count"].as_u64().unwrap_or(0);
+                let interval = Duration::from_micros(args["interval_us"].as_u64().unwrap_or(500));
+                for _ in 0..count {
+                    self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                    std::thread::sleep(interval);
+                }
+                self.text(&id, &format!("sent {count}"));
+            }
             "announce" => {
                 self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
                 self.text(&id, "announced");
@@ -163,6 +214,9 @@ fn default_tools() -> Value {
          "inputSchema": schema(json!({"steps": {"type": "integer", "minimum": 0}}))},
         {"name": "grandchild", "description": "Leave a process behind.", "inputSchema": schema(json!({}))},
         {"name": "detach", "description": "Leave a detached process behind.", "inputSchema": schema(json!({}))},
+        {"name": "big", "description": "Answer a large text.", "inputSchema": schema(json!({"bytes": {"type": "integer"}, "id_last": {"type": "boolean"}}))},
+        {"name": "hang_long", "description": "Start a long reply and stall.", "inputSchema": schema(json!({"bytes": {"type": "integer"}}))},
+        {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
         {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))}
@@ -177,6 +231,7 @@ fn main() {
         marker: None,
         noise: false,
         page_size: None,
+        raw_list: None,
         cancelled: Mutex::new(HashSet::new()),
     };
     while let Some(arg) = args.next() {
@@ -185,6 +240,7 @@ fn main() {
             "--marker" => rogue.marker = args.next().map(PathBuf::from),
             "--noise" => rogue.noise = true,
             "--page-size" => rogue.page_size = args.next().and_then(|n| n.parse().ok()),
+            "--raw-list" => rogue.raw_list = args.next().map(PathBuf::from),
             // Anything else is accepted and ignored (tests pass odd arguments to see them shown).
             other => eprintln!("rogue: ignoring the argument {other:?}"),
         }
@@ -207,6 +263,15 @@ fn main() {
                     "serverInfo": {"name": "rogue", "version": "0.0.1"}
                 }),
             ),
+            (Some("tools/list"), Some(id)) if rogue.raw_list.is_some() => {
+                // The file's text as the `tools` value, unparsed (JSON serde_json would refuse).
+                let raw =
+                    rogue.raw_list.as_ref().and_then(|f| std::fs::read_to_string(f).ok()).unwrap_or_default();
+                rogue.send_raw(&format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":{}}}}}",
+                    raw.trim()
+                ));
+            }
             (Some("tools/list"), Some(id)) => {
                 let all = rogue.tool_list().as_array().cloned().unwrap_or_default();
                 let from: usize = params["cursor"].as_str().and_then(|c| c.parse().ok()).unwrap_or(0);

@@ -1,0 +1,152 @@
+//! Hardening round 3, "a hostile allowed server": an external server the user allowed can still
+//! misbehave, and the real `teaagent` binary bounds what that costs. Each against `rogue`
+//! (`tests/bin/rogue`):
+//!
+//! - a result larger than the server's `max_result_bytes` is cut with a marker that names the
+//!   setting; a reply line too long to read fails its call at once — whether its id comes first
+//!   or last, and before the line has even ended — and is never held in memory;
+//! - a tool list too large (one page, or all pages together) or nested too deep is refused at
+//!   `trust allow`, at once, saying why;
+//! - a flood of `notifications/tools/list_changed` reaches the client coalesced.
+
+#[path = "common/gateway_setup.rs"]
+mod gateway_setup;
+
+use std::time::Duration;
+
+use gateway_setup::{Setup, call, text_of, tool_names};
+use serde_json::{Value, json};
+use teaagent_tests::Bin;
+
+/// Every text block of a `tools/call` response.
+fn texts(response: &Value) -> Vec<String> {
+    response["result"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a result: {response}"))
+        .iter()
+        .map(|b| b["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The most memory process `pid` has used (`VmHWM`), in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kib * 1024
+}
+
+#[test]
+fn results_are_bounded_and_an_unreadable_reply_fails_its_call_at_once() {
+    let setup = Setup::new("max_result_bytes = 100000\n");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+
+    // Over the limit: cut, with a marker naming the setting.
+    let cut = call(&mut server, "rogue__big", json!({"bytes": 250_000}));
+    assert_eq!(cut["result"]["isError"], false, "{cut}");
+    let parts = texts(&cut);
+    assert_eq!(parts[0].len(), 100_000, "the first 100000 bytes are kept");
+    assert!(
+        parts[1].starts_with("[truncated:")
+            && parts[1].contains("250000 bytes")
+            && parts[1].contains("[mcp_servers.rogue] max_result_bytes"),
+        "{parts:?}"
+    );
+    let small = call(&mut server, "rogue__big", json!({"bytes": 1000}));
+    assert_eq!(texts(&small), ["b".repeat(1000)], "a result within the limit is whole");
+
+    // Lines too long to read (8 MiB at this limit): the call fails now, saying why; id first
+    // (most SDKs), id last (the TypeScript SDK's order).
+    for id_last in [false, true] {
+        let refused = call(&mut server, "rogue__big", json!({"bytes": 20_000_000, "id_last": id_last}));
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let why = text_of(&refused);
+        assert!(
+            why.contains("the 8388608 bytes teaagent reads")
+                && why.contains("[mcp_servers.rogue] max_result_bytes"),
+            "{why}"
+        );
+    }
+    // Neither was held: teaagent never took more memory than a fraction of one such line.
+    let peak = peak_memory(server.pid());
+    assert!(peak < 100 * 1024 * 1024, "teaagent's peak memory was {peak} bytes");
+    assert!(tool_names(&mut server).iter().any(|n| n == "rogue__echo"));
+
+    // A reply that passes the limit and then stalls (its line does not end for a minute) fails
+    // as soon as it passes the limit: the request would otherwise wait for the whole minute.
+    let stalled = call(&mut server, "rogue__hang_long", json!({"bytes": 9_000_000}));
+    assert_eq!(stalled["result"]["isError"], true, "{stalled}");
+    assert!(text_of(&stalled).contains("passed the 8388608 bytes"), "{stalled}");
+    server.finish();
+}
+
+/// `rogue` answering `tools/list` with `raw` as its `tools`.
+fn raw_list(raw: &str) -> Setup {
+    let setup = Setup::with_rogue_args(Bin::Rogue.path(), &["--raw-list", "RAW"], "");
+    let file = setup.home.path("raw-tools.json");
+    std::fs::write(&file, raw).expect("raw list");
+    let config = std::fs::read_to_string(setup.home.path("config.toml")).expect("config");
+    setup.home.write("config.toml", &config.replace("\"RAW\"", &format!("{:?}", file.display().to_string())));
+    setup
+}
+
+#[test]
+fn a_tool_list_too_large_or_too_deep_is_refused_at_allow_saying_why() {
+    let deep = format!(
+        "[{{\"name\":\"deep\",\"inputSchema\":{{\"type\":\"object\",\"properties\":{{\"x\":{}1{}}}}}}}]",
+        "{\"not\":".repeat(1000),
+        "}".repeat(1000)
+    );
+    let one_page = format!("[{{\"name\":\"huge\",\"description\":\"{}\"}}]", "d".repeat(20_000_000));
+    let cases = [
+        (raw_list(&deep), "nested more than 128 levels"),
+        (raw_list(&one_page), "the 8388608 bytes teaagent reads"),
+        // Pages each within the line limit, together over the list's.
+        (
+            {
+                let setup = Setup::with_rogue_args(Bin::Rogue.path(), &["--page-size", "1"], "");
+                let tools: Vec<Value> = (0..3)
+                    .map(|i| json!({"name": format!("t{i}"), "description": "x".repeat(7_000_000), "inputSchema": {"type": "object"}}))
+                    .collect();
+                setup.set_tools(&Value::Array(tools));
+                setup
+            },
+            "larger than 16 MiB",
+        ),
+    ];
+    for (setup, why) in cases {
+        let out = setup.run(&["mcp", "trust", "allow", "rogue"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{why}: allowed anyway");
+        assert!(
+            stderr.contains("cannot read the tools of `rogue`") && stderr.contains(why),
+            "{why}: {stderr}"
+        );
+        assert!(!stderr.contains("within 30 s"), "{why}: it waited for the timeout: {stderr}");
+    }
+}
+
+#[test]
+fn a_flood_of_list_changed_reaches_the_client_coalesced() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    // 2000 notifications over about a second.
+    assert_eq!(
+        text_of(&call(&mut server, "rogue__flood", json!({"count": 2000, "interval_us": 500}))),
+        "sent 2000"
+    );
+    let told = server
+        .drain(Duration::from_millis(2500))
+        .iter()
+        .filter(|m| m["method"] == "notifications/tools/list_changed")
+        .count();
+    // One reading of the list a second at most, each passed on once: a handful, not 2000.
+    assert!((1..=5).contains(&told), "the client was told {told} times");
+    assert!(tool_names(&mut server).iter().any(|n| n == "rogue__echo"), "still served");
+    server.finish();
+}
