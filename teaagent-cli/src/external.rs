@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use anyhow::Context;
-use teaagent_core::gateway::{External, Gateway, GatewayOptions, ToolList};
+use teaagent_core::gateway::{ArgRole, DeclaredRoles, External, Gateway, GatewayOptions, ToolList};
 use teaagent_core::{Registry, ToolDef, visible};
 
 use crate::cli::CallFlags;
@@ -85,6 +85,12 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
             }
         };
         external.still_trusted = Some(std::sync::Arc::new(still_trusted));
+        // In the workspace root: a relative path means the same to it as to the policy.
+        external.launch.cwd = flags
+            .root
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .and_then(|r| std::fs::canonicalize(r).ok());
         out.push(external);
     }
     Ok(out)
@@ -105,7 +111,34 @@ fn external(
         .filter_map(|t| t["name"].as_str())
         .map(|t| (t.to_owned(), server.tier_of(t)))
         .collect();
-    Ok(External { launch, pinned, tier: server.tier(), tiers, still_trusted: None })
+    let mut roles = DeclaredRoles::new();
+    for (tool, args) in &server.roles {
+        for (arg, role) in args {
+            // Checked when the configuration was read.
+            if let Some(role) = ArgRole::parse(role) {
+                roles.entry(tool.clone()).or_default().insert(arg.clone(), role);
+            }
+        }
+    }
+    Ok(External { launch, pinned, tier: server.tier(), tiers, roles, still_trusted: None })
+}
+
+/// Says on stderr which external tools the deny rules refuse because they cannot be checked on
+/// them (`Policy::cannot_check`), and how to declare what their arguments are.
+pub(crate) fn announce_unchecked(registry: &Registry, gateway: &Gateway, policy: &teaagent_core::Policy) {
+    for tool in registry.iter().filter(|t| gateway.owns(t.name())) {
+        let (Some(why), Some(server)) = (policy.cannot_check(tool), gateway.server_of(tool.name())) else {
+            continue;
+        };
+        let own = tool.name().strip_prefix(&format!("{server}__")).unwrap_or(tool.name());
+        eprintln!(
+            "teaagent: warning: refused external tool `{}`: {}; say what its arguments are in [mcp_servers.{}.roles] (e.g. `{} = {{ query = \"text\" }}`; \"path\", \"command\" or \"text\"), and it is checked against the rule",
+            visible::escape(tool.name()),
+            visible::escape(&why),
+            visible::escape(server),
+            visible::escape(own)
+        );
+    }
 }
 
 /// The shipped tools and the gateway's (started in the background): `wanted` picks the external

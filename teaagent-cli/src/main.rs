@@ -144,6 +144,7 @@ fn server(
         .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
         .command_sandbox(sandbox.summary());
     sandbox::announce(&sandbox);
+    external::announce_unchecked(&registry, &gateway, &policy);
     let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
     let root = workspace.root().to_path_buf();

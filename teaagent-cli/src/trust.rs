@@ -139,6 +139,7 @@ pub(crate) fn launch(name: &str, server: &McpServer, now: &Fingerprint) -> anyho
         name: name.to_owned(),
         program,
         args: server.args.clone(),
+        cwd: None,
         env: server.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         sandbox: server_sandbox(name, server)?,
         max_result_bytes: server.max_result_bytes(),

@@ -105,6 +105,7 @@
 //! | `grants`, `deny` | rules as `--grant` takes them ([`crate::policy::grant`]) |
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings (used by the `teaagent` command only) |
 //! | `mcp_servers.NAME.tier`, `tiers.TOOL` | `low`, `medium`, `high` (default) or `critical`: the tier of the server's tools (the user's file only) |
+//! | `mcp_servers.NAME.roles.TOOL.ARG` | `path`, `command` or `text`: what an external tool's argument is, for deny rules and grants (`*` for every tool, every argument) |
 //! | `mcp_servers.NAME.max_result_bytes` | 1024 to 67,108,864 (default 1,048,576): the most of a tool result passed on, the rest cut with a marker |
 //!
 //! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would

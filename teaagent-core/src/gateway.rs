@@ -49,6 +49,7 @@
 
 mod child;
 mod result;
+mod roles;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -60,6 +61,7 @@ use tokio_util::sync::CancellationToken;
 
 use child::{Connection, PROTOCOL_VERSION, Reply};
 pub use child::{DEFAULT_MAX_RESULT_BYTES, Launch};
+pub use roles::{ArgRole, DeclaredRoles};
 
 use crate::error::{Error, Failure};
 use crate::mcp::{CallToolResult, JsonObject};
@@ -203,6 +205,9 @@ pub struct External {
     pub tier: Tier,
     /// Tiers of single tools (by the server's own tool name), over [`External::tier`].
     pub tiers: BTreeMap<String, Tier>,
+    /// What its tools' arguments are (`[mcp_servers.NAME.roles]`), over what their schemas
+    /// suggest (`gateway/roles.rs`): deny rules and grants on paths and commands bind them.
+    pub roles: DeclaredRoles,
     /// Run before every start: `Err(why)` when the server may no longer start (its executable
     /// or configuration changed since it was allowed). Its tools are then withheld.
     pub still_trusted: Option<Arc<dyn Fn() -> Result<(), String> + Send + Sync>>,
@@ -741,6 +746,13 @@ fn tool_def(inner: &Arc<Inner>, name: &str, index: usize, tool: &Value) -> Resul
         builder = builder.output_schema(output);
     }
     builder = builder.checked_as(checked_input, checked_output);
+    // The roles of its arguments: what deny rules and grants on paths and commands look at.
+    let (roles, foreign) =
+        roles::classify(&own, tool.get("inputSchema").unwrap_or(&Value::Null), &server.roles);
+    for (arg, role) in roles {
+        builder = builder.param_role(arg, role);
+    }
+    builder = builder.foreign(foreign);
     let running = inner.clone();
     let def = builder
         .handler(Handler::new(move |ctx, args| {
@@ -895,6 +907,7 @@ mod tests {
                 name: name.into(),
                 program: "/bin/false".into(),
                 args: vec![],
+                cwd: None,
                 env: vec![],
                 sandbox: None,
                 max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
@@ -907,6 +920,7 @@ mod tests {
             ),
             tier: Tier::High,
             tiers: BTreeMap::new(),
+            roles: DeclaredRoles::new(),
             still_trusted: None,
         }
     }

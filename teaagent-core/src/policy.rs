@@ -207,6 +207,10 @@ pub struct CallFacts<'a> {
     /// spelled (normalised), where it leads. A preapproval covers the spelling only, so it does
     /// not cover these.
     pub detours: Vec<(&'a str, String, &'a str)>,
+    /// Arguments of this call that the rules cannot look into (a tool of another program's
+    /// argument whose role is unknown, or that did not resolve): a deny rule with an argument
+    /// that names the tool refuses the call.
+    pub unchecked: Vec<String>,
 }
 
 /// The outcome of a decision.
@@ -496,10 +500,32 @@ impl Policy {
         if self.denies.iter().any(|d| d.is_live(now) && d.covers_tool(tool.name())) {
             return true;
         }
+        if self.cannot_check(tool).is_some() {
+            return true;
+        }
         self.mode.requirement(tool).is_some()
             && self.mode != PermissionMode::Prompt
             && self.preapproved.is_empty()
             && !self.grants.iter().any(|g| g.is_live(now) && g.names_tool(tool.name()))
+    }
+
+    /// Why the deny rules cannot be checked on `tool` (a tool of another program, an external
+    /// server's): a live rule with an argument names it, and some of its arguments have no role
+    /// the rule can look at. Such a tool is refused, every call (fail closed); the server says so
+    /// when it starts.
+    pub fn cannot_check(&self, tool: &ToolDef) -> Option<String> {
+        let unchecked = &tool.foreign()?.unchecked;
+        if unchecked.is_empty() {
+            return None;
+        }
+        let now = SystemTime::now();
+        let rule = self.denies.iter().find(|d| d.is_live(now) && d.has_arg() && d.names_tool(tool.name()))?;
+        let args: Vec<String> = unchecked.iter().map(|a| format!("`{}`", shown(a))).collect();
+        Some(format!(
+            "deny rule `{rule}` applies to it, and its argument{} {} may hold a path or a command that teaagent cannot tell",
+            if args.len() == 1 { "" } else { "s" },
+            args.join(", ")
+        ))
     }
 
     /// The mode.
@@ -660,6 +686,7 @@ The command runs {sandbox}."
         let tool = call.tool;
         let is_command = |arg: &str| self.is_command_arg(tool, arg);
         rule.covers_tool(tool.name())
+            || (rule.has_arg() && rule.names_tool(tool.name()) && !call.unchecked.is_empty())
             || call
                 .roles
                 .iter()
@@ -1003,6 +1030,7 @@ mod tests {
         let registry = registry();
         let tool = registry.get("move_path").expect("move_path");
         let call = CallFacts {
+            unchecked: Vec::new(),
             tool,
             roles: vec![("from", ParamRole::Path, "it's \"a\"*.txt"), ("to", ParamRole::Path, "b\\c")],
             entries: Vec::new(),
@@ -1028,6 +1056,7 @@ mod tests {
             ("delete_path", "path", ParamRole::Path, "a\u{1b}[2Jb"),
         ] {
             let call = CallFacts {
+                unchecked: Vec::new(),
                 tool: registry.get(tool).expect("tool"),
                 roles: vec![(arg, role, value)],
                 entries: Vec::new(),

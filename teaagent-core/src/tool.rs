@@ -111,6 +111,20 @@ pub enum ParamRole {
     Command,
 }
 
+/// How the policy checks the arguments of a tool whose arguments go to another program (an
+/// external server's, `crate::gateway`): its `Path` arguments (a string, or a list of strings)
+/// are resolved in the workspace for the policy to match but passed on as given, never confined
+/// (a path outside the workspace is the other program's business); and the arguments whose role
+/// could not be established are named, so that a deny rule with an argument that names the tool
+/// refuses it rather than miss what it cannot see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ForeignArgs {
+    /// The arguments its schema declares: one a call adds beyond them is not checked.
+    pub(crate) known: Vec<String>,
+    /// Declared arguments that may hold a path or a command line, but whose role is not known.
+    pub(crate) unchecked: Vec<String>,
+}
+
 /// A tool defined by `#[tool]`: the attribute implements this for a type of the same name as the
 /// function, so a registry can list it explicitly with `RegistryBuilder::add::<name>()`.
 pub trait DefineTool {
@@ -189,6 +203,8 @@ pub struct ToolDef {
     pub(crate) timeout: Option<Duration>,
     pub(crate) origin: Cow<'static, str>,
     pub(crate) handler: Option<Handler>,
+    /// Set for a tool whose arguments go to another program ([`ForeignArgs`]).
+    pub(crate) foreign: Option<ForeignArgs>,
 }
 
 impl ToolDef {
@@ -210,6 +226,7 @@ impl ToolDef {
             timeout: None,
             origin: Cow::Borrowed("(unknown origin)"),
             handler: None,
+            foreign: None,
         })
     }
 
@@ -264,6 +281,11 @@ impl ToolDef {
     /// The declared rate limit.
     pub fn rate_limit(&self) -> Option<RateLimit> {
         self.rate_limit
+    }
+
+    /// How the arguments of a tool of another program are checked, if it is one.
+    pub(crate) fn foreign(&self) -> Option<&ForeignArgs> {
+        self.foreign.as_ref()
     }
 
     /// The parameters that have a role, in declaration order.
@@ -357,6 +379,12 @@ impl ToolDefBuilder {
     #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
     pub(crate) fn checked_as(mut self, input: Value, output: Option<Value>) -> Self {
         self.0.checked_schemas = Some((input, output));
+        self
+    }
+    /// Marks the tool's arguments as going to another program ([`ForeignArgs`]).
+    #[cfg_attr(not(feature = "gateway"), allow(dead_code))]
+    pub(crate) fn foreign(mut self, args: ForeignArgs) -> Self {
+        self.0.foreign = Some(args);
         self
     }
     /// Behaviour flags.

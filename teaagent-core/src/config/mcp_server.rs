@@ -41,6 +41,12 @@ pub struct McpServer {
     /// MiB) are not read at all: the call they answer fails at once.
     #[serde(default)]
     pub max_result_bytes: Option<u64>,
+    /// What its tools' arguments are, for deny rules and grants on paths and commands
+    /// (`[mcp_servers.NAME.roles]`): by the server's own tool name (`"*"` for every tool), then
+    /// by argument (`"*"` for every argument): `"path"`, `"command"` or `"text"`. Arguments not
+    /// declared get a role from their schema where it is clear (`teaagent_core::gateway`).
+    #[serde(default)]
+    pub roles: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl McpServer {
@@ -83,6 +89,18 @@ impl McpServer {
                     "`mcp_servers.{name}.max_result_bytes` = {n}: expected a whole number of bytes from {MIN_RESULT_BYTES} to {MAX_RESULT_BYTES}"
                 ),
             });
+        }
+        for (tool, args) in &self.roles {
+            for (arg, role) in args {
+                if !matches!(role.as_str(), "path" | "command" | "text") {
+                    return Err(ConfigError::Invalid {
+                        file: file.to_path_buf(),
+                        why: format!(
+                            "`mcp_servers.{name}.roles.{tool}.{arg}` = {role:?}: expected one of \"path\", \"command\", \"text\""
+                        ),
+                    });
+                }
+            }
         }
         self.sandbox.writable_dirs(name, file)?;
         Ok(())

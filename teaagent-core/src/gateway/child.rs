@@ -61,6 +61,9 @@ pub struct Launch {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
+    /// Its working directory (`None`: teaagent's). A server behind `mcp serve` runs in the
+    /// workspace root, so that a relative path means the same to it as to the policy.
+    pub cwd: Option<PathBuf>,
     /// Its whole environment: nothing else of teaagent's reaches it.
     pub env: Vec<(String, String)>,
     /// The OS sandbox it runs in ([`crate::sandbox`]); `None` for none.
@@ -128,6 +131,9 @@ impl Connection {
     /// Starts the process and its reader, writer and stderr tasks (on the current runtime).
     pub(crate) fn spawn(launch: &Launch) -> std::io::Result<Arc<Connection>> {
         let mut cmd = tokio::process::Command::new(&launch.program);
+        if let Some(dir) = &launch.cwd {
+            cmd.current_dir(dir);
+        }
         cmd.args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(k, v)| (k, v)))

@@ -216,9 +216,13 @@ impl Grant {
                         glob.is_match(value) || glob.is_match(child)
                     })
             }
+            // A command is a command whatever its argument is called (`cmd`, `script` of an
+            // external server): a rule naming a command argument binds them all.
             ParamRole::Command => {
-                (*arg == ArgName::Any || *arg == ArgName::Named(name.to_owned()))
-                    && command_may_match(pattern, value)
+                (match arg {
+                    ArgName::Any => true,
+                    ArgName::Named(named) => named == name || is_command_arg(named),
+                }) && command_may_match(pattern, value)
             }
         }
     }
@@ -233,6 +237,11 @@ impl Grant {
             Some((ArgName::Any, _)) => true,
             Some((ArgName::Named(arg), _)) => !is_command_arg(arg),
         }
+    }
+
+    /// Whether the rule names an argument (`TOOL:ARG=PATTERN`).
+    pub fn has_arg(&self) -> bool {
+        self.arg.is_some()
     }
 
     /// Whether the rule names `tool` (by its tool glob), whatever its arguments.

@@ -147,20 +147,42 @@ async fn checked_call(
         .registry
         .check_arguments(name, &mut args)
         .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
-    let (args, paths) = confine_paths(shared, &tool, args)?;
+    let (args, paths, foreign) = match tool.foreign() {
+        None => {
+            let (args, paths) = confine_paths(shared, &tool, args)?;
+            (args, paths, ForeignCheck::default())
+        }
+        Some(declared) => {
+            let (paths, foreign) = foreign_paths(shared, &tool, declared, &args);
+            (args, paths, foreign)
+        }
+    };
 
     // 3. Policy: path grants match where a path really leads; command grants match the command;
     //    deny rules match paths both as named and as resolved.
-    let roles: Vec<(&str, ParamRole, &str)> = tool
-        .param_roles()
-        .filter_map(|(arg, role)| {
-            let value = match role {
-                ParamRole::Path => paths.iter().find(|p| p.name == arg)?.target_shown()?,
-                ParamRole::Command => args.get(arg)?.as_str()?,
-            };
-            Some((arg, role, value))
-        })
-        .collect();
+    let mut roles: Vec<(&str, ParamRole, &str)> = if tool.foreign().is_none() {
+        tool.param_roles()
+            .filter_map(|(arg, role)| {
+                let value = match role {
+                    ParamRole::Path => paths.iter().find(|p| p.name == arg)?.target_shown()?,
+                    ParamRole::Command => args.get(arg)?.as_str()?,
+                };
+                Some((arg, role, value))
+            })
+            .collect()
+    } else {
+        // Every value of every path argument (a list has several), and its commands.
+        paths
+            .iter()
+            .filter_map(|p| Some((p.name.as_str(), ParamRole::Path, p.target_shown()?)))
+            .chain(
+                tool.param_roles()
+                    .filter(|(_, role)| *role == ParamRole::Command)
+                    .filter_map(|(arg, role)| Some((arg, role, args.get(arg)?.as_str()?))),
+            )
+            .collect()
+    };
+    roles.extend(foreign.spelled.iter().map(|(arg, value)| (arg.as_str(), ParamRole::Path, value.as_str())));
     let entries: Vec<(&str, &str)> =
         paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
     let detours: Vec<(&str, String, &str)> = paths
@@ -171,7 +193,8 @@ async fn checked_call(
             (spelled != leads).then_some((p.name.as_str(), spelled, leads))
         })
         .collect();
-    let facts = CallFacts { tool: &tool, roles, entries, digest: &digest, detours };
+    let facts =
+        CallFacts { tool: &tool, roles, entries, digest: &digest, detours, unchecked: foreign.unchecked };
     // A path deny rule holds for the file, not only for its name: a path argument that leads to
     // a file with several hard links may be a denied file by another name.
     if let Some(arg) = linked_file(shared, name, &paths) {
@@ -737,6 +760,80 @@ fn confine_paths(
         paths.push(PathArg { name: name.to_owned(), given, resolved });
     }
     Ok((args, paths))
+}
+
+/// What the policy sees of a tool of another program's call beyond its resolved paths.
+#[derive(Debug, Default)]
+struct ForeignCheck {
+    /// Path values that lead outside the workspace from inside it (a link), by their spelling
+    /// (normalised): rules still match the name.
+    spelled: Vec<(String, String)>,
+    /// Arguments the rules cannot look into ([`crate::policy::CallFacts::unchecked`]).
+    unchecked: Vec<String>,
+}
+
+/// The path arguments of a tool of another program (`crate::tool::ForeignArgs`), resolved for the
+/// policy and left as given: each string of a path argument (or of a list of them) that resolves
+/// in the workspace; one that resolves outside it is the other program's business, but if it is
+/// spelled inside the workspace (a link leading out), its spelling is matched too. An argument
+/// the schema did not declare, a path argument of another type, or a path that cannot be
+/// resolved (no workspace, a loop, a special file) cannot be checked.
+fn foreign_paths(
+    shared: &Shared,
+    tool: &ToolDef,
+    declared: &crate::tool::ForeignArgs,
+    args: &JsonObject,
+) -> (Vec<PathArg>, ForeignCheck) {
+    let mut check = ForeignCheck { spelled: Vec::new(), unchecked: declared.unchecked.clone() };
+    check.unchecked.extend(args.keys().filter(|k| !declared.known.contains(k)).cloned());
+    let mut paths = Vec::new();
+    for (name, _) in tool.param_roles().filter(|(_, role)| *role == ParamRole::Path) {
+        let values: Vec<&str> = match args.get(name) {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) if many.iter().all(Value::is_string) => {
+                many.iter().filter_map(Value::as_str).collect()
+            }
+            Some(_) => {
+                check.unchecked.push(name.to_owned());
+                continue;
+            }
+        };
+        let Some(workspace) = &shared.workspace else {
+            check.unchecked.push(name.to_owned());
+            continue;
+        };
+        for given in values {
+            match resolve_arg(workspace, given) {
+                Ok(Some(resolved)) => paths.push(PathArg {
+                    name: name.to_owned(),
+                    given: given.to_owned(),
+                    resolved: Some(resolved),
+                }),
+                // Not there yet (a directory on the way is missing, and the other program may
+                // create it): matched as spelled.
+                Ok(None) => {
+                    let spelled = lexical(shared, given);
+                    if spelled.starts_with("..") {
+                        check.unchecked.push(name.to_owned());
+                    } else {
+                        check.spelled.push((name.to_owned(), spelled));
+                    }
+                }
+                Err(PathError::Refused { reason: PathRefusal::OutsideWorkspace, .. }) => {
+                    let path = std::path::Path::new(given);
+                    if path.is_relative() || workspace.strip_root(path).is_some() {
+                        let spelled = lexical(shared, given);
+                        if !spelled.starts_with("..") {
+                            check.spelled.push((name.to_owned(), spelled));
+                        }
+                    }
+                }
+                Err(_) => check.unchecked.push(name.to_owned()),
+            }
+        }
+    }
+    (paths, check)
 }
 
 /// A path as spelled, normalised without looking at the file system (`./a//b` → `a/b`, `a/../b`

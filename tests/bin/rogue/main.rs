@@ -12,6 +12,7 @@
 //! - `--noise`: writes lines that are not JSON-RPC on stdout before every answer.
 //! - `--page-size N`: lists its tools N a page (`nextCursor`).
 //! - `--raw-list FILE`: answers `tools/list` with FILE's text as the `tools` value, unparsed.
+//! - `--answer-all`: a call of a tool it does not have answers `reached NAME ARGS`.
 //!
 //! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
 //! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
@@ -40,6 +41,7 @@ struct Rogue {
     noise: bool,
     page_size: Option<usize>,
     raw_list: Option<PathBuf>,
+    answer_all: bool,
     cancelled: Mutex<HashSet<String>>,
 }
 
@@ -196,6 +198,8 @@ impl Rogue {
                     {"type": "hologram", "data": "?"}
                 ]}),
             ),
+            // `--answer-all`: any other tool says what reached it.
+            other if self.answer_all => self.text(&id, &format!("reached {other} {args}")),
             _ => self.send(
                 &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "no such tool"}}),
             ),
@@ -232,6 +236,7 @@ fn main() {
         noise: false,
         page_size: None,
         raw_list: None,
+        answer_all: false,
         cancelled: Mutex::new(HashSet::new()),
     };
     while let Some(arg) = args.next() {
@@ -241,6 +246,7 @@ fn main() {
             "--noise" => rogue.noise = true,
             "--page-size" => rogue.page_size = args.next().and_then(|n| n.parse().ok()),
             "--raw-list" => rogue.raw_list = args.next().map(PathBuf::from),
+            "--answer-all" => rogue.answer_all = true,
             // Anything else is accepted and ignored (tests pass odd arguments to see them shown).
             other => eprintln!("rogue: ignoring the argument {other:?}"),
         }
