@@ -65,7 +65,7 @@ fn an_allowed_server_is_served_under_teaagents_names_with_only_its_own_environme
         .keys()
         .filter(|k| !k.starts_with("TEMP") && !k.starts_with("TMP") && *k != "TEAAGENT_CONTAINED")
         .collect();
-    assert_eq!(names, ["ROGUE_VISIBLE"], "only the configured variables: {env}");
+    assert_eq!(names, ["ROGUE_TOOLS", "ROGUE_VISIBLE"], "only the configured variables: {env}");
     let tmp = env["TMPDIR"].as_str().unwrap_or_else(|| panic!("a TMPDIR of its own: {env}"));
     assert!(
         tmp.contains("teaagent-shell-") && env["TMP"] == env["TMPDIR"] && env["TEMP"] == env["TMPDIR"],

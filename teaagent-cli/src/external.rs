@@ -43,12 +43,20 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
         return Ok(Vec::new());
     }
     let records = trust::records()?;
+    // Servers run in the workspace root: a relative path means the same to them as to the
+    // policy, and the files their arguments name are pinned from there.
+    let base = flags
+        .root
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .and_then(|root| std::fs::canonicalize(root).ok())
+        .context("cannot resolve the workspace root")?;
     let mut out = Vec::new();
     for (name, server) in file.mcp_servers {
         if !wanted(&name) {
             continue;
         }
-        let now = trust::fingerprint(&server);
+        let now = trust::fingerprint_in(&server, &base);
         let pinned = match trust::verdict(records.get(&name), &now) {
             trust::Verdict::Start(pinned) => pinned,
             trust::Verdict::Refuse(why) => {
@@ -76,21 +84,17 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
         let checked = server.clone();
         let pin = external.pinned.sha256().to_owned();
         let server_name = name.clone();
+        let checked_base = base.clone();
         let still_trusted = move || {
             let records = trust::records().map_err(|e| format!("cannot read the trust store: {e:#}"))?;
-            match trust::verdict(records.get(&server_name), &trust::fingerprint(&checked)) {
+            match trust::verdict(records.get(&server_name), &trust::fingerprint_in(&checked, &checked_base)) {
                 trust::Verdict::Start(now) if now.sha256() == pin => Ok(()),
                 trust::Verdict::Start(_) => Err("it was allowed again with other tools since teaagent started: restart teaagent to serve them".into()),
                 trust::Verdict::Refuse(why) => Err(why),
             }
         };
         external.still_trusted = Some(std::sync::Arc::new(still_trusted));
-        // In the workspace root: a relative path means the same to it as to the policy.
-        external.launch.cwd = flags
-            .root
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .and_then(|r| std::fs::canonicalize(r).ok());
+        external.launch.cwd = Some(base.clone());
         out.push(external);
     }
     Ok(out)

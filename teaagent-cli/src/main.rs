@@ -12,6 +12,7 @@
 mod cli;
 mod config;
 mod external;
+mod pins;
 mod sandbox;
 mod trust;
 
@@ -555,6 +556,9 @@ fn trust_command(command: Trust) -> anyhow::Result<ExitCode> {
         }
         Trust::Allow { name, yes } => {
             let server = declared(&name)?;
+            if let Some(why) = pins::unpinned_package(&server.command, &server.args) {
+                anyhow::bail!("not allowing `{}`: {why}", visible::shown(&name));
+            }
             // Started once to read what the model will read; nothing is recorded if that fails.
             let now = trust::fingerprint(&server);
             let tools = trust::probe(&trust::launch(&name, &server, &now)?)?;

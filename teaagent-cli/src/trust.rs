@@ -1,7 +1,8 @@
 //! The trust store (README, "Other MCP servers behind teaagent"): `$TEAAGENT_HOME/trust.json`, one record per external MCP server
 //! name — `allow` or `deny` — with a fingerprint of what was decided on: the command, its
-//! arguments, the names of its environment variables (not their values), and the SHA-256 of the
-//! executable the command resolves to. A server may start only when it is allowed and its
+//! arguments, the names of its environment variables (the values only of those that decide
+//! which code runs), the SHA-256 of the executable the command resolves to, and of every file
+//! its arguments name (`pins.rs`). A server may start only when it is allowed and its
 //! fingerprint still matches; a denial always holds. Writes are atomic, under a file lock.
 //!
 //! The store is read and written through [`Home`]: never through a link, only a regular file of
@@ -23,7 +24,6 @@
 //! nothing is cut but long runs of one character (folded with their count).
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -32,10 +32,11 @@ use teaagent_core::home::{Home, MAX_CONFIG_BYTES};
 use teaagent_core::visible::shown;
 
 use teaagent_core::PermissionMode;
-use teaagent_core::gateway::{GatewayOptions, Launch, ToolList};
+use teaagent_core::gateway::{GatewayOptions, Launch, Pins, ToolList};
 use teaagent_core::sandbox::Sandbox;
 
 use crate::config::McpServer;
+use crate::pins::{self, PinnedFile};
 
 const FILE_NAME: &str = "trust.json";
 const LOCK_NAME: &str = "trust.lock";
@@ -48,7 +49,7 @@ pub(crate) enum Decision {
     Deny,
 }
 
-/// What a decision was made on.
+/// What a decision was made on (and `pins.rs`: what of it is pinned beyond the command line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Fingerprint {
     command: String,
@@ -56,6 +57,12 @@ pub(crate) struct Fingerprint {
     env_names: Vec<String>,
     executable: Option<PathBuf>,
     executable_sha256: Option<String>,
+    /// Files the arguments name (a script an interpreter runs), hashed.
+    #[serde(default)]
+    files: Vec<PinnedFile>,
+    /// Values of the variables that decide which code runs (`PATH`, `PYTHONPATH`, …).
+    #[serde(default)]
+    code_env: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -90,6 +97,9 @@ pub(crate) fn verdict(record: Option<&Record>, now: &Fingerprint) -> Verdict {
     };
     if record.decision == Decision::Deny {
         return Verdict::Refuse("denied".into());
+    }
+    if let Some(why) = pins::unpinned_package(&now.command, &now.args) {
+        return Verdict::Refuse(why);
     }
     if record.fingerprint != *now {
         let what: Vec<&str> =
@@ -140,6 +150,10 @@ pub(crate) fn launch(name: &str, server: &McpServer, now: &Fingerprint) -> anyho
         program,
         args: server.args.clone(),
         cwd: None,
+        pins: Pins {
+            executable_sha256: now.executable_sha256.clone(),
+            files: now.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect(),
+        },
         env: server.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         sandbox: server_sandbox(name, server)?,
         max_result_bytes: server.max_result_bytes(),
@@ -178,42 +192,26 @@ struct TrustFile {
     servers: BTreeMap<String, Record>,
 }
 
-/// The fingerprint of a server as configured now.
+/// The fingerprint of a server as configured now, for a server started in the current
+/// directory.
 pub(crate) fn fingerprint(server: &McpServer) -> Fingerprint {
+    fingerprint_in(server, &std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+}
+
+/// The fingerprint of a server as configured now, started in `base` (where the files its
+/// arguments name are looked for).
+pub(crate) fn fingerprint_in(server: &McpServer, base: &Path) -> Fingerprint {
     let executable = resolve(&server.command);
-    let executable_sha256 = executable.as_deref().and_then(sha256_of);
+    let executable_sha256 = executable.as_deref().and_then(teaagent_core::gateway::sha256_of);
     Fingerprint {
         command: server.command.clone(),
         args: server.args.clone(),
         env_names: server.env.keys().cloned().collect(),
+        files: pins::files(&server.args, base, executable.as_deref()),
+        code_env: pins::code_env(&server.env),
         executable,
         executable_sha256,
     }
-}
-
-/// The SHA-256 of a regular file, streamed (an executable may be large); `None` for anything
-/// else (a FIFO or a device is never read: it is opened without blocking and checked first).
-fn sha256_of(path: &std::path::Path) -> Option<String> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
-    let stat = rustix::fs::fstat(&fd).ok()?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
-    let mut file = std::fs::File::from(fd);
-    let mut hasher = hmac_sha256::Hash::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The executable a command names: a path as given, else the first match on `PATH`.
@@ -349,6 +347,7 @@ pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) 
             }
         }
     }
+    out.push_str(&pinned_lines(server, &now));
     out.push_str(&format!("status:      {}\n", status(record, &now)));
     match record.and_then(|r| r.tools_sha256.as_ref()) {
         Some(sha) => out.push_str(&format!("tools:       pinned, sha256 {sha}\n")),
@@ -371,6 +370,44 @@ pub(crate) fn describe(name: &str, server: &McpServer, record: Option<&Record>) 
             Err(e) => out.push_str(&format!("live tools:  not read: {}\n", visible_error(&e))),
         }
     }
+    out
+}
+
+/// What of the server is pinned and what is not (`pins.rs`), for `inspect`.
+fn pinned_lines(server: &McpServer, now: &Fingerprint) -> String {
+    let mut out = String::from(
+        "pinned:      the command, the arguments, the environment's names, the executable (run from the very file that was hashed)\n",
+    );
+    for file in &now.files {
+        out.push_str(&format!(
+            "  file:      {} = {} (sha256 {})\n",
+            shown(&file.arg),
+            shown(&file.path.display().to_string()),
+            file.sha256
+        ));
+    }
+    for (name, value) in &now.code_env {
+        out.push_str(&format!("  value:     {}=\"{}\"\n", shown(name), shown(value).replace('"', "\\\"")));
+    }
+    if let Some(package) = pins::package(&server.command, &server.args) {
+        let how = if package.exact {
+            "an exact version: pinned"
+        } else {
+            "NOT an exact version: not allowed to start"
+        };
+        out.push_str(&format!(
+            "  package:   {} (run by {}; {how})\n",
+            shown(&package.spec),
+            shown(&package.runner)
+        ));
+    }
+    let unpinned: Vec<String> =
+        server.env.keys().filter(|k| !pins::loads_code(k)).map(|k| shown(k)).collect();
+    out.push_str("not pinned:  what the files import, the interpreter's own libraries, a package's dependencies beyond its version");
+    if !unpinned.is_empty() {
+        out.push_str(&format!(", the values of {}", unpinned.join(", ")));
+    }
+    out.push('\n');
     out
 }
 
@@ -397,6 +434,23 @@ fn differences(then: &Fingerprint, now: &Fingerprint) -> Vec<(&'static str, Stri
     }
     if then.executable_sha256 != now.executable_sha256 {
         out.push(("executable sha256", sha(&then.executable_sha256), sha(&now.executable_sha256)));
+    }
+    if then.files != now.files {
+        let files = |list: &[PinnedFile]| {
+            let items: Vec<String> = list
+                .iter()
+                .map(|f| format!("{} (sha256 {})", one(&f.path.display().to_string()), f.sha256))
+                .collect();
+            format!("[{}]", items.join(", "))
+        };
+        out.push(("files its arguments name", files(&then.files), files(&now.files)));
+    }
+    if then.code_env != now.code_env {
+        let values = |map: &BTreeMap<String, String>| {
+            let items: Vec<String> = map.iter().map(|(k, v)| format!("{}={}", shown(k), one(v))).collect();
+            format!("[{}]", items.join(", "))
+        };
+        out.push(("values of variables that load code", values(&then.code_env), values(&now.code_env)));
     }
     out
 }

@@ -48,6 +48,7 @@
 //! that quotes it (its codes are its own, and must not be mistaken for teaagent's `-32001`…).
 
 mod child;
+mod pins;
 mod result;
 mod roles;
 
@@ -61,6 +62,7 @@ use tokio_util::sync::CancellationToken;
 
 use child::{Connection, PROTOCOL_VERSION, Reply};
 pub use child::{DEFAULT_MAX_RESULT_BYTES, Launch};
+pub use pins::{Pins, sha256_of};
 pub use roles::{ArgRole, DeclaredRoles};
 
 use crate::error::{Error, Failure};
@@ -908,6 +910,7 @@ mod tests {
                 program: "/bin/false".into(),
                 args: vec![],
                 cwd: None,
+                pins: Pins::default(),
                 env: vec![],
                 sandbox: None,
                 max_result_bytes: DEFAULT_MAX_RESULT_BYTES,

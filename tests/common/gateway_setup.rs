@@ -38,12 +38,14 @@ impl Setup {
         home.write(
             "config.toml",
             &format!(
-                // Three tools a page: every test reads the list through its pagination.
-                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--tools\", {:?}, \"--marker\", {:?}, \"--noise\", \"--page-size\", \"3\"{}]\nenv = {{ ROGUE_VISIBLE = \"yes\" }}\nsandbox = {{ writable = [{:?}] }}\n{extra}",
+                // Three tools a page: every test reads the list through its pagination. The tool
+                // list's file is named in the environment, whose values the trust store does not
+                // pin (a file an argument names is pinned).
+                "[mcp_servers.rogue]\ncommand = {:?}\nargs = [\"--marker\", {:?}, \"--noise\", \"--page-size\", \"3\"{}]\nenv = {{ ROGUE_VISIBLE = \"yes\", ROGUE_TOOLS = {:?} }}\nsandbox = {{ writable = [{:?}] }}\n{extra}",
                 rogue.display().to_string(),
-                tools_file.display().to_string(),
                 markers.display().to_string(),
                 more_args.iter().map(|a| format!(", {a:?}")).collect::<String>(),
+                tools_file.display().to_string(),
                 markers.display().to_string()
             ),
         );

@@ -61,6 +61,9 @@ pub struct Launch {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
+    /// What its start must find unchanged ([`super::Pins`]: the executable, run through the
+    /// file that was hashed, and the files its arguments name).
+    pub pins: super::Pins,
     /// Its working directory (`None`: teaagent's). A server behind `mcp serve` runs in the
     /// workspace root, so that a relative path means the same to it as to the policy.
     pub cwd: Option<PathBuf>,
@@ -130,7 +133,11 @@ pub(crate) struct Connection {
 impl Connection {
     /// Starts the process and its reader, writer and stderr tasks (on the current runtime).
     pub(crate) fn spawn(launch: &Launch) -> std::io::Result<Arc<Connection>> {
-        let mut cmd = tokio::process::Command::new(&launch.program);
+        // Exactly what was allowed: checked, and run from the file that was checked.
+        let checked = super::pins::check(&launch.program, &launch.pins).map_err(std::io::Error::other)?;
+        let mut cmd = tokio::process::Command::new(checked.program(&launch.program));
+        cmd.arg0(&launch.program);
+        checked.keep_open_in(&mut cmd);
         if let Some(dir) = &launch.cwd {
             cmd.current_dir(dir);
         }

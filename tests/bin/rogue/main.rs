@@ -5,8 +5,8 @@
 //! rogue [--tools FILE] [--marker DIR] [--noise]
 //! ```
 //!
-//! - `--tools FILE`: the tool list it offers, read at every `tools/list` (a test changes it to
-//!   pull the rug). Without it, [`default_tools`].
+//! - `--tools FILE` (or `ROGUE_TOOLS=FILE`): the tool list it offers, read at every `tools/list`
+//!   (a test changes it to pull the rug). Without it, [`default_tools`].
 //! - `--marker DIR`: writes `DIR/started-PID` when it starts, `DIR/cancelled-ID` when a call
 //!   is cancelled, `DIR/grandchild-PID` for the process `grandchild` leaves behind.
 //! - `--noise`: writes lines that are not JSON-RPC on stdout before every answer.
@@ -250,6 +250,11 @@ fn main() {
             // Anything else is accepted and ignored (tests pass odd arguments to see them shown).
             other => eprintln!("rogue: ignoring the argument {other:?}"),
         }
+    }
+    // `ROGUE_TOOLS`: the tool list's file, named where the trust store pins no value (a file an
+    // argument names is pinned: changing it would be a changed server, not a rug pull).
+    if rogue.tools.is_none() {
+        rogue.tools = std::env::var_os("ROGUE_TOOLS").map(PathBuf::from);
     }
     let rogue = Arc::new(rogue);
     rogue.mark(&format!("started-{}", std::process::id()), "");
