@@ -632,6 +632,7 @@ impl Server {
             draining: shutdown.clone(),
             stopping: CancellationToken::new(),
             sessions: Default::default(),
+            requests: fairness::Shares::new(crate::error::CallerShare::Requests),
             #[cfg(feature = "oauth")]
             oauth,
         });
