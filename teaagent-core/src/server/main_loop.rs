@@ -74,7 +74,7 @@ pub(crate) struct Shared {
 }
 
 /// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
-/// until cancelled).
+/// until cancelled); one caller may hold [`super::CallerLimits::subscriptions`] of them.
 pub(crate) const MAX_LISTENERS: usize = 16;
 
 struct InFlight {
