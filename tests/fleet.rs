@@ -18,7 +18,9 @@
 //! 15): exactly `max_calls` admitted across the fleet under 500 concurrent calls through nginx;
 //! an approval asked on one replica, answered on a second and its replay refused on a third;
 //! Redis killed mid-run (rate-limited calls refused with `state_unavailable`, the others served)
-//! and the fleet recovering once it is back; a rotation of the state key.
+//! and the fleet recovering once it is back; a rotation of the state key. And one caller's share
+//! of each replica (README, "Security model and its limits"): through nginx, a caller cannot
+//! take every `subscriptions/listen` stream of the fleet, another caller still opens its own.
 
 #[path = "common/client.rs"]
 mod client;
@@ -42,8 +44,11 @@ use serde_json::{Value, json};
 use teaagent_tests::services::{Nginx, Redis, Resp};
 use teaagent_tests::{Bin, Tree};
 
-/// The fleet's one bearer token (`NAME:TOKEN`, as `TEAAGENT_HTTP_TOKENS` takes it).
+/// The fleet's bearer token (`NAME:TOKEN`, as `TEAAGENT_HTTP_TOKENS` takes it).
 const TOKEN: &str = "fleet-token-0123456789abcdef";
+
+/// Another caller's token, which every replica accepts too.
+const OTHER_TOKEN: &str = "other-token-0123456789abcdef";
 
 /// The request-state key every replica shares (64 hex digits).
 const STATE_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
@@ -70,6 +75,8 @@ struct Setup {
     config: String,
     /// A workspace root the replicas share; unset: each has its own, holding `replica.txt`.
     root: Option<PathBuf>,
+    /// More flags of `teaagent mcp serve`.
+    args: Vec<&'static str>,
 }
 
 impl Setup {
@@ -114,8 +121,9 @@ impl Replica {
         command
             .args(["mcp", "serve", "--http", "127.0.0.1:0", "--root"])
             .arg(root)
+            .args(&setup.args)
             .env("TEAAGENT_HOME", home.base())
-            .env("TEAAGENT_HTTP_TOKENS", format!("fleet:{TOKEN}"))
+            .env("TEAAGENT_HTTP_TOKENS", format!("fleet:{TOKEN}\nother:{OTHER_TOKEN}"))
             .env("TEAAGENT_REQUEST_STATE_KEY", setup.state_key.unwrap_or(STATE_KEY))
             .env_remove("TEAAGENT_REQUEST_STATE_PREVIOUS_KEY")
             .env_remove("TEAAGENT_REDIS_URL")
@@ -496,6 +504,10 @@ fn exactly_max_calls_are_admitted_across_the_fleet_under_500_concurrent_calls() 
         // what is measured is the window, not the machine's load (a timeout would show as
         // `state_unavailable`, never as an extra admission).
         state_timeout_ms: Some(30_000),
+        // What is measured is the shared window under one caller's burst: that caller may
+        // have every call in progress at once (its share of a replica is bounded by default:
+        // `through_the_load_balancer_one_caller_cannot_take_every_listen_stream`).
+        args: vec!["--http-caller-connections", "256", "--http-caller-calls", "1024"],
         ..Setup::default()
     });
     let addr = fleet.nginx.addr();
@@ -594,6 +606,55 @@ fn exactly_max_calls_are_admitted_across_the_fleet_under_500_concurrent_calls() 
         "each call went to one replica: {per_replica:?}\n{log}"
     );
     assert!(per_replica.values().all(|&n| n > 0), "every replica took calls: {per_replica:?}");
+}
+
+#[test]
+fn through_the_load_balancer_one_caller_cannot_take_every_listen_stream() {
+    let fleet = Fleet::start();
+    // A `subscriptions/listen` stream through nginx, open: its first message.
+    let listen = |id: i64, token: &str| {
+        let message = request(id, "subscriptions/listen", json!({"notifications": {}}));
+        let body = message.to_string();
+        let mut stream = TcpStream::connect(fleet.nginx.addr()).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+            fleet.nginx.addr(),
+            body.len()
+        );
+        std::io::Write::write_all(&mut stream, head.as_bytes()).expect("send");
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        let first = loop {
+            line.clear();
+            assert!(reader.read_line(&mut line).expect("read") > 0, "ended\n{}", fleet.logs());
+            let text = line.trim_end();
+            if let Some(json) = text.strip_prefix("data: ").or(text.starts_with('{').then_some(text)) {
+                break serde_json::from_str::<Value>(json).expect("JSON");
+            }
+        };
+        (first, reader)
+    };
+    // The fleet's caller opens streams until one replica refuses (each replica has 16).
+    let mut open = Vec::new();
+    let refused = loop {
+        assert!(open.len() < 48, "one caller took every stream of the fleet");
+        let (first, stream) = listen(open.len() as i64, TOKEN);
+        if first["method"] != "notifications/subscriptions/acknowledged" {
+            break first;
+        }
+        open.push(stream);
+    };
+    assert_eq!(refused["error"]["data"]["reason"], "caller_limit", "{refused}");
+    assert_eq!(refused["error"]["data"]["limit"], "subscriptions", "{refused}");
+    assert!((4..=12).contains(&open.len()), "{} streams before the first refusal", open.len());
+    // Another caller still opens one, wherever it lands, and the load balancer's probe answers.
+    for id in 0..3 {
+        let (first, _stream) = listen(id, OTHER_TOKEN);
+        assert_eq!(first["method"], "notifications/subscriptions/acknowledged", "{first}");
+    }
+    let health = exchange(fleet.nginx.addr(), "GET", "/healthz", &[], b"");
+    assert_eq!(health.status, 200, "{health:?}");
 }
 
 /// `create_file` of `path`, as a call from a client that can ask its user.

@@ -224,8 +224,36 @@ pub(crate) struct HttpFlags {
     /// mcp.example.com (the name a reverse proxy passes on).
     #[arg(long, value_name = "HOST", requires = "http")]
     pub(crate) http_allow_host: Vec<String>,
+    /// Requests one caller (a token, an OAuth subject; without tokens, a client address) may
+    /// have in progress at once, each holding its connection; one more is answered 429
+    /// [default: 64]
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub(crate) http_caller_connections: Option<u32>,
+    /// Calls (tools/call, resources/read, prompts/get) one caller may have in progress at once
+    /// [default: 16]
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub(crate) http_caller_calls: Option<u32>,
+    /// Approval questions one caller may have open, asked or waiting for their turn [default: 4]
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub(crate) http_caller_questions: Option<u32>,
+    /// subscriptions/listen streams one caller may keep open (of the server's 16) [default: 4]
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub(crate) http_caller_listens: Option<u32>,
     #[command(flatten)]
     pub(crate) oauth: OAuthFlags,
+}
+
+impl HttpFlags {
+    /// The limits of one caller's calls, questions and streams: the flags given, else the
+    /// defaults.
+    pub(crate) fn caller_limits(&self) -> teaagent_core::server::CallerLimits {
+        let given = |flag: Option<u32>, default: usize| flag.map_or(default, |n| n as usize);
+        let limits = teaagent_core::server::CallerLimits::default();
+        limits
+            .calls(given(self.http_caller_calls, limits.calls))
+            .questions(given(self.http_caller_questions, limits.questions))
+            .subscriptions(given(self.http_caller_listens, limits.subscriptions))
+    }
 }
 
 /// OAuth 2.1 resource-server mode: access tokens of an authorization server, instead of tokens.

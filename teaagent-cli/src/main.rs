@@ -288,8 +288,12 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
             BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("TEAAGENT_HTTP_TOKENS: {e}"))?,
         );
     }
+    let limits = http.caller_limits();
     let options = HttpOptions {
         tokens,
+        max_connections_per_caller: http
+            .http_caller_connections
+            .map_or(HttpOptions::default().max_connections_per_caller, |n| n as usize),
         allowed_origins: http.http_allow_origin,
         allowed_hosts: http.http_allow_host,
         oauth,
@@ -312,7 +316,7 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
             }
             signals.cancel();
         });
-        server.serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
+        server.caller_limits(limits).serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
     });
     gateway.shutdown();
     served?;

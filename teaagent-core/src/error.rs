@@ -15,6 +15,7 @@
 //! | [`Error::RateLimited`] | -32002 | `rate_limited` |
 //! | [`Error::WorkspaceLocked`] | -32003 | `workspace_locked` |
 //! | [`Error::ToolFailed`] | -32000 | see [`Failure`] |
+//! | [`Error::CallerLimit`] | -32000 | `caller_limit` (`limit`: see [`CallerShare`]) |
 //! | [`Error::Internal`] | -32603 | `internal_error` |
 //! | [`Error::HeaderMismatch`] | -32020 | `header_mismatch` |
 //!
@@ -197,6 +198,16 @@ pub enum Error {
         reason: Failure,
         /// Details for a human.
         details: String,
+    },
+    /// One caller (a token, an OAuth subject, a client's address) already holds its share of
+    /// the server ([`crate::server::CallerLimits`]): refused at once, before anything was
+    /// looked at or spent, so the other callers keep theirs.
+    #[error("Caller limit: {max} {} is the most one caller may have at once; {}", share.describe(), share.advice())]
+    CallerLimit {
+        /// What the caller holds too much of.
+        share: CallerShare,
+        /// How much of it one caller may hold.
+        max: usize,
     },
     /// A failure of the server itself.
     #[error("Internal error: {details}")]
@@ -381,6 +392,31 @@ reasons! {
     }
 }
 
+reasons! {
+    /// What one caller holds too much of ([`Error::CallerLimit`]'s `data.limit`).
+    CallerShare {
+        /// Calls in progress (`tools/call`, `resources/read`, `prompts/get`).
+        Calls => "calls", "calls in progress";
+        /// Approval questions open: asked, or waiting for their turn to be asked.
+        Questions => "questions", "approval questions open";
+        /// `subscriptions/listen` streams open.
+        Subscriptions => "subscriptions", "`subscriptions/listen` streams open";
+        /// Streamable HTTP requests in progress (each holds its connection).
+        Requests => "requests", "HTTP requests in progress";
+    }
+}
+
+impl CallerShare {
+    /// What the caller can do about it.
+    fn advice(self) -> &'static str {
+        match self {
+            CallerShare::Questions => "answer one first",
+            CallerShare::Subscriptions => "cancel one first",
+            _ => "retry when one has finished",
+        }
+    }
+}
+
 /// One schema violation of a tool's arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ArgumentError {
@@ -429,7 +465,7 @@ impl Error {
             Error::ApprovalDenied { .. } => code::APPROVAL_DENIED,
             Error::RateLimited { .. } => code::RATE_LIMITED,
             Error::WorkspaceLocked { .. } => code::WORKSPACE_LOCKED,
-            Error::ToolFailed { .. } => code::TOOL_FAILED,
+            Error::ToolFailed { .. } | Error::CallerLimit { .. } => code::TOOL_FAILED,
             Error::Internal { .. } => code::INTERNAL_ERROR,
             Error::UnsupportedVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
             Error::MissingCapability { .. } => code::MISSING_CLIENT_CAPABILITY,
@@ -469,6 +505,12 @@ impl Error {
             Error::ToolFailed { tool, reason, details } => {
                 json!({ "tool": tool, "reason": reason, "details": details })
             }
+            Error::CallerLimit { share, max } => json!({
+                "reason": "caller_limit",
+                "limit": share,
+                "max": max,
+                "retryAfterSeconds": 1,
+            }),
             Error::Internal { details } => json!({ "reason": "internal_error", "details": details }),
             Error::UnsupportedVersion { requested } => {
                 json!({ "supported": supported_versions(), "requested": requested })

@@ -60,6 +60,7 @@ pub(crate) mod ask;
 pub mod audit;
 pub mod digest;
 pub mod grant;
+mod questions;
 pub mod request_state;
 
 use std::collections::HashSet;
@@ -320,7 +321,8 @@ pub struct Policy {
     session: Mutex<HashSet<String>>,
     /// Names of the `#[command]` arguments of the tools served ([`Policy::know_tools`]).
     command_args: std::sync::OnceLock<HashSet<String>>,
-    ask_lock: tokio::sync::Mutex<()>,
+    /// Questions in line, per party asked, and how many each caller has open.
+    questions: questions::Questions,
     ask_timeout: Duration,
     audit: Option<AuditLog>,
     advice: Advice,
@@ -364,7 +366,7 @@ impl Policy {
             preapproved: HashSet::new(),
             session: Mutex::new(HashSet::new()),
             command_args: std::sync::OnceLock::new(),
-            ask_lock: tokio::sync::Mutex::new(()),
+            questions: questions::Questions::new(crate::server::CallerLimits::default().questions),
             ask_timeout: Duration::from_secs(120),
             audit: None,
             advice: Advice::Code,
@@ -675,9 +677,36 @@ The command runs {sandbox}."
     }
 
     /// Asks the user (the `ask` module) about a call [`Policy::decide_now`] could not decide.
+    /// A caller with its most questions already open ([`crate::server::CallerLimits::questions`])
+    /// is not asked: denied, saying so.
     pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
+        match self.ask_within_share(call, peer, question).await {
+            Ok(decision) => decision,
+            Err(refused) => Decision::Deny {
+                rule: refused.to_string(),
+                details: "nobody was asked; answer or dismiss an open question first".into(),
+            },
+        }
+    }
+
+    /// [`Policy::ask`], with the refusal of a caller that has its most questions open as the
+    /// error it is ([`crate::Error::CallerLimit`]).
+    pub(crate) async fn ask_within_share(
+        &self,
+        call: &CallFacts<'_>,
+        peer: Option<&Peer>,
+        question: Question,
+    ) -> Result<Decision, crate::Error> {
+        let _open = self.questions.open()?;
         // Asking is rare and its future is large: keep it out of every call's state.
-        Box::pin(self.ask_user(call, peer, question.0)).await
+        Ok(Box::pin(self.ask_user(call, peer, question.0)).await)
+    }
+
+    /// Each caller may have `n` approval questions open at once (the server's
+    /// [`crate::server::CallerLimits::questions`]).
+    pub(crate) fn questions_per_caller(mut self, n: usize) -> Self {
+        self.questions = self.questions.per_caller(n);
+        self
     }
 
     /// Whether a deny rule refuses the call: fail-closed (see [`grant`]): every path argument, as
@@ -744,7 +773,8 @@ The command runs {sandbox}."
 
     async fn ask_user(&self, call: &CallFacts<'_>, peer: Option<&Peer>, requirement: String) -> Decision {
         let key = session_key(call);
-        let _one_at_a_time = self.ask_lock.lock().await;
+        // One question at a time to one party (`questions`); other parties are asked meanwhile.
+        let _turn = self.questions.turn(questions::Party::asked_through(peer)).await;
         // Asked and answered "for this session" while this call waited its turn?
         if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
             return allow("approved by the user for this session");

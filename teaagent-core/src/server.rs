@@ -81,6 +81,7 @@ use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 mod call;
 mod config;
 pub mod early;
+pub(crate) mod fairness;
 pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
@@ -94,6 +95,7 @@ mod watch;
 
 pub use config::{ServerConfig, ToolOverride};
 pub use early::{Announcement, EarlyStdio};
+pub use fairness::CallerLimits;
 pub use peer::{Peer, PeerError, SessionInfo};
 
 /// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
@@ -269,6 +271,12 @@ impl Server {
     /// Replaces the limits.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Sets how much of the server one caller may hold at once ([`ServerConfig::per_caller`]).
+    pub fn caller_limits(mut self, limits: CallerLimits) -> Self {
+        self.config.per_caller = limits;
         self
     }
 
@@ -624,6 +632,7 @@ impl Server {
             draining: shutdown.clone(),
             stopping: CancellationToken::new(),
             sessions: Default::default(),
+            requests: fairness::Shares::new(crate::error::CallerShare::Requests),
             #[cfg(feature = "oauth")]
             oauth,
         });

@@ -4,7 +4,7 @@
 //!
 //! Only a well-formed approving answer approves: `accept` with `decision` = `once` or `session`.
 //! `decline`, `cancel`, `deny`, anything malformed, an error from the client and a timeout all
-//! deny. Questions are asked one at a time.
+//! deny. Questions to one party are asked one at a time (`questions`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::Duration;
@@ -26,11 +26,15 @@ pub(crate) enum Answer {
     Deny(String),
 }
 
+/// Whether a question goes to the client (its form), not to the terminal.
+pub(crate) fn asks_client(peer: Option<&Peer>) -> bool {
+    peer.and_then(Peer::session).is_some_and(|s| s.capabilities.supports_elicitation())
+}
+
 /// Asks the user whether to allow a call described by `question`.
 pub(crate) async fn ask(peer: Option<&Peer>, question: &str, timeout: Duration) -> Answer {
-    if let Some(peer) = peer
+    if let Some(peer) = peer.filter(|p| asks_client(Some(p)))
         && let Some(session) = peer.session()
-        && session.capabilities.supports_elicitation()
     {
         return elicit(peer, session.version, question, timeout).await;
     }

@@ -1,6 +1,8 @@
 //! `tools/call`: the order of checks, in one place (SPEC §4).
 //!
 //! ```text
+//! 0. caller's share    -32000  caller_limit (`limit: "calls"`: its caller has its most calls in
+//!                              progress, `crate::server::CallerLimits`; checked by the router)
 //! 1. unknown tool      -32601  unknown_tool
 //! 2. arguments         -32602  invalid_arguments (every schema violation; from protocol
 //!                              2025-11-25 on an isError result instead, see `call_tool`)
@@ -13,6 +15,8 @@
 //!                              limit, -32002, so nobody is asked about a call refused anyway;
 //!                              modern era: an input_required result with the approval question,
 //!                              or the approval an earlier round of this call carries)
+//!                      -32000  caller_limit (`limit: "questions"`: the caller has its most
+//!                              approval questions open; nobody is asked)
 //! 4. rate limit        -32002  rate_limited (looked at; no budget taken yet)
 //! 5. workspace lock    -32003  workspace_locked (tools that are not read-only)
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
@@ -236,6 +240,11 @@ async fn checked_call(
         _ => None,
     };
     let mut approved_now = false;
+    // A caller with its most approval questions open is refused, and nobody is asked.
+    let over_share = |refused: Error| {
+        audit(shared, &facts, &refused.to_string(), "refused");
+        refused
+    };
     let decision = match policy.decide_now(&facts) {
         Ok(decision) => decision,
         Err(question) => {
@@ -249,7 +258,10 @@ async fn checked_call(
             let fleet = policy.session_approved_in_fleet(&facts).await;
             match (fleet, modern.zip(binding.as_ref())) {
                 (Some(decision), _) => decision,
-                (None, None) => policy.ask(&facts, Some(&super::peer::current(&shared.peer)), question).await,
+                (None, None) => {
+                    let peer = super::peer::current(&shared.peer);
+                    policy.ask_within_share(&facts, Some(&peer), question).await.map_err(over_share)?
+                }
                 (None, Some(_)) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
                     policy.approved_in_an_earlier_round()
                 }
@@ -259,7 +271,9 @@ async fn checked_call(
                     let decision = match round? {
                         RoundTrip::Answered(decision) => decision,
                         RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
-                        RoundTrip::Terminal => policy.ask(&facts, None, question).await,
+                        RoundTrip::Terminal => {
+                            policy.ask_within_share(&facts, None, question).await.map_err(over_share)?
+                        }
                     };
                     approved_now = matches!(decision, Decision::Allow { .. });
                     decision

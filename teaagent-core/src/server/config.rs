@@ -13,6 +13,7 @@
 //! | [`ServerConfig::shutdown_grace`] | 0 to 10 minutes |
 //! | [`ServerConfig::tools_page_size`] | 1 to 10,000 |
 //! | [`ServerConfig::slow_poll`] | 1 ms to 1 hour |
+//! | [`ServerConfig::per_caller`] | see [`CallerLimits`] |
 //!
 //! Per-tool overrides come from configuration files, whose values the `teaagent` command checks
 //! against its own ranges before they get here (exit 2 with the key, the file and the range).
@@ -20,6 +21,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::CallerLimits;
 use crate::tool::{RateLimit, ToolDef};
 
 /// How a server behaves under load and at its edges.
@@ -49,6 +51,10 @@ pub struct ServerConfig {
     /// the tool is named in a warning and its later calls run on a thread of their own (see
     /// the `server` module docs, "Tools that block"). Default 100 ms.
     pub slow_poll: Duration,
+    /// How much of the server one caller may hold at once, where the transport knows callers
+    /// (Streamable HTTP): calls in progress, approval questions open, `subscriptions/listen`
+    /// streams. Over stdio there is one client and these do not apply.
+    pub per_caller: CallerLimits,
 }
 
 /// What configuration may change about one tool.
@@ -72,6 +78,7 @@ impl Default for ServerConfig {
             instructions: None,
             tool_overrides: HashMap::new(),
             slow_poll: Duration::from_millis(100),
+            per_caller: CallerLimits::default(),
         }
     }
 }
@@ -110,6 +117,11 @@ impl ServerConfig {
     /// Sets [`ServerConfig::slow_poll`] (1 ms to 1 hour).
     pub fn slow_poll(mut self, d: Duration) -> Self {
         self.slow_poll = d.clamp(Duration::from_millis(1), Duration::from_secs(3600));
+        self
+    }
+    /// Sets [`ServerConfig::per_caller`] (each limit within its range, see [`CallerLimits`]).
+    pub fn per_caller(mut self, limits: CallerLimits) -> Self {
+        self.per_caller = limits;
         self
     }
     /// Overrides a tool's rate limit and/or timeout (as given: the caller checks them).

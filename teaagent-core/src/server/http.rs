@@ -25,6 +25,7 @@
 //! | no `access_token` in the query string (a token in a URL ends up in logs) | `400` |
 //! | a bearer token, when tokens are configured (`Authorization: Bearer …`, compared in constant time against SHA-256 digests) | `401` + `WWW-Authenticate` |
 //! | with OAuth (`HttpOptions::oauth`), a valid access token for this resource, with the required scopes (the `oauth` module has the details) | `401` / `403` + `WWW-Authenticate`; `503` before the issuer's keys are loaded |
+//! | the caller (principal, or address without authentication) has fewer than [`HttpOptions::max_connections_per_caller`] requests in progress (`http/fairness.rs`) | `429` + `Retry-After`, `Connection: close` |
 //! | method is POST | `405`, `Allow: POST` |
 //! | `Content-Type: application/json` | `415` |
 //! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |
@@ -60,6 +61,8 @@
 //! token stops here: the audit names the principal (`token:NAME`, `oauth:SUB`), and no tool,
 //! command, log line or error message sees the token.
 
+mod fairness;
+mod health;
 mod legacy;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -103,8 +106,17 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// The largest request body (default 4 MiB).
     pub max_body_bytes: usize,
-    /// Connections served at once (default 256); more wait for a free slot.
+    /// Connections served at once (default 256). More are still accepted, and served in
+    /// overflow mode: `/healthz` and `/readyz` are answered, everything else gets `503` with
+    /// `Retry-After` and the connection is closed (a few such connections at once, each for a
+    /// few seconds at most).
     pub max_connections: usize,
+    /// Requests one caller (a token, an OAuth subject, without authentication a client's
+    /// address) may have in progress at once, each holding its connection (default 64, at most
+    /// [`HttpOptions::max_connections`]). One more is answered `429` with `Retry-After`, and its
+    /// connection is closed. The limits of a caller's calls, questions and streams are the
+    /// server's ([`crate::server::CallerLimits`]).
+    pub max_connections_per_caller: usize,
     /// How long a client may take to send a request's headers (default 10 s).
     pub header_timeout: Duration,
     /// A call still running after this is answered as a stream, when the client accepts one
@@ -138,6 +150,7 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             max_connections: 256,
+            max_connections_per_caller: 64,
             header_timeout: Duration::from_secs(10),
             stream_after: Duration::from_secs(1),
             keep_alive: Duration::from_secs(15),
@@ -246,6 +259,8 @@ impl Body for Answer {
 pub(crate) struct EventStream {
     events: mpsc::Receiver<Bytes>,
     _call: CancelOnDrop,
+    /// The caller's share of requests in progress, held until the stream ends (`fairness`).
+    held: Option<crate::server::fairness::Share>,
 }
 
 impl Body for EventStream {
@@ -303,6 +318,8 @@ pub(crate) struct Endpoint {
     pub(crate) stopping: CancellationToken,
     /// The legacy era's sessions.
     pub(crate) sessions: legacy::Sessions,
+    /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
+    pub(crate) requests: Arc<crate::server::fairness::Shares>,
     /// OAuth resource-server mode, running.
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<oauth::OAuth>>,
@@ -313,6 +330,9 @@ pub(crate) struct Endpoint {
 #[derive(Clone, Default)]
 pub(crate) struct Authenticated {
     pub(crate) principal: Option<Arc<str>>,
+    /// Who the fair shares count this request against (`fairness`): the principal, or the
+    /// client's address without authentication. Set once the request is admitted.
+    pub(crate) caller: Option<Arc<str>>,
     #[cfg(feature = "oauth")]
     pub(crate) scopes: Option<Arc<oauth::Scopes>>,
 }
@@ -322,6 +342,7 @@ impl Authenticated {
     fn named(principal: String) -> Self {
         Authenticated {
             principal: Some(Arc::from(principal)),
+            caller: None,
             #[cfg(feature = "oauth")]
             scopes: None,
         }
@@ -359,17 +380,12 @@ pub(crate) async fn serve(
         tokio::spawn(oauth.keys.clone().keep_fresh(endpoint.draining.clone()));
     }
     let connections = crate::task::TaskTracker::new();
+    let overflow = health::Overflow::new();
     tracing::info!(address = %endpoint.local, "serving MCP over Streamable HTTP at http://{}/mcp", endpoint.local);
     loop {
-        let permit = tokio::select! {
-            biased;
-            () = shutdown.cancelled() => break,
-            permit = slots.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-        };
-        let (stream, _) = tokio::select! {
+        // Always accepted: a connection over the limit is served in overflow mode (health
+        // answers, `503` for the rest), so a client holding every slot cannot silence `/healthz`.
+        let (stream, remote) = tokio::select! {
             biased;
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -382,6 +398,10 @@ pub(crate) async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            overflow.serve(&endpoint, stream, &connections);
+            continue;
+        };
         let endpoint = endpoint.clone();
         let stop = shutdown.clone();
         let header_timeout = endpoint.options.header_timeout;
@@ -389,7 +409,7 @@ pub(crate) async fn serve(
             let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let endpoint = endpoint.clone();
-                async move { Ok::<_, Infallible>(handle(&endpoint, request).await) }
+                async move { Ok::<_, Infallible>(handle(&endpoint, request, remote).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -421,24 +441,12 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// One HTTP request.
-async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
+/// One HTTP request, from `remote`.
+async fn handle(endpoint: &Endpoint, request: Request<Incoming>, remote: SocketAddr) -> Reply {
+    if let Some(reply) = health::answer(endpoint, request.uri().path()) {
+        return reply;
+    }
     match request.uri().path() {
-        "/healthz" => plain(StatusCode::OK, "ok\n"),
-        "/readyz" if endpoint.draining.is_cancelled() => plain(StatusCode::SERVICE_UNAVAILABLE, "stopping\n"),
-        #[cfg(feature = "oauth")]
-        "/readyz" if endpoint.oauth.as_ref().is_some_and(|o| !o.ready()) => {
-            plain(StatusCode::SERVICE_UNAVAILABLE, "waiting for the authorization server's keys\n")
-        }
-        "/readyz" => match endpoint.shared.availability.as_ref().and_then(|a| a.pending()) {
-            // Ready when what it serves is: not while external servers are still starting.
-            Some(waiting) => {
-                let mut reply = plain(StatusCode::SERVICE_UNAVAILABLE, "");
-                *reply.body_mut() = Answer::Full(Full::new(Bytes::from(format!("{waiting}\n"))));
-                reply
-            }
-            None => plain(StatusCode::OK, "ready\n"),
-        },
         "/mcp" => {
             let origin = request.headers().get(header::ORIGIN).cloned();
             let reply = if request.method() == Method::OPTIONS {
@@ -446,7 +454,7 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>) -> Reply {
             } else {
                 match checked(endpoint, &request).await {
                     Err(refusal) => *refusal,
-                    Ok(auth) => mcp(endpoint, request, auth).await,
+                    Ok(auth) => fairness::admitted(endpoint, request, auth, remote).await,
                 }
             };
             with_cors(origin, reply)
@@ -957,7 +965,7 @@ async fn answer(
     {
         return *refusal;
     }
-    let principal = auth.principal;
+    let (principal, counted_as) = (auth.principal, auth.caller);
     let shared = endpoint.shared.clone();
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
     let peer = match &session {
@@ -994,6 +1002,7 @@ async fn answer(
             }
         };
         let scoped = PRINCIPAL.scope(principal, SESSION_ID.scope(session_id, handling));
+        let scoped = crate::server::fairness::CALLER.scope(counted_as, scoped);
         endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, scoped))
     };
     if let Some(session) = &session {
@@ -1101,7 +1110,7 @@ async fn answer(
 /// An SSE answer of `events`; `call` is cancelled when it is dropped.
 fn event_stream(events: mpsc::Receiver<Bytes>, call: Option<CancelOnDrop>) -> Reply {
     let call = call.unwrap_or(CancelOnDrop { call: None, session: None });
-    let mut reply = Response::new(Answer::Stream(EventStream { events, _call: call }));
+    let mut reply = Response::new(Answer::Stream(EventStream { events, _call: call, held: None }));
     let h = reply.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

@@ -22,7 +22,7 @@ use super::peer::{Out, Peer, SessionInfo};
 use super::reply::{Batch, Reply};
 use super::transport::{FrameReader, Input, Output, write_loop};
 use super::{ResourceProvider, Server, ServerConfig, router};
-use crate::error::{Error, Failure, InvalidRequest, ParamsProblem};
+use crate::error::{CallerShare, Error, Failure, InvalidRequest, ParamsProblem};
 use crate::jsonrpc::message::Rejected;
 use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line, result_line};
 use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
@@ -65,12 +65,16 @@ pub(crate) struct Shared {
     pub(crate) input_closed: CancellationToken,
     /// Open `subscriptions/listen` streams ([`MAX_LISTENERS`]).
     pub(crate) listeners: AtomicUsize,
+    /// Calls in progress per caller ([`super::CallerLimits::calls`]).
+    pub(crate) calls_per_caller: Arc<super::fairness::Shares>,
+    /// `subscriptions/listen` streams per caller ([`super::CallerLimits::subscriptions`]).
+    pub(crate) listeners_per_caller: Arc<super::fairness::Shares>,
     /// Tools whose availability changes while the server runs ([`Server::availability`]).
     pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
 }
 
 /// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
-/// until cancelled).
+/// until cancelled); one caller may hold [`super::CallerLimits::subscriptions`] of them.
 pub(crate) const MAX_LISTENERS: usize = 16;
 
 struct InFlight {
@@ -197,7 +201,7 @@ impl Shared {
         };
         Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
-            policy: server.policy,
+            policy: server.policy.questions_per_caller(server.config.per_caller.questions),
             limiter,
             blockers: super::watch::Blockers::new(server.config.slow_poll),
             registry,
@@ -216,6 +220,8 @@ impl Shared {
             stopping: CancellationToken::new(),
             input_closed: CancellationToken::new(),
             listeners: AtomicUsize::new(0),
+            calls_per_caller: super::fairness::Shares::new(CallerShare::Calls),
+            listeners_per_caller: super::fairness::Shares::new(CallerShare::Subscriptions),
             availability: server.availability,
         }
     }
@@ -433,6 +439,12 @@ impl Shared {
     /// carries in `_meta` (made once).
     pub(crate) fn server_info_value(&self) -> &serde_json::Value {
         &self.info_value
+    }
+
+    /// A share of [`super::CallerLimits::calls`] for a call of the request being handled
+    /// (`None` without a caller: stdio), or the refusal when its caller holds them all.
+    pub(crate) fn call_share(&self) -> Result<Option<super::fairness::Share>, Error> {
+        self.calls_per_caller.take_for_current(self.config.per_caller.calls)
     }
 
     /// Waits for a turn to run; refuses when too many are already waiting.

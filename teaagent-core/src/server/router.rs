@@ -39,6 +39,15 @@ pub(crate) async fn dispatch(
     let modern = caller.as_ref().is_some_and(|c| c.version.is_modern());
     let answers = &Answers { shared, id, modern };
     let route = async move {
+        // A call holds a share of its caller's calls until it is answered (`fairness`); one
+        // over the share is refused before anything else (nothing looked at, nothing spent).
+        let _share = match method {
+            "tools/call" | "resources/read" | "prompts/get" => match shared.call_share() {
+                Ok(share) => share,
+                Err(refused) => return answers.error(refused),
+            },
+            _ => None,
+        };
         let raw = params;
         let params = raw.as_ref().map(RawParams::get);
         match method {
@@ -351,6 +360,8 @@ async fn listen(
             self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         }
     }
+    // The caller's share first: one caller at its own limit is told so, whatever the others hold.
+    let _mine = shared.listeners_per_caller.take_for_current(shared.config.per_caller.subscriptions)?;
     if shared.listeners.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= MAX_LISTENERS {
         shared.listeners.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         return Err(Error::InvalidRequest { reason: InvalidRequest::TooManyListeners });

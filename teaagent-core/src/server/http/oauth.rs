@@ -446,6 +446,7 @@ impl OAuth {
         }
         Ok(Authenticated {
             principal: Some(Arc::from(format!("oauth:{}", verified.subject))),
+            caller: None,
             scopes: Some(Arc::new(verified.scopes)),
         })
     }
