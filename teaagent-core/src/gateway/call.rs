@@ -1,0 +1,112 @@
+//! One call of an external tool (`gateway.rs`): waits for a server that is starting, passes on
+//! progress and cancellation, and turns the reply into a result.
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::child::{Connection, Reply};
+use super::{Inner, LinkState, result};
+use crate::error::{Error, Failure};
+use crate::mcp::{CallToolResult, JsonObject};
+use crate::tool::ToolContext;
+
+/// Sends `notifications/cancelled` for a call whose future is dropped before its reply.
+struct Pending<'a> {
+    conn: &'a Connection,
+    id: u64,
+    answered: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.conn.cancel(self.id, "cancelled by teaagent's client");
+        }
+    }
+}
+
+/// One call of an external tool (module docs).
+pub(super) async fn call(
+    inner: &Inner,
+    index: usize,
+    own: &str,
+    ctx: ToolContext,
+    args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let link = &inner.links[index];
+    let server = &link.external.launch.name;
+    let failed =
+        |reason: Failure, details: String| Error::ToolFailed { tool: ctx.tool().to_owned(), reason, details };
+    let mut state = link.state.subscribe();
+    let settled = state.wait_for(|s| !matches!(s, LinkState::Starting));
+    let now = match tokio::time::timeout(inner.options.startup_timeout, settled).await {
+        Ok(Ok(state)) => state.clone(),
+        _ => LinkState::Down(format!(
+            "it did not start within {} s",
+            inner.options.startup_timeout.as_secs_f64()
+        )),
+    };
+    let conn = match now {
+        LinkState::Up(conn) => conn,
+        LinkState::Withheld(why) => {
+            return Err(failed(Failure::Withheld, format!("external server `{server}`: {why}")));
+        }
+        LinkState::Down(why) => {
+            return Err(failed(Failure::ExternalUnavailable, format!("external server `{server}`: {why}")));
+        }
+        LinkState::Starting => {
+            return Err(failed(
+                Failure::ExternalUnavailable,
+                format!("external server `{server}` is still starting"),
+            ));
+        }
+    };
+    let (progress_tx, mut progress_rx) = if ctx.wants_progress() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let (id, reply) =
+        conn.send_request("tools/call", json!({"name": own, "arguments": Value::Object(args)}), progress_tx);
+    let mut pending = Pending { conn: &conn, id, answered: false };
+    let mut reply = std::pin::pin!(conn.wait(id, reply));
+    let reply = loop {
+        tokio::select! {
+            reply = &mut reply => break reply,
+            Some(update) = async {
+                match progress_rx.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => ctx.progress(update.progress, update.total, update.message.as_deref()),
+        }
+    };
+    pending.answered = true;
+    // Progress the server sent before its reply is already queued (its lines are read in
+    // order): passed on now, so it reaches the client before the result, never after or never.
+    if let Some(rx) = progress_rx.as_mut() {
+        while let Ok(update) = rx.try_recv() {
+            ctx.progress(update.progress, update.total, update.message.as_deref());
+        }
+    }
+    match reply {
+        Reply::Result(result) => {
+            Ok(result::external_result(result, server, link.external.launch.max_result_bytes))
+        }
+        Reply::Error(e) => {
+            let code = e.get("code").map(Value::to_string).unwrap_or_else(|| "?".into());
+            let message = e.get("message").and_then(Value::as_str).unwrap_or("(no message)");
+            Ok(CallToolResult::error(format!(
+                "the external server `{server}` answered error {code}: {message}"
+            )))
+        }
+        Reply::Closed => Err(failed(
+            Failure::ExternalExited,
+            format!("external server `{server}` exited during the call; it is being restarted"),
+        )),
+        Reply::Unreadable(why) => {
+            Ok(CallToolResult::error(format!("the external server `{server}` answered, but {why}")))
+        }
+    }
+}

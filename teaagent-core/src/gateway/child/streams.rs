@@ -1,0 +1,148 @@
+//! The child's output streams (`gateway/child.rs`): its stdout framed into lines (one too long
+//! to read fails the request it answers as soon as it is known: [`first_id`], [`last_id`]), its
+//! stderr copied to teaagent's, a bounded line at a time.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use super::{Connection, MAX_STDERR_LINE};
+use crate::server::framing::{Frame, LineFramer};
+use crate::visible::escape;
+
+pub(super) async fn read_stdout(
+    mut stdout: tokio::process::ChildStdout,
+    conn: &std::sync::Weak<Connection>,
+    max_line: usize,
+) {
+    let mut framer = LineFramer::new(max_line);
+    let mut chunk = vec![0u8; 64 * 1024];
+    // The first bytes of a line too long to read, and whether its request failed already.
+    let mut long: Option<(Vec<u8>, bool)> = None;
+    loop {
+        let n = match stdout.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        framer.push(&chunk[..n]);
+        while let Some(frame) = framer.next_frame() {
+            let Some(conn) = conn.upgrade() else { return };
+            if let Some(head) = framer.take_long_head() {
+                long = Some((head, false));
+            }
+            match frame {
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                Frame::Line(line) => conn.on_line(&line),
+                Frame::TooLong { len } => match long.take() {
+                    Some((_, true)) => {}
+                    Some((head, false)) => conn.on_long_line(&head, framer.long_tail(), len),
+                    None => conn.on_long_line(b"", framer.long_tail(), len),
+                },
+            }
+        }
+        // A line began that is too long to read: its request fails now, not when it ends.
+        if let Some(head) = framer.take_long_head() {
+            let Some(conn) = conn.upgrade() else { return };
+            let failed = conn.on_long_start(&head);
+            long = Some((head, failed));
+        }
+    }
+}
+
+/// The id of a JSON-RPC message whose first bytes name it (`{"jsonrpc":"2.0","id":7,…`): the
+/// first `"id"` key that follows `{` or `,`.
+pub(super) fn first_id(head: &[u8]) -> Option<u64> {
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&head[from..], b"\"id\"").map(|i| i + from) {
+        let before = head[..at].iter().rev().find(|b| !b.is_ascii_whitespace());
+        if matches!(before, Some(b'{' | b','))
+            && let Some((id, _)) = number_after(&head[at + 4..])
+        {
+            return Some(id);
+        }
+        from = at + 4;
+    }
+    None
+}
+
+/// The id of a JSON-RPC message whose last bytes name it (`…,"jsonrpc":"2.0","id":7}`, as the
+/// TypeScript SDK writes its replies): an `"id"` key whose number closes the object.
+pub(super) fn last_id(tail: &[u8]) -> Option<u64> {
+    let at = memchr::memmem::rfind(tail, b"\"id\"")?;
+    let (id, rest) = number_after(&tail[at + 4..])?;
+    let rest: Vec<u8> = rest.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+    (rest == b"}").then_some(id)
+}
+
+/// `: 123` at the start of `bytes`: the number and what follows it.
+pub(super) fn number_after(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let bytes = bytes.trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let id = std::str::from_utf8(&bytes[..digits]).ok()?.parse().ok()?;
+    Some((id, &bytes[digits..]))
+}
+
+pub(super) async fn copy_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) {
+    let mut lines = BufReader::new(stderr);
+    loop {
+        // A line is read whole but kept only up to the cap (a child cannot make us hold more).
+        let mut kept = Vec::new();
+        let mut cut = 0usize;
+        loop {
+            let buf = match lines.fill_buf().await {
+                Ok(buf) => buf,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                if kept.is_empty() && cut == 0 {
+                    return;
+                }
+                break;
+            }
+            let (take, done) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let room = MAX_STDERR_LINE.saturating_sub(kept.len());
+            let keep = take.min(room);
+            kept.extend_from_slice(&buf[..keep]);
+            cut += take - keep;
+            lines.consume(take);
+            if done {
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&kept);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if cut > 0 {
+            eprintln_prefixed(&name, &format!("{text}⟪{cut} more bytes⟫"));
+        } else {
+            eprintln_prefixed(&name, text);
+        }
+    }
+}
+
+/// One line on teaagent's stderr, from an external server: `[NAME] text`, escaped.
+pub(super) fn eprintln_prefixed(name: &str, text: &str) {
+    use std::io::Write;
+    let line = format!("[{}] {}\n", escape(name), escape(text));
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_is_told_by_the_id_at_either_end() {
+        assert_eq!(first_id(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"aaa"#), Some(7));
+        assert_eq!(first_id(br#"{ "id" : 12 , "#), Some(12));
+        // An `"id"` inside a string is escaped, and one after a value's colon is not a key.
+        assert_eq!(first_id(br#"{"result":{"text":"{\"id\":9"#), None);
+        assert_eq!(first_id(br#"{"result":{"x":"id","#), None);
+        assert_eq!(last_id(br#"aaa"}]},"jsonrpc":"2.0","id":41}"#), Some(41));
+        assert_eq!(last_id(br#"aaa"}]},"jsonrpc":"2.0","id":41 }  "#), Some(41));
+        assert_eq!(last_id(br#""id":41,"more":1}"#), None);
+        assert_eq!(last_id(br#""id":"41"}"#), None, "ids the gateway sends are numbers");
+    }
+}
