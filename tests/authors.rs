@@ -307,3 +307,19 @@ fn schemars_range_on_a_parameter_bounds_the_schema_and_the_server_enforces_it() 
     assert_eq!(called["result"]["content"][0]["text"], "z", "{called}");
     server.finish();
 }
+
+/// Tool authors, round 2: a tool that handles a client that cannot be asked (its `ctx.ask`
+/// failed and it answered without) is answered with its own result; one that lets the error end
+/// the call (`?`) gets `-32021` naming the capability.
+#[test]
+fn a_tool_that_handles_a_question_it_cannot_ask_keeps_its_result() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("tokio-run-stdio", &home));
+    server.initialize("2025-11-25");
+    let handled = server.request("tools/call", json!({"name": "greet", "arguments": {}}));
+    assert_eq!(handled["result"]["content"][0]["text"], "hello, guest", "{handled}");
+    assert_eq!(handled["result"]["isError"], false, "{handled}");
+    let ended = server.request("tools/call", json!({"name": "greet_by_name", "arguments": {}}));
+    assert_eq!(ended["error"]["code"], -32021, "{ended}");
+    server.finish();
+}

@@ -70,7 +70,7 @@ use crate::policy::request_state::{
 use crate::policy::{CallFacts, Decision, Question, UsesRefused};
 use crate::rate_limit::Refused;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending, tool_answers};
+use crate::tool::inputs::{ClientCapability, Inputs, Mode, tool_answers};
 use crate::tool::{ParamRole, Tier, ToolContext};
 use crate::workspace::lock::LockRefusal;
 use paths::{ForeignCheck, confine_paths, foreign_paths, lexical, linked_file, recheck, targets_digest};
@@ -423,10 +423,26 @@ async fn checked_call(
     match tokio::time::timeout(timeout, run).await {
         Ok(Ok(result)) => {
             let pending = inputs.take_pending();
+            // The tool's error text (empty: it failed outright), to tell a tool that let a
+            // missing capability end the call from one that answered without it.
+            let failed = match &result {
+                Ok(r) if r.is_error => Some(
+                    r.content
+                        .iter()
+                        .filter_map(|c| match c {
+                            crate::mcp::Content::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+                Ok(_) => None,
+                Err(_) => Some(String::new()),
+            };
+            if let Some(capability) = pending.ended_by_unsupported(failed.as_deref()) {
+                return Err(missing_capability(name, capability));
+            }
             match (binding, pending) {
-                (_, Pending { unsupported: Some(capability), .. }) => {
-                    Err(missing_capability(name, capability))
-                }
                 (Some(binding), pending) if !pending.questions.is_empty() => {
                     let next = Carried {
                         answers: pending.answers,

@@ -21,7 +21,7 @@ use crate::policy::request_state::{Binding, Carried, Refusal};
 use crate::prompt::PromptArguments;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
-use crate::tool::inputs::{Inputs, Mode, Pending, tool_answers};
+use crate::tool::inputs::{Inputs, Mode, tool_answers};
 
 /// What `prompts/get` answers.
 pub(crate) enum PromptOutcome {
@@ -168,8 +168,13 @@ pub(crate) async fn get_prompt(
             });
         }
     };
-    match (binding, inputs.take_pending()) {
-        (_, Pending { unsupported: Some(capability), .. }) => Err(missing_capability(&label, capability)),
+    // A prompt that answered without the missing capability is answered with its messages.
+    let failed = result.as_ref().err().map(ToString::to_string);
+    let pending = inputs.take_pending();
+    if let Some(capability) = pending.ended_by_unsupported(failed.as_deref()) {
+        return Err(missing_capability(&label, capability));
+    }
+    match (binding, pending) {
         (Some(binding), pending) if !pending.questions.is_empty() => {
             let next = Carried {
                 answers: pending.answers,

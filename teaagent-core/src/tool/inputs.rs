@@ -292,9 +292,22 @@ pub(crate) struct Pending {
     pub(crate) asked: std::collections::BTreeMap<String, String>,
     /// A question the client could not be asked.
     pub(crate) unsupported: Option<ClientCapability>,
+    /// What the handler was told then (the `InputError`'s text), to tell whether it let that
+    /// end the call ([`Pending::ended_by_unsupported`]).
+    pub(crate) unsupported_said: Option<String>,
     /// Every answer the call was given so far, by key: `{"q": digest, "a": answer}` (carried to
     /// the next round).
     pub(crate) answers: JsonObject,
+}
+
+impl Pending {
+    /// The capability the client lacks, when the handler let the error it got for it end the
+    /// call: it failed, or its result is an error that says it (`?` on `ctx.ask`). A handler that
+    /// handled it — a result of its own — is answered with that result.
+    pub(crate) fn ended_by_unsupported(&self, failed: Option<&str>) -> Option<ClientCapability> {
+        let said = self.unsupported_said.as_deref()?;
+        failed.filter(|text| text.is_empty() || text.contains(said)).and(self.unsupported)
+    }
 }
 
 impl Default for Inputs {
@@ -352,8 +365,11 @@ impl Inputs {
         }
         if let Some((_, request)) = requests.iter().find(|(_, r)| !self.client_supports(r.capability)) {
             let capability = request.capability;
-            self.pending().unsupported.get_or_insert(capability);
-            return Err(InputError::Unsupported { capability });
+            let error = InputError::Unsupported { capability };
+            let mut pending = self.pending();
+            pending.unsupported.get_or_insert(capability);
+            pending.unsupported_said.get_or_insert_with(|| error.to_string());
+            return Err(error);
         }
         let mut answers = JsonObject::new();
         match &self.mode {

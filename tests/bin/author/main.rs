@@ -38,8 +38,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use teaagent_core::{
-    Bounded, CallToolResult, Handler, Json, PermissionMode, Policy, Registry, Server, State, ToolContext,
-    ToolDef, tool,
+    Bounded, CallToolResult, Handler, InputRequest, Json, PermissionMode, Policy, Registry, Server, State,
+    ToolContext, ToolDef, ToolError, tool,
 };
 
 /// Echo the text back unchanged.
@@ -309,6 +309,28 @@ struct Mislabeled {
 #[tool(read_only)]
 fn mislabeled() -> Json<Mislabeled> {
     Json(Mislabeled { count: "three".into() })
+}
+
+/// The schema of a question asking for a name.
+fn name_form() -> serde_json::Value {
+    json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+}
+
+/// Greet the user by name, asking it when the client can answer; a guest otherwise (the tool
+/// handles a client that cannot be asked: its result stands).
+#[tool(read_only)]
+async fn greet(ctx: &ToolContext) -> String {
+    match ctx.ask("name", InputRequest::elicit("What is your name?", name_form())).await {
+        Ok(answer) => format!("hello, {}", answer["content"]["name"].as_str().unwrap_or("stranger")),
+        Err(_) => "hello, guest".to_owned(),
+    }
+}
+
+/// Greet the user by name; a client that cannot be asked ends the call (`?`: `-32021`).
+#[tool(read_only)]
+async fn greet_by_name(ctx: &ToolContext) -> Result<String, ToolError> {
+    let answer = ctx.ask("name", InputRequest::elicit("What is your name?", name_form())).await?;
+    Ok(format!("hello, {}", answer["content"]["name"].as_str().unwrap_or("stranger")))
 }
 
 fn registry() -> Registry {
