@@ -276,6 +276,15 @@ fn a_server_without_the_state_its_tools_take_does_not_start() {
         assert!(stderr.contains("`Server::new(registry).state(value)`"), "{mode}: {stderr}");
         assert!(!stderr.contains("serving MCP"), "{mode}: it started:\n{stderr}");
     }
+    // Given, but as another type: the message says what was given and the two ways out.
+    let out = run("arc-state");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("tool `add_note` takes `State<author::Notes>`, but the server was given a `alloc::sync::Arc<author::Notes>`, which is another type")
+            && stderr.contains("have the tool take `State<alloc::sync::Arc<author::Notes>>`"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -125,17 +125,33 @@ impl Eq for StateNeed {}
 
 /// The state values of a server, one per type. Cheap to clone (shared until changed).
 #[derive(Clone, Default)]
-pub(crate) struct States(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+pub(crate) struct States(Arc<HashMap<TypeId, (&'static str, Arc<dyn Any + Send + Sync>)>>);
 
 impl States {
     /// Adds (or replaces) the value of type `T`.
     pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), Arc::new(value));
+        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), (std::any::type_name::<T>(), Arc::new(value)));
     }
 
     /// The value of type `T`, if there is one.
     pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
-        self.0.get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref::<T>())
+        self.0.get(&TypeId::of::<T>()).and_then(|(_, v)| v.downcast_ref::<T>())
+    }
+
+    /// A value given that is not of the needed type but close to it, as it is spelled: the type
+    /// wrapped (`Arc<Notes>` for `Notes`), or unwrapped (`Notes` for `Arc<Notes>`), or another
+    /// type of the same name.
+    fn near(&self, need: &str) -> Option<&'static str> {
+        let short = |name: &str| name.rsplit("::").next().unwrap_or(name).to_owned();
+        let wraps = |outer: &str, inner: &str| {
+            outer.contains(&format!("<{inner}>")) || outer.contains(&format!("<{inner},"))
+        };
+        let given: Vec<&'static str> = self.0.values().map(|(name, _)| *name).collect();
+        given
+            .iter()
+            .find(|g| wraps(g, need) || wraps(need, g))
+            .or_else(|| given.iter().find(|g| short(g) == short(need)))
+            .copied()
     }
 
     /// Whether a value of the needed type is there.
@@ -145,12 +161,12 @@ impl States {
 
     /// Every need of the registry's tools that is not met, in registry order.
     pub(crate) fn check(&self, registry: &crate::Registry) -> Result<(), MissingState> {
-        let missing: Vec<(String, &'static str)> = registry
+        let missing: Vec<(String, &'static str, Option<&'static str>)> = registry
             .iter()
             .flat_map(|tool| {
                 tool.state_needs()
                     .filter(|need| !self.has(*need))
-                    .map(|need| (tool.name().to_owned(), need.type_name()))
+                    .map(|need| (tool.name().to_owned(), need.type_name(), self.near(need.type_name())))
             })
             .collect();
         if missing.is_empty() { Ok(()) } else { Err(MissingState { missing }) }
@@ -167,25 +183,31 @@ impl fmt::Debug for States {
 /// it refuses to start. The message names each tool, the type and the call to add.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct MissingState {
-    /// `(tool, type name)` for every need not met.
-    missing: Vec<(String, &'static str)>,
+    /// `(tool, type name, a close type that was given instead)` for every need not met.
+    missing: Vec<(String, &'static str, Option<&'static str>)>,
 }
 
 impl MissingState {
     /// `(tool, type name)` for every need not met, in registry order.
     pub fn missing(&self) -> impl Iterator<Item = (&str, &'static str)> {
-        self.missing.iter().map(|(tool, ty)| (tool.as_str(), *ty))
+        self.missing.iter().map(|(tool, ty, _)| (tool.as_str(), *ty))
     }
 }
 
 impl fmt::Display for MissingState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the server was not given the state its tools take, so it does not start:")?;
-        for (tool, ty) in &self.missing {
-            write!(
-                f,
-                "\n  tool `{tool}` takes `State<{ty}>`, but the server has no `{ty}`: add one with `.state(...)`, as in `Server::new(registry).state(value)`"
-            )?;
+        for (tool, ty, near) in &self.missing {
+            match near {
+                Some(given) => write!(
+                    f,
+                    "\n  tool `{tool}` takes `State<{ty}>`, but the server was given a `{given}`, which is another type: give it a `{ty}` (`.state(value)` with the value of exactly that type), or have the tool take `State<{given}>`"
+                )?,
+                None => write!(
+                    f,
+                    "\n  tool `{tool}` takes `State<{ty}>`, but the server has no `{ty}`: add one with `.state(...)`, as in `Server::new(registry).state(value)`"
+                )?,
+            }
         }
         Ok(())
     }
@@ -281,7 +303,7 @@ mod tests {
 
     #[test]
     fn missing_state_names_tool_type_and_the_call() {
-        let missing = MissingState { missing: vec![("add_note".into(), "notes::Notes")] };
+        let missing = MissingState { missing: vec![("add_note".into(), "notes::Notes", None)] };
         let text = missing.to_string();
         assert!(
             text.contains(
@@ -290,5 +312,24 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("`Server::new(registry).state(value)`"), "{text}");
+    }
+
+    #[test]
+    fn a_close_type_given_instead_is_named() {
+        let mut states = States::default();
+        states.insert(Arc::new(Counter(0)));
+        let need = std::any::type_name::<Counter>();
+        let given = std::any::type_name::<Arc<Counter>>();
+        assert_eq!(states.near(need), Some(given));
+        let mut unwrapped = States::default();
+        unwrapped.insert(Counter(0));
+        assert_eq!(unwrapped.near(given), Some(need));
+        let missing = MissingState { missing: vec![("bump".into(), need, states.near(need))] };
+        let text = missing.to_string();
+        assert!(
+            text.contains(&format!("but the server was given a `{given}`, which is another type")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("have the tool take `State<{given}>`")), "{text}");
     }
 }

@@ -384,6 +384,8 @@ fn main() -> ExitCode {
         "tokio-serve-stdio" => tokio_serve_stdio(server()),
         "no-state" => Server::new(registry()).run_stdio(),
         "no-state-serve-stdio" => tokio_serve_stdio(Server::new(registry())),
+        // A common slip: the state given wrapped in an `Arc`, where the tools take `State<Notes>`.
+        "arc-state" => Server::new(registry()).state(std::sync::Arc::new(Notes::default())).run_stdio(),
         "no-tools" => Server::new(Registry::builder().build().expect("valid tools")).run_stdio(),
         "bad-registry" => {
             let bad = ToolDef::builder("bad name")
