@@ -168,6 +168,13 @@ fn one_problem_is_one_line() {
             r#"Invalid arguments for tool 'plan': /priority: must be one of "low", "medium" or "high" (got 3)"#
         );
         assert_eq!(data["errors"].as_array().map(Vec::len), Some(1), "{data}");
+        // Counts are spelled as English counts them.
+        let answer = call(&mut server, "plan", json!({"title": "", "due": {"days": 1}}));
+        let (text, _) = refusal(&answer, version);
+        assert_eq!(
+            text,
+            "Invalid arguments for tool 'plan': /title: must be at least 1 character long (got 0 characters)"
+        );
         // Arguments that are not an object at all.
         let answer = server.request("tools/call", json!({"name": "plan", "arguments": [1]}));
         let (text, data) = refusal(&answer, version);

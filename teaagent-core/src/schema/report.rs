@@ -361,18 +361,30 @@ fn describe(kind: &Kind<'_>, value: &Value) -> String {
             format!("must be a multiple of {multiple_of} (got {})", preview(value))
         }
         Kind::MinLength(limit) => {
-            format!("must be at least {limit} characters long (got {})", length(value))
+            format!(
+                "must be at least {} long (got {})",
+                units(*limit, "character", "characters"),
+                length(value)
+            )
         }
         Kind::MaxLength(limit) => {
-            format!("must be at most {limit} characters long (got {})", length(value))
+            format!(
+                "must be at most {} long (got {})",
+                units(*limit, "character", "characters"),
+                length(value)
+            )
         }
-        Kind::MinItems(limit) => format!("must have at least {limit} items (got {})", count(value)),
-        Kind::MaxItems(limit) => format!("must have at most {limit} items (got {})", count(value)),
+        Kind::MinItems(limit) => {
+            format!("must have at least {} (got {})", units(*limit, "item", "items"), count(value))
+        }
+        Kind::MaxItems(limit) => {
+            format!("must have at most {} (got {})", units(*limit, "item", "items"), count(value))
+        }
         Kind::MinProperties(limit) => {
-            format!("must have at least {limit} properties (got {})", count(value))
+            format!("must have at least {} (got {})", units(*limit, "property", "properties"), count(value))
         }
         Kind::MaxProperties(limit) => {
-            format!("must have at most {limit} properties (got {})", count(value))
+            format!("must have at most {} (got {})", units(*limit, "property", "properties"), count(value))
         }
         Kind::UniqueItems => "must not contain the same item twice".to_owned(),
         Kind::Pattern(pattern) => {
@@ -380,9 +392,15 @@ fn describe(kind: &Kind<'_>, value: &Value) -> String {
         }
         Kind::Contains { matched, min, max } => match max {
             Some(max) if matched > max => {
-                format!("must have at most {max} items of the required kind (got {matched})")
+                format!(
+                    "must have at most {} of the required kind (got {matched})",
+                    units(*max, "item", "items")
+                )
             }
-            _ => format!("must have at least {min} items of the required kind (got {matched})"),
+            _ => format!(
+                "must have at least {} of the required kind (got {matched})",
+                units(*min, "item", "items")
+            ),
         },
         Kind::FalseSchema => "is not allowed here".to_owned(),
         Kind::Not => format!("is not allowed here (got {})", preview(value)),
@@ -443,9 +461,14 @@ pub fn bounded(text: &str, max: usize) -> String {
     format!("{}…⟪{} more characters⟫", visible::escape(&head), total - max)
 }
 
+/// `1 character`, `2 characters`.
+fn units(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn length(value: &Value) -> String {
     match value {
-        Value::String(s) => format!("{} characters", s.chars().count()),
+        Value::String(s) => units(s.chars().count() as u64, "character", "characters"),
         other => typed(other),
     }
 }
@@ -754,8 +777,8 @@ mod tests {
             got,
             pairs(&[
                 ("/dep/to", "missing property `to` (required when `from` is given)"),
-                ("/has", "must have at most 1 items of the required kind (got 2)"),
-                ("/len", "must be at least 3 characters long (got 1 characters)"),
+                ("/has", "must have at most 1 item of the required kind (got 2)"),
+                ("/len", "must be at least 3 characters long (got 1 character)"),
                 ("/len", r#"must match the pattern `^[a-z]*$` (got "A")"#),
                 ("/mul", "must be a multiple of 0.5 (got 0.3)"),
                 ("/names/Bad\u{1b}", r"the property name `Bad\e` is not allowed"),

@@ -108,7 +108,7 @@ pub(crate) async fn run(
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
     if let Some(read) = early {
         if let Some(info) = read.session {
-            tracing::info!(client = %info.client.name, %info.version, "initialize (answered early)");
+            tracing::info!(client = %info.client.name, client_version = %info.client.version, protocol = %info.version, "initialize (answered early)");
             shared.peer.initialize(info);
             if let Some(lock) = lock_pending.take() {
                 settle_lock(lock).await;
@@ -410,7 +410,7 @@ impl Shared {
             Ok(answer) => answer,
             Err(line) => return line,
         };
-        tracing::info!(client = %info.client.name, %info.version, "initialize");
+        tracing::info!(client = %info.client.name, client_version = %info.client.version, protocol = %info.version, "initialize");
         if !self.peer.initialize(info) {
             let error = Error::InvalidRequest { reason: InvalidRequest::AlreadyInitialized };
             return error_line(Some(id), &error.to_error_object());

@@ -177,6 +177,7 @@ struct Due {
 #[tool(read_only)]
 fn plan(
     /// What to do.
+    #[schemars(length(min = 1))]
     title: String,
     /// How urgent (default `medium`).
     priority: Option<Priority>,
