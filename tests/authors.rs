@@ -66,6 +66,14 @@ fn run_stdio_inside_tokio_main_serves_and_names_serve_stdio() {
         let stderr = server.stderr_once(named);
         assert!(!stderr.contains("panic"), "{mode}: {stderr}");
         assert!(named(&stderr), "{mode}: no {level} line naming serve_stdio().await:\n{stderr}");
+        if level == "INFO" {
+            // The client's version and the protocol's, each under its own name.
+            let line = stderr.lines().find(|l| l.contains("initialize")).unwrap_or_default();
+            assert!(
+                line.contains("client_version=0") && line.contains("protocol=2025-06-18"),
+                "{mode}: {stderr}"
+            );
+        }
         server.finish();
     }
 }
