@@ -230,6 +230,44 @@ fn configuration_layers_and_a_workspace_that_tries_to_loosen() {
     assert!(flagged.status.success(), "{}", stderr(&flagged));
 }
 
+/// Tool authors, round 2: a grant or deny rule that names no tool is a typo, refused with the
+/// closest name, wherever it was written; one naming an external server's tools only warns.
+#[test]
+fn a_rule_that_names_no_tool_is_refused_with_the_closest_name() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let read = ["run", "read_file", "--args", r#"{"path": "src/a.txt"}"#];
+    for (flags, config, expected) in [
+        (
+            &["--grant", "delete_paths"][..],
+            "",
+            "the grant `delete_paths` names no tool of this server; did you mean `delete_path`?",
+        ),
+        (
+            &[][..],
+            "deny = [\"shell_exce:command=rm*\"]\n",
+            "the deny rule `shell_exce:command=rm*` names no tool of this server; did you mean `shell_exec`?",
+        ),
+        (&[][..], "grants = [\"frobnicate\"]\n", "the grant `frobnicate` names no tool of this server"),
+    ] {
+        home.write("config.toml", config);
+        let mut args: Vec<&str> = read.to_vec();
+        args.extend_from_slice(flags);
+        let out = teaagent(&home, &tree.root(), &args);
+        let message = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{flags:?} {config}: {message}");
+        assert!(message.contains(expected), "{message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+    home.write("config.toml", "grants = [\"github__search_code\"]\n");
+    let out = teaagent(&home, &tree.root(), &read);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: the grant `github__search_code` names no tool"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
     let (tree, home) = (Tree::new(), Tree::new());

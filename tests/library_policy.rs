@@ -342,3 +342,22 @@ fn a_value_with_a_line_break_is_never_advised_as_a_rule() {
     }
     server.finish();
 }
+
+/// Tool authors, round 2: a library server warns at start about a grant that names no tool of
+/// its own, with the closest name (the call it meant is still refused: nothing is guessed).
+#[test]
+fn a_grant_that_names_no_tool_is_a_warning_with_the_closest_name() {
+    let home = Tree::new();
+    let mut cmd = author("serve-streams-environment", &home);
+    cmd.env("TEAAGENT_GRANTS", "delete_notes");
+    let mut server = RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let warned = |s: &str| s.contains("did you mean `delete_note`?");
+    let stderr = server.stderr_once(warned);
+    assert!(
+        stderr.contains("the grant `delete_notes` names no tool of this server; did you mean `delete_note`?"),
+        "{stderr}"
+    );
+    assert!(delete_note(&mut server).is_err(), "nothing is guessed");
+    server.finish();
+}

@@ -145,6 +145,17 @@ fn server(
         .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
         .command_sandbox(sandbox.summary());
     sandbox::announce(&sandbox);
+    // A rule that names no tool is a typo that leaves calls refused (or allowed) against what was
+    // meant: refused, as an unknown key is; one naming an external server's tools only warns
+    // (that server may be withheld or not allowed right now).
+    for rule in policy.rules_naming_no_tool(&registry) {
+        if rule.rule.contains(SEPARATOR) {
+            eprintln!("teaagent: warning: {}", visible::escape(&rule.to_string()));
+        } else {
+            gateway.shutdown();
+            return Err(config::ConfigError::RuleNamesNoTool(rule.to_string()).into());
+        }
+    }
     external::announce_unchecked(&registry, &gateway, &policy);
     let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;

@@ -382,6 +382,10 @@ pub enum ConfigError {
         /// The range.
         allowed: &'static str,
     },
+    /// A grant or deny rule that names no tool served (the `teaagent` command refuses to start;
+    /// `Policy::rules_naming_no_tool`).
+    #[error("{0} (from --grant, --deny, TEAAGENT_GRANTS or a configuration file's `grants` or `deny`)")]
+    RuleNamesNoTool(String),
     /// A grant or deny rule that does not parse.
     #[error("{}: `{key}`: {why}", file.display())]
     BadRule {

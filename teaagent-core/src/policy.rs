@@ -62,6 +62,9 @@ pub mod digest;
 pub mod grant;
 mod questions;
 pub mod request_state;
+mod unmatched;
+
+pub use unmatched::UnmatchedRule;
 
 use std::collections::HashSet;
 use std::fmt;

@@ -485,6 +485,11 @@ impl Server {
         }
         self.warn_if_no_tools();
         self.resolve_policy(stdio)?;
+        for rule in self.policy.rules_naming_no_tool(self.registry.get()) {
+            tracing::warn!(
+                "{rule}: it applies to nothing (grants and deny rules name tools by their exact names or a glob)"
+            );
+        }
         if let Some(line) = self.policy.approvals_needed(self.registry.get()) {
             tracing::info!("{line}");
         }

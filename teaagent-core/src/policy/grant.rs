@@ -244,6 +244,11 @@ impl Grant {
         self.arg.is_some()
     }
 
+    /// The rule's tool pattern, as written (`read_*`, `delete_note`).
+    pub fn tool_pattern(&self) -> &str {
+        self.tool.glob().glob()
+    }
+
     /// Whether the rule names `tool` (by its tool glob), whatever its arguments.
     pub fn names_tool(&self, tool: &str) -> bool {
         self.tool.is_match(tool)
