@@ -4,8 +4,10 @@
 //! build and serve: shared state across calls, a destructive tool refused with advice for *this*
 //! server and allowed by the `TEAAGENT_GRANTS` line the README shows, a rate-limited tool.
 //!
-//! The code blocks are also doctests of teaagent-core (`ReadmeDoctests`); this test adds the
-//! manifest (versions that work together) and the behaviour.
+//! Every other Rust block of the README is built too, as written, in the same crate with the
+//! README's `Cargo.toml` and the dependencies its text says to add (tool authors round 2: an
+//! example that needed a dependency the manifest lacked passed as a doctest of teaagent-core,
+//! which has it). The blocks are also doctests of teaagent-core (`ReadmeDoctests`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +30,28 @@ fn block(section: &str, lang: &str) -> String {
     body.join("\n") + "\n"
 }
 
+/// Every ```rust block of the README (not `ignore`), its rustdoc-hidden lines (`# …`) shown.
+fn rust_blocks(readme: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(info) = line.strip_prefix("```rust") else { continue };
+        let body: Vec<String> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .map(|l| match l.strip_prefix("# ") {
+                Some(hidden) => hidden.to_owned(),
+                None if l == "#" => String::new(),
+                None => l.to_owned(),
+            })
+            .collect();
+        if !info.contains("ignore") {
+            blocks.push(body.join("\n") + "\n");
+        }
+    }
+    blocks
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -41,8 +65,24 @@ fn build_readme_crate(dir: &Tree) -> PathBuf {
     assert!(manifest.contains(dependency), "the README's Cargo.toml depends on a clone by path:\n{manifest}");
     let core = workspace().join("teaagent-core").canonicalize().expect("teaagent-core");
     let manifest = manifest.replace(dependency, &format!("teaagent-core = {{ path = {:?} }}", core));
+    // The dependencies the README tells a reader to add for its other examples, as it spells them.
+    // (insta, which "Test your tools" suggests, is only named in a comment of its example.)
+    let tokio = r#"tokio = { version = "1", features = ["macros", "rt-multi-thread"] }"#;
+    assert!(readme.contains(tokio), "the README no longer says to add `{tokio}`");
+    let manifest = format!("{manifest}{tokio}\n");
     dir.write("notes/Cargo.toml", &manifest);
     dir.write("notes/src/main.rs", &block(first_tool, "rust"));
+    // Every other Rust block of the README, as written (rustdoc's hidden `# ` lines included,
+    // but for a hidden `fn main` in a test file): a program each, or a test file.
+    for (i, code) in rust_blocks(&readme).into_iter().enumerate().skip(1) {
+        if code.contains("#[tokio::test]") {
+            let code: String =
+                code.lines().filter(|l| l.trim() != "fn main() {}").map(|l| format!("{l}\n")).collect();
+            dir.write(&format!("notes/tests/readme_{i}.rs"), &code);
+        } else {
+            dir.write(&format!("notes/src/bin/readme_{i}.rs"), &code);
+        }
+    }
     // The versions this workspace was tested with (cargo drops what the crate does not use).
     std::fs::copy(workspace().join("Cargo.lock"), dir.path("notes/Cargo.lock")).expect("copy the lock");
 
@@ -53,7 +93,7 @@ fn build_readme_crate(dir: &Tree) -> PathBuf {
         .join("readme-crate");
     let out = Command::new(cargo)
         .current_dir(dir.path("notes"))
-        .args(["build", "--offline", "--message-format=json-render-diagnostics"])
+        .args(["build", "--offline", "--bins", "--tests", "--message-format=json-render-diagnostics"])
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .output()
@@ -65,7 +105,9 @@ fn build_readme_crate(dir: &Tree) -> PathBuf {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find_map(|m| {
-            (m["target"]["name"] == "notes").then(|| m["executable"].as_str().map(PathBuf::from))?
+            // The program, not its test harness (`--tests` builds both).
+            (m["target"]["name"] == "notes" && m["profile"]["test"] == false)
+                .then(|| m["executable"].as_str().map(PathBuf::from))?
         })
         .expect("cargo names the notes binary")
 }
