@@ -340,3 +340,38 @@ fn a_tool_that_handles_a_question_it_cannot_ask_keeps_its_result() {
     assert_eq!(ended["error"]["code"], -32021, "{ended}");
     server.finish();
 }
+
+/// Tool authors, round 2: prompt arguments are checked — a required one missing is `-32602`
+/// naming it, an optional one left out is `None`, a name the handler misspells is answered with
+/// the name (not a bare panic message), and a completer for an argument the prompt lacks keeps
+/// the server from starting.
+#[test]
+fn prompt_arguments_are_checked_and_a_misspelled_name_is_named() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("blocking-prompt", &home));
+    server.initialize("2025-11-25");
+    let missing = server.request("prompts/get", json!({"name": "typo", "arguments": {}}));
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(missing.to_string().contains("needs the argument `file`"), "{missing}");
+    let misspelled = server.request("prompts/get", json!({"name": "typo", "arguments": {"file": "a.rs"}}));
+    assert_eq!(misspelled["error"]["code"], -32603, "{misspelled}");
+    assert!(
+        misspelled
+            .to_string()
+            .contains("prompt `typo` has no argument `fil` (its arguments: `file`, `note`)"),
+        "{misspelled}"
+    );
+    let optional = server.request("prompts/get", json!({"name": "nap", "arguments": {"ms": "1"}}));
+    assert!(optional["result"]["messages"][0]["content"]["text"] == "slept 1 ms", "{optional}");
+    server.finish();
+
+    let out = run("misspelled-completer");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "prompt `summarize` has a completer for `pth`, which is not one of its arguments (`path`)"
+        ),
+        "{stderr}"
+    );
+}

@@ -16,13 +16,8 @@
 //!     PromptDef::new("review")
 //!         .description("Review a change for bugs")
 //!         .argument("focus", "What to look at first", true)
-//!         .complete(|argument, typed, _| match argument {
-//!             "focus" => ["security", "speed", "style"]
-//!                 .into_iter()
-//!                 .filter(|v| v.starts_with(typed))
-//!                 .map(String::from)
-//!                 .collect(),
-//!             _ => Vec::new(),
+//!         .complete("focus", |typed, _filled| {
+//!             ["security", "speed", "style"].into_iter().filter(|v| v.starts_with(typed)).map(String::from).collect()
 //!         })
 //!         .handler(|_ctx, args| async move {
 //!             Ok(GetPromptResult::text(format!("Review this change, {} first.", args["focus"])))
@@ -35,7 +30,11 @@
 //! Decisions:
 //! - An unknown prompt, a missing required argument, an argument that is not a string and an
 //!   argument the prompt does not take are `-32602` (`reason: "invalid_prompt_arguments"` or
-//!   `"unknown_prompt"`), before the handler runs.
+//!   `"unknown_prompt"`), before the handler runs. The handler reads them from
+//!   [`PromptArguments`]: an optional one left out is `None`; a name the prompt does not
+//!   declare is a bug the answer names.
+//! - A completer completes one argument ([`PromptDef::complete`]); one for an argument the
+//!   prompt does not declare keeps the server from starting, naming both.
 //! - A handler's error is `-32603` with its message: a prompt has no `isError` result.
 //! - `prompts/list` is one page: prompts are few and fixed for the life of the server.
 //! - A prompt without a handler stops the server before it serves (an `InvalidInput` error),
@@ -43,31 +42,32 @@
 //! - Completion answers at most 100 values (`hasMore` says when there were more); a prompt
 //!   without a completer, or an argument it does not know, gets no values (not an error).
 
-use std::collections::BTreeMap;
+mod arguments;
+
 use std::future::Future;
 use std::sync::Arc;
+
+pub use arguments::PromptArguments;
 
 use crate::ToolContext;
 use crate::mcp::prompts::{GetPromptResult, Prompt, PromptArgument};
 use crate::task::BoxFuture;
 use crate::tool::ToolError;
 
-/// A prompt's arguments, by name.
-pub type PromptArguments = BTreeMap<String, String>;
-
 type Handler = Arc<
     dyn Fn(ToolContext, PromptArguments) -> BoxFuture<'static, Result<GetPromptResult, ToolError>>
         + Send
         + Sync,
 >;
-type Completer = Arc<dyn Fn(&str, &str, &PromptArguments) -> Vec<String> + Send + Sync>;
+type Completer = Arc<dyn Fn(&str, &PromptArguments) -> Vec<String> + Send + Sync>;
 
 /// One prompt: its name, description, arguments, handler and (optionally) completer.
 #[derive(Clone)]
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Option<Handler>,
-    pub(crate) completer: Option<Completer>,
+    /// Completers, by the argument each completes.
+    pub(crate) completers: Vec<(String, Completer)>,
 }
 
 impl std::fmt::Debug for PromptDef {
@@ -82,7 +82,7 @@ impl PromptDef {
         Self {
             prompt: Prompt { name: name.into(), title: None, description: None, arguments: Vec::new() },
             handler: None,
-            completer: None,
+            completers: Vec::new(),
         }
     }
 
@@ -124,14 +124,47 @@ impl PromptDef {
         self
     }
 
-    /// Suggestions for an argument: given the argument's name, what was typed so far and the
-    /// arguments already filled in, the values to offer (best first).
-    pub fn complete<F>(mut self, completer: F) -> Self
+    /// Suggestions for the argument `argument`: given what was typed so far and the arguments
+    /// already filled in, the values to offer (best first). A completer for an argument the
+    /// prompt does not declare keeps the server from starting, naming both (a later one for the
+    /// same argument replaces it).
+    pub fn complete<F>(mut self, argument: impl Into<String>, completer: F) -> Self
     where
-        F: Fn(&str, &str, &PromptArguments) -> Vec<String> + Send + Sync + 'static,
+        F: Fn(&str, &PromptArguments) -> Vec<String> + Send + Sync + 'static,
     {
-        self.completer = Some(Arc::new(completer));
+        let argument = argument.into();
+        self.completers.retain(|(a, _)| *a != argument);
+        self.completers.push((argument, Arc::new(completer)));
         self
+    }
+
+    /// The names of its arguments, in order.
+    pub(crate) fn argument_names(&self) -> Arc<[String]> {
+        self.prompt.arguments.iter().map(|a| a.name.clone()).collect()
+    }
+
+    /// What keeps it from being served: no handler, or a completer for an argument it does not
+    /// declare.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if self.handler.is_none() {
+            return Some(format!("prompt `{}` has no handler (PromptDef::handler)", self.prompt.name));
+        }
+        let names = self.argument_names();
+        self.completers.iter().find(|(a, _)| !names.contains(a)).map(|(argument, _)| {
+            format!(
+                "prompt `{}` has a completer for `{argument}`, which is not one of its arguments ({})",
+                self.prompt.name,
+                arguments::names(&names)
+            )
+        })
+    }
+
+    /// The suggestions for `argument` (none when it has no completer).
+    pub(crate) fn completions(&self, argument: &str, typed: &str, filled: &PromptArguments) -> Vec<String> {
+        match self.completers.iter().find(|(a, _)| a == argument) {
+            Some((_, complete)) => complete(typed, filled),
+            None => Vec::new(),
+        }
     }
 
     /// The `prompts/list` entry.
@@ -166,7 +199,7 @@ impl Prompts {
 
     /// Whether any prompt completes its arguments (the server then declares `completions`).
     pub fn completes(&self) -> bool {
-        self.defs.iter().any(|d| d.completer.is_some())
+        self.defs.iter().any(|d| !d.completers.is_empty())
     }
 
     /// Whether there are none.

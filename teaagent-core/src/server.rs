@@ -479,8 +479,7 @@ impl Server {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, e.clone()));
         }
         self.check_state().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        if let Some(def) = self.prompts.defs.iter().find(|d| d.handler.is_none()) {
-            let why = format!("prompt `{}` has no handler (PromptDef::handler)", def.prompt.name);
+        if let Some(why) = self.prompts.defs.iter().find_map(|d| d.problem()) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
         self.warn_if_no_tools();

@@ -46,7 +46,7 @@ pub(crate) async fn get_prompt(
     let Some(def) = shared.prompts.get(&name) else {
         return Err(invalid(ParamsProblem::UnknownPrompt, format!("there is no prompt `{name}`")));
     };
-    let mut args = PromptArguments::new();
+    let mut args = PromptArguments::new(&name, def.argument_names());
     for (key, value) in params.arguments.unwrap_or_default() {
         let Some(_) = def.prompt.arguments.iter().find(|a| a.name == key) else {
             return Err(invalid(
@@ -69,7 +69,7 @@ pub(crate) async fn get_prompt(
             }
         }
     }
-    if let Some(missing) = def.prompt.arguments.iter().find(|a| a.required && !args.contains_key(&a.name)) {
+    if let Some(missing) = def.prompt.arguments.iter().find(|a| a.required && !args.contains(&a.name)) {
         return Err(invalid(
             ParamsProblem::InvalidPromptArguments,
             format!("prompt `{name}` needs the argument `{}`", missing.name),
@@ -83,7 +83,8 @@ pub(crate) async fn get_prompt(
     let modern = caller.filter(|c| c.version.is_modern());
     let label = format!("prompt:{name}");
     let binding = modern.map(|_| {
-        let object: JsonObject = args.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let object: JsonObject =
+            args.iter().map(|(k, v)| (k.to_owned(), Value::String(v.to_owned()))).collect();
         Binding {
             tool: label.clone(),
             digest: call_digest(&label, &Value::Object(object)),
@@ -199,10 +200,15 @@ pub(crate) fn complete(shared: &Shared, params: CompleteParams) -> Result<Comple
             let Some(def) = shared.prompts.get(&name) else {
                 return Err(invalid(ParamsProblem::UnknownPrompt, format!("there is no prompt `{name}`")));
             };
-            match &def.completer {
-                Some(complete) => complete(&params.argument.name, &params.argument.value, &context),
-                None => Vec::new(),
+            // The filled-in arguments the prompt declares (a client's others are not passed on).
+            let names = def.argument_names();
+            let mut filled = PromptArguments::new(&name, names.clone());
+            for (key, value) in context {
+                if names.contains(&key) {
+                    filled.insert(key, value);
+                }
             }
+            def.completions(&params.argument.name, &params.argument.value, &filled)
         }
         CompletionRef::Resource { uri } => match &shared.resources {
             Some(provider) => provider.complete(&uri, &params.argument.name, &params.argument.value),

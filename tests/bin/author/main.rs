@@ -403,6 +403,7 @@ fn main() -> ExitCode {
             server().workspace(workspace).run_stdio()
         }
         "blocking-prompt" => server().prompts(blocking::prompts()).run_stdio(),
+        "misspelled-completer" => server().prompts(blocking::misspelled_completer()).run_stdio(),
         "serve-streams" => serve_streams(server()),
         "serve-streams-environment" => serve_streams(server().policy_from_environment()),
         _ => server().run_stdio(),

@@ -400,14 +400,8 @@ fn prompts() -> Prompts {
                 .description("A prompt with two arguments")
                 .argument("arg1", "First argument", true)
                 .argument("arg2", "Second argument", true)
-                .complete(|argument, typed, _| {
-                    let values: &[&str] = match argument {
-                        "arg1" => &["paris", "park", "party", "hello"],
-                        "arg2" => &["world", "wonder"],
-                        _ => &[],
-                    };
-                    values.iter().filter(|v| v.starts_with(typed)).map(|v| v.to_string()).collect()
-                })
+                .complete("arg1", |typed, _| starting_with(&["paris", "park", "party", "hello"], typed))
+                .complete("arg2", |typed, _| starting_with(&["world", "wonder"], typed))
                 .handler(|_, args| async move {
                     Ok(GetPromptResult::text(format!(
                         "Prompt with arguments: arg1='{}', arg2='{}'",
@@ -465,4 +459,9 @@ fn main() -> ExitCode {
         .resources(TestResources)
         .prompts(prompts());
     teaagent_tests::serve_http(server, &addr)
+}
+
+/// The values that start with what was typed.
+fn starting_with(values: &[&str], typed: &str) -> Vec<String> {
+    values.iter().filter(|v| v.starts_with(typed)).map(|v| v.to_string()).collect()
 }
