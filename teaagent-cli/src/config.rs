@@ -24,6 +24,9 @@ pub(crate) fn load(
         user_file: flags.config.as_deref(),
         create_home: true,
         workspace: Some(workspace),
+        // The command's settings are the user's file's (a server's own file is for servers
+        // built on the crate that name themselves).
+        server_file: None,
         environment: true,
         flags: Choices {
             permission_mode: flags.permission_mode,

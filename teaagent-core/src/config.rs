@@ -137,7 +137,7 @@
 //! for warning in &settings.warnings {
 //!     eprintln!("warning: {warning}");
 //! }
-//! let policy = settings.policy()?.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
+//! let policy = settings.policy()?.advice(Advice::Environment { file: Some(settings.user_file.clone()), shared: true });
 //! # let _ = policy;
 //! # Ok(())
 //! # }
@@ -754,6 +754,9 @@ pub struct Sources<'a> {
     pub create_home: bool,
     /// The workspace whose `.teaagent/config.toml` may tighten the settings.
     pub workspace: Option<&'a Workspace>,
+    /// A server's own file (`$TEAAGENT_HOME/servers/NAME.toml`, [`server_file`]), read after the
+    /// user's when it exists: the same keys, for that server only.
+    pub server_file: Option<&'a Path>,
     /// Whether to read the `TEAAGENT_*` variables.
     pub environment: bool,
     /// Choices applied last (the command's flags).
@@ -769,6 +772,21 @@ impl Sources<'_> {
     pub fn environment() -> Self {
         Sources { environment: true, ..Sources::default() }
     }
+}
+
+/// The file of a server's own settings, `$TEAAGENT_HOME/servers/NAME.toml`, for a server named
+/// `name` (its `serverInfo` name): `None` for the default name `teaagent` (shared by every server
+/// that has not named itself, and by the `teaagent` command) or a name that is not a plain file
+/// name (`[A-Za-z0-9._-]`, at most 64 bytes, not starting with `.`).
+pub fn server_file(name: &str) -> Option<PathBuf> {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !plain || name == "teaagent" {
+        return None;
+    }
+    Some(crate::home::dir().ok()?.join("servers").join(format!("{name}.toml")))
 }
 
 /// What the calls will run under.
@@ -867,6 +885,11 @@ impl Settings {
         let strict = sources.strict_tool_names;
         if let Some(file) = user.read()? {
             settings.apply_user(file, &user_path, registry, strict)?;
+        }
+        if let Some(path) = sources.server_file.filter(|p| p.is_file()) {
+            if let Some(file) = UserFile::Named(path.to_path_buf()).read()? {
+                settings.apply_user(file, path, registry, strict)?;
+            }
         }
         if let Some(ws) = sources.workspace
             && let Some(file) = read_workspace(ws)?

@@ -157,8 +157,9 @@ pub enum Error {
         /// Why.
         reason: ResourceRefusal,
     },
-    /// The permission policy denied the call.
-    #[error("Approval denied for tool '{tool}': {rule}")]
+    /// The permission policy denied the call. The message carries the first way to allow it
+    /// (SDKs and clients show the message; `data.details` has every way).
+    #[error("Approval denied for tool '{tool}': {rule}; {}", first_fix(details))]
     ApprovalDenied {
         /// The tool.
         tool: String,
@@ -693,4 +694,10 @@ mod tests {
         }
         assert_eq!(Failure::Timeout.as_str(), "timeout");
     }
+}
+
+/// The first of the ways to allow a call that `details` lists (`…, or …`): the one a message has
+/// room for.
+fn first_fix(details: &str) -> &str {
+    details.split(", or ").next().unwrap_or(details)
 }

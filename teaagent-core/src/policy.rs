@@ -294,8 +294,12 @@ pub enum Advice {
     /// The `TEAAGENT_*` environment variables and the user's configuration file
     /// ([`crate::config`]).
     Environment {
-        /// The user's configuration file, named in the advice (`None`: only the variables).
+        /// The configuration file named in the advice: the server's own
+        /// (`config::server_file`), else the user's (`None`: only the variables).
         file: Option<PathBuf>,
+        /// Whether that file is shared by every server on the machine (the server has no name
+        /// of its own): the advice then says how to get a file of its own.
+        shared: bool,
     },
     /// The code that built the [`Policy`]: [`Policy::grant`], [`Policy::preapprove`],
     /// [`Policy::new`].
@@ -482,10 +486,11 @@ impl Policy {
                 "allow them with --grant (e.g. --grant {}), --preapprove, or another --permission-mode",
                 shell_quote(first)
             ),
-            Advice::Environment { file } => format!(
-                "allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS={}){}, or choose another TEAAGENT_PERMISSION_MODE",
+            Advice::Environment { file, shared } => format!(
+                "allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS={}){}, or choose another TEAAGENT_PERMISSION_MODE{}",
                 shell_quote(first),
-                file.as_ref().map(|f| format!(" or `grants` in {}", f.display())).unwrap_or_default()
+                file.as_ref().map(|f| format!(" or `grants` in {}", f.display())).unwrap_or_default(),
+                if *shared { SHARED_FILE } else { "" }
             ),
             Advice::Code => format!(
                 "allow them in the server's code with `Policy::grant` (e.g. `.grant({first:?})`) or another `Policy::new(mode)`, or let the server take its policy from the environment (`Server::policy_from_environment`)"
@@ -967,39 +972,45 @@ fn how_to_allow(call: &CallFacts<'_>, advice: &Advice) -> String {
         };
     }
     match advice {
+        // The grant first (the fix the error's message carries), then this exact call, then
+        // the mode.
         Advice::Flags => {
             let grants: Vec<String> = rules.iter().map(|r| format!("--grant {}", shell_quote(r))).collect();
             format!(
-                "allow it with --preapprove {digest} (this exact call), or {} ({which}), or --permission-mode {mode} if you trust every such call",
+                "allow it with {} ({which}), or --preapprove {digest} (this exact call), or --permission-mode {mode} if you trust every such call",
                 grants.join(" ")
             )
         }
-        Advice::Environment { file } => {
+        Advice::Environment { file, shared } => {
             let in_file = file
                 .as_ref()
                 .map(|f| {
                     let grants: Vec<String> = rules.iter().map(|r| toml_string(r)).collect();
                     format!(
-                        "; or in {} with grants = [{}] or permission_mode = \"{mode}\"",
+                        "; or in {} with grants = [{}] or permission_mode = \"{mode}\"{}",
                         f.display(),
-                        grants.join(", ")
+                        grants.join(", "),
+                        if *shared { SHARED_FILE } else { "" }
                     )
                 })
                 .unwrap_or_default();
             format!(
-                "allow it in the server's environment (the `env` of its entry in the MCP client's configuration) with TEAAGENT_PREAPPROVE={digest} (this exact call), or {} ({which}), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call{in_file}",
+                "allow it with {} ({which}) in the server's environment (the `env` of its entry in the MCP client's configuration), or TEAAGENT_PREAPPROVE={digest} (this exact call), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call{in_file}",
                 env_lines("TEAAGENT_GRANTS", &rules)
             )
         }
         Advice::Code => {
             let grants: String = rules.iter().map(|r| format!(".grant({r:?})?")).collect();
             format!(
-                "allow it in the server's code, on the `Policy` given to `Server::policy`: `.preapprove(\"{digest}\")?` (this exact call), or `{grants}` ({which}), or `Policy::new(PermissionMode::{})` if you trust every such call; or let the server take its policy from the environment (`Server::policy_from_environment`)",
+                "allow it with `{grants}` ({which}) on the `Policy` given to `Server::policy`, or `.preapprove(\"{digest}\")?` (this exact call), or `Policy::new(PermissionMode::{})` if you trust every such call; or let the server take its policy from the environment (`Server::policy_from_environment`)",
                 mode.rust_name()
             )
         }
     }
 }
+
+/// Said of a configuration file every server on the machine reads (the server has no name).
+const SHARED_FILE: &str = " (that file is read by every server on this machine that has no name of its own, and by the `teaagent` command: name this server with `Server::server_info` to give it a file of its own, $TEAAGENT_HOME/servers/NAME.toml)";
 
 /// `NAME='value'` for a POSIX shell; several lines as `NAME=$'a\nb'` (bash, zsh, ksh).
 fn env_lines(name: &str, lines: &[String]) -> String {
@@ -1097,7 +1108,7 @@ mod tests {
                 detours: Vec::new(),
             };
             for advice in
-                [Advice::Flags, Advice::Environment { file: Some(PathBuf::from("/h/c.toml")) }, Advice::Code]
+                [Advice::Flags, Advice::Environment { file: Some(PathBuf::from("/h/c.toml")), shared: false }, Advice::Code]
             {
                 let details =
                     match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
@@ -1124,7 +1135,7 @@ mod tests {
             "{flags}"
         );
 
-        let env = refusal(Advice::Environment { file: Some(PathBuf::from("/h/config.toml")) });
+        let env = refusal(Advice::Environment { file: Some(PathBuf::from("/h/config.toml")), shared: true });
         // Two rules: one per line, in bash's $'…' (backslash and quote escaped).
         assert!(
             env.contains(r#"TEAAGENT_GRANTS=$'move_path:from=it\'s "a"[*].txt\nmove_path:to=b[\\]c'"#),

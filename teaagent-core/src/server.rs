@@ -455,13 +455,19 @@ impl Server {
         if !from_environment {
             return Ok(());
         }
-        let sources = Sources { workspace: self.workspace.as_ref(), ..Sources::environment() };
+        // A server with a name of its own also reads its own file (grants written there are
+        // this server's, not every server's on the machine).
+        let own = crate::config::server_file(&self.info.name);
+        let sources =
+            Sources { workspace: self.workspace.as_ref(), server_file: own.as_deref(), ..Sources::environment() };
         let settings = Settings::load(&sources, self.registry.get()).map_err(config_error)?;
         for warning in &settings.warnings {
             tracing::warn!("{}", crate::visible::escape(warning));
         }
         let rules = settings.policy().map_err(config_error)?;
-        self.policy = rules.advice(Advice::Environment { file: Some(settings.user_file.clone()) });
+        let shared = own.is_none();
+        let file = own.unwrap_or_else(|| settings.user_file.clone());
+        self.policy = rules.advice(Advice::Environment { file: Some(file), shared });
         self.config = settings.server_config(std::mem::take(&mut self.config));
         self.policy_from = PolicyFrom::Code;
         Ok(())
