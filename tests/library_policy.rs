@@ -361,3 +361,41 @@ fn a_grant_that_names_no_tool_is_a_warning_with_the_closest_name() {
     assert!(delete_note(&mut server).is_err(), "nothing is guessed");
     server.finish();
 }
+
+/// Tool authors, round 2: the refusal's message carries the first way to allow the call (what
+/// SDKs and clients show), phrased for this server; a server with a name of its own points to
+/// its own settings file, whose grants apply to it alone, and one without says how to get one.
+#[test]
+fn the_refusal_says_how_to_allow_in_its_message_and_a_named_server_has_its_own_file() {
+    let home = Tree::new();
+    let mut server = RawServer::start(author("named", &home));
+    server.initialize("2025-06-18");
+    let error = delete_note(&mut server).expect_err("refused by default");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(
+            "; allow it with TEAAGENT_GRANTS='delete_note' (every call of the tool) in the server's environment"
+        ),
+        "{message}"
+    );
+    let own = home.base().join("servers/author-notes.toml");
+    assert!(
+        details(&error).contains(&format!("in {} with grants = [\"delete_note\"]", own.display())),
+        "{error}"
+    );
+    assert!(!details(&error).contains("Server::server_info"), "it has a name: {error}");
+    server.finish();
+
+    // A grant in its own file: this server runs the call ...
+    home.write("servers/author-notes.toml", "grants = [\"delete_note\"]\n");
+    let mut server = RawServer::start(author("named", &home));
+    server.initialize("2025-06-18");
+    assert_eq!(delete_note(&mut server).expect("granted in its own file"), "deleted groceries");
+    server.finish();
+    // ... and a server without a name still refuses it, and says how to get a file of its own.
+    let mut server = RawServer::start(author("", &home));
+    server.initialize("2025-06-18");
+    let error = delete_note(&mut server).expect_err("not granted for this one");
+    assert!(details(&error).contains("name this server with `Server::server_info`"), "{error}");
+    server.finish();
+}

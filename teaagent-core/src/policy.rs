@@ -1107,9 +1107,11 @@ mod tests {
                 digest: "sha256:00",
                 detours: Vec::new(),
             };
-            for advice in
-                [Advice::Flags, Advice::Environment { file: Some(PathBuf::from("/h/c.toml")), shared: false }, Advice::Code]
-            {
+            for advice in [
+                Advice::Flags,
+                Advice::Environment { file: Some(PathBuf::from("/h/c.toml")), shared: false },
+                Advice::Code,
+            ] {
                 let details =
                     match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
                         Ok(Decision::Deny { details, .. }) => details,

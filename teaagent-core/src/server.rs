@@ -458,8 +458,11 @@ impl Server {
         // A server with a name of its own also reads its own file (grants written there are
         // this server's, not every server's on the machine).
         let own = crate::config::server_file(&self.info.name);
-        let sources =
-            Sources { workspace: self.workspace.as_ref(), server_file: own.as_deref(), ..Sources::environment() };
+        let sources = Sources {
+            workspace: self.workspace.as_ref(),
+            server_file: own.as_deref(),
+            ..Sources::environment()
+        };
         let settings = Settings::load(&sources, self.registry.get()).map_err(config_error)?;
         for warning in &settings.warnings {
             tracing::warn!("{}", crate::visible::escape(warning));

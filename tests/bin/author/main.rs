@@ -397,6 +397,8 @@ fn main() -> ExitCode {
             Server::new(Registry::builder().tool(bad).build().expect("valid tools")).run_stdio()
         }
         "code-policy" => server().policy(Policy::new(PermissionMode::WorkspaceWrite)).run_stdio(),
+        // A server with a name of its own: its settings file is `servers/author-notes.toml`.
+        "named" => server().server_info("author-notes", "1.0.0").run_stdio(),
         "workspace" => {
             let root = std::env::var_os("AUTHOR_ROOT").unwrap_or_else(|| ".".into());
             let workspace = teaagent_core::Workspace::open(root).expect("a workspace");
