@@ -8,9 +8,13 @@ use syn::{FnArg, Path, Safety, Type};
 use crate::ast::{Kind, Role, ToolFn, is_state, is_string, option_inner};
 use crate::attr::ToolAttr;
 use crate::ctxt::Ctxt;
+use crate::suggest;
 
 /// The tier names, for messages.
 const TIERS: &str = "`low`, `medium`, `high` or `critical`";
+
+/// The same names, for matching and "did you mean".
+const TIER_NAMES: &[&str] = &["low", "medium", "high", "critical"];
 
 /// A tool that passed every check.
 pub(crate) struct Checked {
@@ -54,18 +58,25 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         }
         Some(lit) => lit.value(),
         None => f.description().unwrap_or_else(|| {
-            cx.error_spanned_by(
-                &f.ident,
-                "a tool needs a description for the model: add a `///` doc comment to the function, or `description = \"...\"`",
-            );
+            // A misspelled `description = "..."` has its error already.
+            if !attr.misspelled.contains(&"description") {
+                cx.error_spanned_by(
+                    &f.ident,
+                    "a tool needs a description for the model: add a `///` doc comment to the function, or `description = \"...\"`",
+                );
+            }
             String::new()
         }),
     };
     let tier = attr.tier.as_ref().and_then(|lit| {
         let value = lit.value();
-        let tier = ["low", "medium", "high", "critical"].into_iter().find(|t| *t == value);
+        let tier = TIER_NAMES.iter().copied().find(|t| *t == value);
         if tier.is_none() {
-            cx.error_spanned_by(lit, format!("unknown tier `{value}`; expected {TIERS}"));
+            let message = match suggest::closest(&value, TIER_NAMES) {
+                Some(meant) => format!("unknown tier `{value}`; did you mean `{meant}`?"),
+                None => format!("unknown tier `{value}`; expected {TIERS}"),
+            };
+            cx.error_spanned_by(lit, message);
         }
         tier
     });
