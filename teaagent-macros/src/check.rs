@@ -145,9 +145,17 @@ fn check_name(cx: &Ctxt, name: &str, span: Span) {
 fn check_signature(cx: &Ctxt, f: &ToolFn) {
     let sig = &f.item.sig;
     if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        let written = match &receiver.kind {
+            syn::ReceiverKind::Reference(_, _, Some(_)) => "&mut self",
+            syn::ReceiverKind::Reference(_, _, None) => "&self",
+            _ => "self",
+        };
         cx.error_spanned_by(
-            receiver.self_token,
-            "a tool is a free function: `self` receivers are not supported (use a free function and a `&ToolContext` or shared state)",
+            receiver,
+            format!(
+                "a tool is a free function, not a method: move `{}` out of the `impl` and drop `{written}`; for data the tool shares, take a `State<T>` parameter (`State(data): State<T>`) and give the server the value with `Server::new(registry).state(value)`",
+                f.ident
+            ),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
