@@ -42,12 +42,12 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
     let name = match &attr.name {
         Some(lit) => {
             let name = lit.value();
-            check_name(cx, &name, lit.span());
+            check_name(cx, &name, lit.span(), NameFrom::Attribute);
             name
         }
         None => {
             let name = f.ident.to_string().trim_start_matches("r#").to_owned();
-            check_name(cx, &name, f.ident.span());
+            check_name(cx, &name, f.ident.span(), NameFrom::Function);
             name
         }
     };
@@ -131,14 +131,37 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
     }
 }
 
-fn check_name(cx: &Ctxt, name: &str, span: Span) {
-    let valid = (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !valid {
+/// Where a tool's name was written.
+#[derive(Clone, Copy)]
+enum NameFrom {
+    /// `name = "..."`.
+    Attribute,
+    /// The function's name (no `name = "..."`).
+    Function,
+}
+
+/// The longest tool name every client accepts.
+const MAX_NAME: usize = 64;
+
+fn check_name(cx: &Ctxt, name: &str, span: Span, from: NameFrom) {
+    let allowed = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if name.is_empty() || !allowed {
         cx.syn_error(syn::Error::new(
             span,
-            format!("invalid tool name `{name}`: use 1 to 64 of `A-Z`, `a-z`, `0-9`, `_` and `-` (the names every client accepts)"),
+            format!("invalid tool name `{name}`: use 1 to {MAX_NAME} of `A-Z`, `a-z`, `0-9`, `_` and `-` (the names every client accepts)"),
         ));
+    } else if name.len() > MAX_NAME {
+        // Only ASCII is left: bytes are characters.
+        let length = name.len();
+        let message = match from {
+            NameFrom::Attribute => {
+                format!("tool name of {length} characters: clients accept at most {MAX_NAME}; shorten it")
+            }
+            NameFrom::Function => format!(
+                "the tool is named after the function, whose name has {length} characters: clients accept at most {MAX_NAME}; give the tool a shorter one with `#[tool(name = \"...\")]` (the function keeps its own)"
+            ),
+        };
+        cx.syn_error(syn::Error::new(span, message));
     }
 }
 
