@@ -16,18 +16,46 @@ pub use crate::mcp::{CallToolResult, JsonObject};
 pub use crate::schema::{ObjectSchema, args_schema};
 pub use crate::tool::{Behavior, Handler, IntoToolOutput, ParamRole, Tier, ToolContext, ToolDef};
 
-/// A type that can be a tool parameter (or an `#[args]` struct).
+/// What a tool parameter (or an `#[args]` struct) must be to be decoded. With [`ParamSchema`],
+/// the two halves of "a type that can be a tool parameter": two traits so that each missing half
+/// gets its own error and note (rustc shows the note of the bound that is not met).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter",
     label = "tool parameters must implement `Deserialize`, `JsonSchema` and `Send`",
     note = "derive them on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
 )]
-pub trait ToolParam: DeserializeOwned + JsonSchema + Send + 'static {}
+pub trait ParamValue: DeserializeOwned + Send + 'static {}
 
-impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolParam for T {}
+impl<T: DeserializeOwned + Send + 'static> ParamValue for T {}
 
-/// One parameter: its schema and its decoding. Only [`Param::new`] requires `T: ToolParam`, so a
-/// parameter of the wrong type gets exactly one error, on its type.
+/// What a tool parameter (or an `#[args]` struct) must be to have a schema: schemars 1's
+/// `JsonSchema`. A type that derives another version's (`schemars = "0.8"` in the author's
+/// `Cargo.toml`) lands here too, hence the second note.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "tool parameters must implement `Deserialize`, `JsonSchema` and `Send`",
+    note = "derive them on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
+    note = "if you did derive `JsonSchema`, your `schemars` is not the one teaagent uses: teaagent needs schemars 1 (`schemars = \"1\"` in Cargo.toml; `cargo tree --duplicates` lists both versions)"
+)]
+pub trait ParamSchema: JsonSchema {}
+
+impl<T: JsonSchema> ParamSchema for T {}
+
+/// What the newtype that carries a parameter's `#[schemars(...)]` must be (see `codegen.rs` in
+/// teaagent-macros). It derives `JsonSchema`, so it lacks one only when schemars refused the
+/// attributes, with an error on them: this says so, rather than asking the author to derive
+/// `JsonSchema` on a type they never wrote.
+#[diagnostic::on_unimplemented(
+    message = "the `#[schemars(...)]` attributes of this parameter were refused",
+    label = "the error on the attribute's contents says why",
+    note = "`{Self}` is the newtype `#[tool]` puts a parameter's `#[schemars(...)]` on: it has no schema while schemars refuses them"
+)]
+pub trait AttributedSchema: JsonSchema {}
+
+impl<T: JsonSchema> AttributedSchema for T {}
+
+/// One parameter: its schema and its decoding. Only [`Param::new`] requires `T: ParamValue` and
+/// `T: ParamSchema`, so a parameter of the wrong type gets one error per missing half, on its type.
 pub struct Param<T> {
     decode: fn(Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
     schema: fn(&mut ObjectSchema, &str, Option<&str>, bool),
@@ -46,12 +74,20 @@ impl<T> Param<T> {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self
     where
-        T: ToolParam,
+        T: ParamValue + ParamSchema,
     {
         Param {
             decode: |v| serde_path_to_error::deserialize(v),
             schema: |s, name, description, required| s.property::<T>(name, description, required),
         }
+    }
+
+    /// The parameter of type `T`, the newtype carrying a parameter's `#[schemars(...)]`.
+    pub fn with_attributes() -> Self
+    where
+        T: ParamValue + AttributedSchema,
+    {
+        Self::new()
     }
 
     /// Adds the parameter to the input schema.
@@ -129,8 +165,8 @@ impl Args {
     }
 }
 
-/// The `#[args]` struct: its schema and decoding. Only [`ArgsType::new`] requires
-/// `T: ToolParam`, so an arguments type of the wrong kind gets one error, on its type.
+/// The `#[args]` struct: its schema and decoding. Only [`ArgsType::new`] requires `T: ParamValue`
+/// and `T: ParamSchema`, so an arguments type of the wrong kind gets its errors on its type.
 pub struct ArgsType<T> {
     schema: fn() -> Value,
     decode: fn(Value) -> Result<T, serde_path_to_error::Error<serde_json::Error>>,
@@ -149,7 +185,7 @@ impl<T> ArgsType<T> {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self
     where
-        T: ToolParam,
+        T: ParamValue + ParamSchema,
     {
         ArgsType { schema: args_schema::<T>, decode: |v| serde_path_to_error::deserialize(v) }
     }

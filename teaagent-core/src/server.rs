@@ -90,6 +90,7 @@ pub(crate) mod peer;
 mod prompts;
 mod reply;
 mod router;
+mod serving;
 mod transport;
 mod watch;
 
@@ -97,6 +98,7 @@ pub use config::{ServerConfig, ToolOverride};
 pub use early::{Announcement, EarlyStdio};
 pub use fairness::CallerLimits;
 pub use peer::{Peer, PeerError, SessionInfo};
+pub use serving::Serving;
 
 /// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
 /// server has none, it does not declare the `resources` capability and those methods are unknown.
@@ -512,8 +514,10 @@ impl Server {
     /// configuration files (module docs); one that cannot be used is an error of kind
     /// [`io::ErrorKind::InvalidInput`] wrapping the [`ConfigError`], before anything is read.
     /// So is a tool that takes state the server was not given ([`MissingState`]).
-    pub async fn serve_stdio(self) -> io::Result<()> {
-        self.serve_stdio_after(None).await
+    ///
+    /// Nothing runs until the [`Serving`] is awaited.
+    pub fn serve_stdio(self) -> Serving {
+        Serving::new(self.serve_stdio_after(None))
     }
 
     /// [`Server::serve_stdio`], taking over from an early answer to `initialize`.
@@ -571,16 +575,19 @@ impl Server {
     }
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
-    /// `shutdown` is cancelled. Refuses to start like [`Server::serve_stdio`].
-    pub async fn serve<R, W>(mut self, reader: R, writer: W, shutdown: CancellationToken) -> io::Result<()>
+    /// `shutdown` is cancelled. Refuses to start like [`Server::serve_stdio`]. Nothing runs until
+    /// the [`Serving`] is awaited.
+    pub fn serve<R, W>(mut self, reader: R, writer: W, shutdown: CancellationToken) -> Serving
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        self.prepare(false)?;
-        let input = transport::Input::Async(Box::new(reader));
-        let output = transport::Output::Async(Box::new(writer));
-        main_loop::run(self, input, output, shutdown, None).await
+        Serving::new(async move {
+            self.prepare(false)?;
+            let input = transport::Input::Async(Box::new(reader));
+            let output = transport::Output::Async(Box::new(writer));
+            main_loop::run(self, input, output, shutdown, None).await
+        })
     }
 
     /// Serves Streamable HTTP (both eras: protocol `2026-07-28`, and sessions of the legacy one)
@@ -603,8 +610,21 @@ impl Server {
     /// Server::new(registry).serve_http(listener, HttpOptions::default(), stop).await
     /// # }
     /// ```
+    ///
+    /// Nothing runs until the [`Serving`] is awaited.
     #[cfg(feature = "http")]
-    pub async fn serve_http(
+    pub fn serve_http(
+        self,
+        listener: tokio::net::TcpListener,
+        options: http::HttpOptions,
+        shutdown: CancellationToken,
+    ) -> Serving {
+        Serving::new(self.serve_http_until(listener, options, shutdown))
+    }
+
+    /// [`Server::serve_http`]'s work.
+    #[cfg(feature = "http")]
+    async fn serve_http_until(
         mut self,
         listener: tokio::net::TcpListener,
         options: http::HttpOptions,

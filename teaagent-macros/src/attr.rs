@@ -11,9 +11,19 @@ use syn::meta::ParseNestedMeta;
 use syn::{Expr, ExprLit, ExprUnary, Lit, LitStr, Path, UnOp};
 
 use crate::ctxt::Ctxt;
+use crate::suggest;
 
 /// The keys the attribute accepts, for messages.
 pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `unregistered`, `crate`";
+
+/// The flags among them, for "did you mean".
+const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "stateful", "open_world", "unregistered"];
+
+/// The keys that take a value, for "did you mean".
+const VALUED: &[&str] = &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "crate"];
+
+/// The keys of `rate_limit(...)`.
+const RATE_LIMIT_KEYS: &[&str] = &["max_calls", "window_secs"];
 
 /// `rate_limit(max_calls = N, window_secs = W)`.
 pub(crate) struct RateLimitAttr {
@@ -21,7 +31,8 @@ pub(crate) struct RateLimitAttr {
     /// `None` when absent or refused; a refused value was reported where it was written.
     pub(crate) max_calls: Option<u64>,
     pub(crate) window_secs: Option<f64>,
-    /// Whether each key was written at all (a refused value is not also "missing").
+    /// Whether each key was written at all (a refused value, or a misspelled key taken for it, is
+    /// not also "missing").
     pub(crate) wrote_max_calls: bool,
     pub(crate) wrote_window: bool,
 }
@@ -42,6 +53,8 @@ pub(crate) struct ToolAttr {
     pub(crate) rate_limit: Option<RateLimitAttr>,
     pub(crate) timeout_secs: Option<u64>,
     pub(crate) krate: Option<Path>,
+    /// The keys misspelled ones were taken for ("did you mean"): not also reported missing.
+    pub(crate) misspelled: Vec<&'static str>,
 }
 
 /// Parses the attribute's tokens, reporting every problem to `cx`.
@@ -94,10 +107,9 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
                 Ok(())
             }
             _ => {
-                cx.syn_error(syn::Error::new(
-                    span,
-                    format!("unknown key `{key}` in `#[tool]`; expected one of {KEYS}"),
-                ));
+                let (message, meant) = unknown_key(&key, &meta);
+                cx.syn_error(syn::Error::new(span, message));
+                attr.misspelled.extend(meant);
                 skip_value(&meta)
             }
         }
@@ -106,6 +118,23 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
         cx.syn_error(e);
     }
     attr
+}
+
+/// The message for a key the attribute does not know: the key it most likely stands for (said to
+/// be a flag when it is one and a value was given), else every key; and that key, if any.
+fn unknown_key(key: &str, meta: &ParseNestedMeta<'_>) -> (String, Option<&'static str>) {
+    let keys: Vec<&'static str> = FLAGS.iter().chain(VALUED).copied().collect();
+    let Some(meant) = suggest::closest(key, &keys) else {
+        return (format!("unknown key `{key}` in `#[tool]`; expected one of {KEYS}"), None);
+    };
+    let is_flag = FLAGS.contains(&meant);
+    let valued = meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren);
+    let hint = match meant {
+        "rate_limit" => " (`rate_limit(max_calls = N, window_secs = W)`)",
+        _ if is_flag && valued => " (a flag: write it alone)",
+        _ => "",
+    };
+    (format!("unknown key `{key}` in `#[tool]`; did you mean `{meant}`?{hint}"), Some(meant))
 }
 
 fn string(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: &str, slot: &mut Option<LitStr>) -> syn::Result<()> {
@@ -153,6 +182,7 @@ fn rate_limit(cx: &Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<
         skip_value(meta)?;
         return Ok(limit);
     }
+    let mut misspelled = Vec::new();
     meta.parse_nested_meta(|inner| {
         let key = path_text(&inner.path);
         let inner_span = span_of(&inner.path);
@@ -160,10 +190,16 @@ fn rate_limit(cx: &Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<
             "max_calls" => &mut limit.wrote_max_calls,
             "window_secs" => &mut limit.wrote_window,
             _ => {
-                cx.syn_error(syn::Error::new(
-                    inner_span,
-                    format!("unknown key `{key}` in `rate_limit`; expected `max_calls` or `window_secs`"),
-                ));
+                let message = match suggest::closest(&key, RATE_LIMIT_KEYS) {
+                    Some(meant) => {
+                        misspelled.push(meant);
+                        format!("unknown key `{key}` in `rate_limit`; did you mean `{meant}`?")
+                    }
+                    None => {
+                        format!("unknown key `{key}` in `rate_limit`; expected `max_calls` or `window_secs`")
+                    }
+                };
+                cx.syn_error(syn::Error::new(inner_span, message));
                 return skip_value(&inner);
             }
         };
@@ -194,6 +230,8 @@ fn rate_limit(cx: &Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<
         }
         Ok(())
     })?;
+    limit.wrote_max_calls |= misspelled.contains(&"max_calls");
+    limit.wrote_window |= misspelled.contains(&"window_secs");
     Ok(limit)
 }
 
@@ -225,4 +263,17 @@ fn path_text(path: &Path) -> String {
 
 fn span_of<T: quote::ToTokens>(tokens: &T) -> Span {
     syn::spanned::Spanned::span(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_list_of_messages_names_every_key() {
+        for key in FLAGS.iter().chain(VALUED) {
+            assert!(KEYS.contains(&format!("`{key}`")) || KEYS.contains(&format!("`{key}(...)`")), "{key}");
+        }
+        assert_eq!(KEYS.matches('`').count(), 2 * (FLAGS.len() + VALUED.len()));
+    }
 }

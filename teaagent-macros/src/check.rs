@@ -8,9 +8,13 @@ use syn::{FnArg, Path, Safety, Type};
 use crate::ast::{Kind, Role, ToolFn, is_state, is_string, option_inner};
 use crate::attr::ToolAttr;
 use crate::ctxt::Ctxt;
+use crate::suggest;
 
 /// The tier names, for messages.
 const TIERS: &str = "`low`, `medium`, `high` or `critical`";
+
+/// The same names, for matching and "did you mean".
+const TIER_NAMES: &[&str] = &["low", "medium", "high", "critical"];
 
 /// A tool that passed every check.
 pub(crate) struct Checked {
@@ -38,12 +42,12 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
     let name = match &attr.name {
         Some(lit) => {
             let name = lit.value();
-            check_name(cx, &name, lit.span());
+            check_name(cx, &name, lit.span(), NameFrom::Attribute);
             name
         }
         None => {
             let name = f.ident.to_string().trim_start_matches("r#").to_owned();
-            check_name(cx, &name, f.ident.span());
+            check_name(cx, &name, f.ident.span(), NameFrom::Function);
             name
         }
     };
@@ -54,18 +58,25 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         }
         Some(lit) => lit.value(),
         None => f.description().unwrap_or_else(|| {
-            cx.error_spanned_by(
-                &f.ident,
-                "a tool needs a description for the model: add a `///` doc comment to the function, or `description = \"...\"`",
-            );
+            // A misspelled `description = "..."` has its error already.
+            if !attr.misspelled.contains(&"description") {
+                cx.error_spanned_by(
+                    &f.ident,
+                    "a tool needs a description for the model: add a `///` doc comment to the function, or `description = \"...\"`",
+                );
+            }
             String::new()
         }),
     };
     let tier = attr.tier.as_ref().and_then(|lit| {
         let value = lit.value();
-        let tier = ["low", "medium", "high", "critical"].into_iter().find(|t| *t == value);
+        let tier = TIER_NAMES.iter().copied().find(|t| *t == value);
         if tier.is_none() {
-            cx.error_spanned_by(lit, format!("unknown tier `{value}`; expected {TIERS}"));
+            let message = match suggest::closest(&value, TIER_NAMES) {
+                Some(meant) => format!("unknown tier `{value}`; did you mean `{meant}`?"),
+                None => format!("unknown tier `{value}`; expected {TIERS}"),
+            };
+            cx.error_spanned_by(lit, message);
         }
         tier
     });
@@ -120,23 +131,54 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
     }
 }
 
-fn check_name(cx: &Ctxt, name: &str, span: Span) {
-    let valid = (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !valid {
+/// Where a tool's name was written.
+#[derive(Clone, Copy)]
+enum NameFrom {
+    /// `name = "..."`.
+    Attribute,
+    /// The function's name (no `name = "..."`).
+    Function,
+}
+
+/// The longest tool name every client accepts.
+const MAX_NAME: usize = 64;
+
+fn check_name(cx: &Ctxt, name: &str, span: Span, from: NameFrom) {
+    let allowed = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if name.is_empty() || !allowed {
         cx.syn_error(syn::Error::new(
             span,
-            format!("invalid tool name `{name}`: use 1 to 64 of `A-Z`, `a-z`, `0-9`, `_` and `-` (the names every client accepts)"),
+            format!("invalid tool name `{name}`: use 1 to {MAX_NAME} of `A-Z`, `a-z`, `0-9`, `_` and `-` (the names every client accepts)"),
         ));
+    } else if name.len() > MAX_NAME {
+        // Only ASCII is left: bytes are characters.
+        let length = name.len();
+        let message = match from {
+            NameFrom::Attribute => {
+                format!("tool name of {length} characters: clients accept at most {MAX_NAME}; shorten it")
+            }
+            NameFrom::Function => format!(
+                "the tool is named after the function, whose name has {length} characters: clients accept at most {MAX_NAME}; give the tool a shorter one with `#[tool(name = \"...\")]` (the function keeps its own)"
+            ),
+        };
+        cx.syn_error(syn::Error::new(span, message));
     }
 }
 
 fn check_signature(cx: &Ctxt, f: &ToolFn) {
     let sig = &f.item.sig;
     if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        let written = match &receiver.kind {
+            syn::ReceiverKind::Reference(_, _, Some(_)) => "&mut self",
+            syn::ReceiverKind::Reference(_, _, None) => "&self",
+            _ => "self",
+        };
         cx.error_spanned_by(
-            receiver.self_token,
-            "a tool is a free function: `self` receivers are not supported (use a free function and a `&ToolContext` or shared state)",
+            receiver,
+            format!(
+                "a tool is a free function, not a method: move `{}` out of the `impl` and drop `{written}`; for data the tool shares, take a `State<T>` parameter (`State(data): State<T>`) and give the server the value with `Server::new(registry).state(value)`",
+                f.ident
+            ),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {

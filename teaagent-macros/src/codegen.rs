@@ -90,7 +90,8 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
             // `#[schemars(...)]` goes on the field of a transparent newtype, whose schema is the
             // field's with those attributes applied; the tool gets the field.
             // Named after the parameter and spanned on its attributes: when schemars refuses
-            // them (a misspelled key), the one follow-on error names the parameter, there.
+            // them (a misspelled key), the one follow-on error names the parameter, there, and
+            // says the attributes were refused (`Param::with_attributes`).
             let wrapper = format_ident!("schemars_attributes_of_{}", property);
             let attrs = &p.schema_attrs;
             let attrs_span = attrs.first().map_or_else(|| ty.span(), Spanned::span);
@@ -104,7 +105,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                 struct #wrapper(#(#attrs)* #ty);
             });
             setup.push(quote_spanned! {attrs_span=>
-                let #param = __tea::Param::<#wrapper>::new();
+                let #param = __tea::Param::<#wrapper>::with_attributes();
             });
             call_args.push(if required { quote!(#value.0) } else { quote!(#value.map(|__tea_w| __tea_w.0)) });
         }

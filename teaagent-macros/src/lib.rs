@@ -4,7 +4,8 @@
 //! Use it through `teaagent_core::tool`; its documentation is there. This crate is laid out like
 //! serde_derive: `attr` parses the attribute, `ast` models the function, `check` applies
 //! every rule (errors accumulated in `ctxt`), `codegen` emits the tool and `fallback` emits
-//! the original function next to the errors when something is wrong.
+//! the original function next to the errors when something is wrong; `suggest` finds the key a
+//! misspelled one stands for.
 
 mod ast;
 mod attr;
@@ -12,6 +13,7 @@ mod check;
 mod codegen;
 mod ctxt;
 mod fallback;
+mod suggest;
 
 use proc_macro::TokenStream;
 

@@ -1,7 +1,7 @@
 use teaagent_core::tool;
 
 /// Read something.
-#[tool(readonly)]
+#[tool(cached)]
 fn read() -> String {
     String::new()
 }

@@ -1,0 +1,12 @@
+use teaagent_core::tool;
+
+/// Read something.
+#[tool(readonly, idempotnet, openWorldHint = true)]
+fn read() -> String {
+    String::new()
+}
+
+fn main() {
+    // The function is still emitted: calling it adds no error.
+    let _ = read();
+}
