@@ -384,7 +384,9 @@ pub enum ConfigError {
     },
     /// A grant or deny rule that names no tool served (the `teaagent` command refuses to start;
     /// `Policy::rules_naming_no_tool`).
-    #[error("{0} (from --grant, --deny, TEAAGENT_GRANTS or a configuration file's `grants` or `deny`)")]
+    #[error(
+        "{0} (from --grant, TEAAGENT_GRANTS, TEAAGENT_DENY or a configuration file's `grants` or `deny`)"
+    )]
     RuleNamesNoTool(String),
     /// A grant or deny rule that does not parse.
     #[error("{}: `{key}`: {why}", file.display())]
@@ -886,10 +888,10 @@ impl Settings {
         if let Some(file) = user.read()? {
             settings.apply_user(file, &user_path, registry, strict)?;
         }
-        if let Some(path) = sources.server_file.filter(|p| p.is_file()) {
-            if let Some(file) = UserFile::Named(path.to_path_buf()).read()? {
-                settings.apply_user(file, path, registry, strict)?;
-            }
+        if let Some(path) = sources.server_file.filter(|p| p.is_file())
+            && let Some(file) = UserFile::Named(path.to_path_buf()).read()?
+        {
+            settings.apply_user(file, path, registry, strict)?;
         }
         if let Some(ws) = sources.workspace
             && let Some(file) = read_workspace(ws)?

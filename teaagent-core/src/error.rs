@@ -626,6 +626,12 @@ fn report(errors: &[ArgumentError]) -> String {
     }
 }
 
+/// The first of the ways to allow a call that `details` lists (`…, or …`): the one a message has
+/// room for.
+fn first_fix(details: &str) -> &str {
+    details.split(", or ").next().unwrap_or(details)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -694,10 +700,4 @@ mod tests {
         }
         assert_eq!(Failure::Timeout.as_str(), "timeout");
     }
-}
-
-/// The first of the ways to allow a call that `details` lists (`…, or …`): the one a message has
-/// room for.
-fn first_fix(details: &str) -> &str {
-    details.split(", or ").next().unwrap_or(details)
 }

@@ -125,7 +125,10 @@ impl Eq for StateNeed {}
 
 /// The state values of a server, one per type. Cheap to clone (shared until changed).
 #[derive(Clone, Default)]
-pub(crate) struct States(Arc<HashMap<TypeId, (&'static str, Arc<dyn Any + Send + Sync>)>>);
+pub(crate) struct States(Arc<HashMap<TypeId, Given>>);
+
+/// One value given: its type's name (for messages) and the value.
+type Given = (&'static str, Arc<dyn Any + Send + Sync>);
 
 impl States {
     /// Adds (or replaces) the value of type `T`.
