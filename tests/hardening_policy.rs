@@ -22,7 +22,7 @@ use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
-use teaagent_core::policy::digest::call_digest;
+use teaagent_core::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 const WAIT: Duration = Duration::from_secs(30);

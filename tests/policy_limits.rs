@@ -4,7 +4,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use teaagent_core::policy::digest::call_digest;
+use teaagent_core::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 fn fixture(tree: &Tree, home: &Tree, env: &[(&str, &str)]) -> RawServer {

@@ -6,7 +6,7 @@
 use std::process::Command;
 
 use serde_json::{Value, json};
-use teaagent_core::policy::digest::call_digest;
+use teaagent_core::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

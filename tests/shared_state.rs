@@ -1,4 +1,4 @@
-//! The fleet's shared state (`teaagent_core::state`, SPEC §12) against a real Redis started by
+//! The fleet's shared state (`teaagent_core::fleet`, SPEC §12) against a real Redis started by
 //! the test: two rate limiters stand for two replicas sharing one Redis; the window is exact
 //! across them under concurrency, refunds give the budget back fleet-wide, an unreachable Redis
 //! refuses (or falls back to the replica's own window when configured), and the limiters recover
@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
+use teaagent_core::fleet::{RedisOptions, RedisStore};
 use teaagent_core::rate_limit::{RateLimiter, Refused};
-use teaagent_core::state::{RedisOptions, RedisState};
 use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
 use teaagent_tests::RawServer;
 use teaagent_tests::services::{Redis, Resp};
@@ -27,7 +27,7 @@ fn registry(max: u32, window: Duration) -> Registry {
 }
 
 fn replica(redis: &Redis, registry: &Registry, options: RedisOptions) -> Arc<RateLimiter> {
-    let state = RedisState::new(&redis.url(), options).expect("state");
+    let state = RedisStore::new(&redis.url(), options).expect("state");
     Arc::new(RateLimiter::new(registry, &HashMap::new()).shared(state))
 }
 
@@ -98,7 +98,7 @@ async fn registry_with_room(
     let _ = redis.command(&["ZPOPMIN", "t1:rate:limited"]).expect("ZPOPMIN");
     let limiter: &'static RateLimiter = Box::leak(Box::new(
         RateLimiter::new(registry, &HashMap::new())
-            .shared(RedisState::new(&redis.url(), options("t1:")).expect("state")),
+            .shared(RedisStore::new(&redis.url(), options("t1:")).expect("state")),
     ));
     limiter.admit_shared("limited", None).await.expect("room for one")
 }

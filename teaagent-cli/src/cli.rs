@@ -310,7 +310,7 @@ fn parse_grant(text: &str) -> Result<String, String> {
 
 fn parse_digest(text: &str) -> Result<String, String> {
     let digest = text.trim().to_ascii_lowercase();
-    if teaagent_core::policy::digest::is_digest(&digest) {
+    if teaagent_core::digest::is_digest(&digest) {
         Ok(digest)
     } else {
         Err("expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)".into())

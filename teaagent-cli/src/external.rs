@@ -162,7 +162,7 @@ pub(crate) fn registry_with_gateway(
         eprintln!("teaagent: warning: {}", visible::escape(problem));
     }
     let registry = Registry::builder()
-        .tools(teaagent_core::tools::builtin())
+        .tools(teaagent_core::builtin_tools::builtin())
         .tools(started.tools)
         .build()
         .context("the tools are invalid")?;

@@ -69,7 +69,7 @@ fn run(cli: Cli, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
         Command::Mcp { command: Mcp::Tools { json } } => tools(json),
         Command::Mcp { command: Mcp::Trust { command } } => trust::command::run(command),
         Command::Approvals { command: Approvals::Digest { tool, args } } => {
-            println!("{}", teaagent_core::policy::digest::call_digest(&tool, &args));
+            println!("{}", teaagent_core::digest::call_digest(&tool, &args));
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {
@@ -103,7 +103,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
 /// The shipped tools.
 fn registry() -> anyhow::Result<Registry> {
     Registry::builder()
-        .tools(teaagent_core::tools::builtin())
+        .tools(teaagent_core::builtin_tools::builtin())
         .build()
         .context("the built-in tools are invalid")
 }
@@ -172,13 +172,13 @@ fn server(
     if let Some(state) = &settings.state {
         // A fleet's shared state (`[state]`, TEAAGENT_REDIS_URL): connected at its first use, so
         // the server starts while Redis is down and refuses only what needs it.
-        let options = teaagent_core::state::RedisOptions {
+        let options = teaagent_core::fleet::RedisOptions {
             prefix: state.prefix.clone(),
             timeout: state.timeout,
             per_principal: state.per_principal,
             fallback_local: state.fallback_local,
         };
-        let shared = teaagent_core::state::RedisState::new(&state.redis_url, options).map_err(|why| {
+        let shared = teaagent_core::fleet::RedisStore::new(&state.redis_url, options).map_err(|why| {
             anyhow::anyhow!("the shared state (`[state]` or {}): {why}", teaagent_core::config::ENV_REDIS_URL)
         })?;
         server = server.shared_state(shared);
@@ -289,7 +289,7 @@ fn serve_http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode
             .extend(BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
     }
     let oauth = oauth_config(&http.oauth)?;
-    if let Ok(text) = std::env::var("TEAAGENT_HTTP_TOKENS") {
+    if let Ok(text) = std::env::var(teaagent_core::env::ENV_HTTP_TOKENS) {
         if oauth.is_some() {
             bail!(
                 "TEAAGENT_HTTP_TOKENS is set, and --oauth-issuer: a server takes tokens or OAuth, not both (unset the variable)"
@@ -424,7 +424,7 @@ fn call(tool: &str, args: serde_json::Value, json: bool, flags: CallFlags) -> an
 fn tools(json: bool) -> anyhow::Result<ExitCode> {
     let listing = external::listing()?;
     let registry = Registry::builder()
-        .tools(teaagent_core::tools::builtin())
+        .tools(teaagent_core::builtin_tools::builtin())
         .tools(listing.tools.iter().cloned())
         .build()
         .context("the tools are invalid")?;

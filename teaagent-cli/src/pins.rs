@@ -64,7 +64,7 @@ pub(crate) fn files(args: &[String], base: &Path, executable: Option<&Path>) -> 
 pub(crate) fn loads_code(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     // The names `shell_exec` leaves out as credentials (`*TOKEN*`, `*KEY*`, …).
-    let credential = teaagent_core::tools::shell_exec::CREDENTIAL_PATTERNS
+    let credential = teaagent_core::builtin_tools::shell_exec::CREDENTIAL_PATTERNS
         .iter()
         .any(|pattern| upper.contains(pattern.trim_matches('*')));
     if credential {

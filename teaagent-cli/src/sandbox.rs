@@ -2,8 +2,8 @@
 //! the mode with `[shell]`'s settings ([`teaagent_core::sandbox`]), the environment policy of
 //! `[shell.env]`, and what is said about them at start and in `mcp tools`.
 
+use teaagent_core::builtin_tools::shell_exec::ShellEnvironment;
 use teaagent_core::sandbox::{Sandbox, Support, WhenUnavailable};
-use teaagent_core::tools::shell_exec::ShellEnvironment;
 
 use crate::cli::CallFlags;
 use crate::{config, registry, workspace};

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use teaagent_core::tools::search_text::{SearchOptions, search};
+use teaagent_core::builtin_tools::search_text::{SearchOptions, search};
 use teaagent_core::workspace::Workspace;
 
 const RUNS: usize = 5;

@@ -16,9 +16,9 @@
 //! - **in-process**: `admit_shared` of a limiter without shared state, the server's own call
 //!   (it goes to `RateLimiter::admit`: the tool's window under its mutex), the admission dropped.
 //!   Every figure is a ratio to its figure.
-//! - **shared**: the same call on a limiter given a `RedisState` (default options): one EVALSHA
+//! - **shared**: the same call on a limiter given a `RedisStore` (default options): one EVALSHA
 //!   of the sliding-window script over the `redis` crate's connection manager.
-//! - **PING**: `RedisState::ping` — the same connection, the same timeout wrapper, a command that
+//! - **PING**: `RedisStore::ping` — the same connection, the same timeout wrapper, a command that
 //!   does nothing: one bare round trip, the yardstick for "≤ 1 round trip per admitted call".
 //!
 //! The limit is `u32::MAX` calls per second (never reached: every admission must succeed, or the
@@ -43,8 +43,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use teaagent_core::fleet::{RedisOptions, RedisStore};
 use teaagent_core::rate_limit::RateLimiter;
-use teaagent_core::state::{RedisOptions, RedisState};
 use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
 
 /// Concurrent tasks of the throughput phase.
@@ -95,7 +95,7 @@ struct Figures {
 struct Limiters {
     local: RateLimiter,
     shared: RateLimiter,
-    state: RedisState,
+    state: RedisStore,
 }
 
 impl Limiters {
@@ -190,7 +190,7 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let registry = registry();
     let options = RedisOptions { prefix: PREFIX.into(), ..RedisOptions::default() };
-    let state = RedisState::new(&redis.url(), options).expect("state");
+    let state = RedisStore::new(&redis.url(), options).expect("state");
     let limiters = Arc::new(Limiters {
         local: RateLimiter::new(&registry, &HashMap::new()),
         shared: RateLimiter::new(&registry, &HashMap::new()).shared(state.clone()),

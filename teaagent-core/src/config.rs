@@ -26,7 +26,7 @@
 //! | `TEAAGENT_PREAPPROVE` | `sha256:` digests, separated by lines, spaces or commas | `--preapprove` |
 //! | `TEAAGENT_REQUEST_STATE_KEY` | 64 hex digits: the key that seals approval round trips of protocol `2026-07-28` ([`crate::policy::request_state`]); servers that share it accept each other's states | `request_state_key` (the user's file only: a workspace's file that sets it is ignored with a warning), [`Policy::request_state_keys`] |
 //! | `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` | the key before the current one, still accepted while rotating (for ten minutes, a state's longest life) | `request_state_previous_key` |
-//! | `TEAAGENT_REDIS_URL` | `redis://[:PASSWORD@]HOST:PORT[/DB]`: a fleet's shared state (`teaagent_core::state`, feature `redis`) | `[state] redis_url` (the user's file only) |
+//! | `TEAAGENT_REDIS_URL` | `redis://[:PASSWORD@]HOST:PORT[/DB]`: a fleet's shared state (`teaagent_core::fleet`, feature `redis`) | `[state] redis_url` (the user's file only) |
 //! | `TEAAGENT_REDIS_PASSWORD` | the Redis password, kept out of the URL and the files | `[state] password_env` names another variable |
 //!
 //! # A fleet's shared state: `[state]`
@@ -170,25 +170,34 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
 use crate::policy::grant::{Grant, GrantError};
 use crate::policy::request_state::RequestStateKey;
 
+mod choices;
+mod error;
+mod files;
 mod mcp_server;
+mod server;
 mod shell;
+pub use crate::env::{
+    ENV_DENY, ENV_GRANTS, ENV_PERMISSION_MODE, ENV_PREAPPROVE, ENV_REDIS_PASSWORD, ENV_REDIS_URL,
+    ENV_REQUEST_STATE_KEY, ENV_REQUEST_STATE_PREVIOUS_KEY, VARIABLES, Variable, is_secret_variable,
+};
 use crate::policy::{PermissionMode, Policy};
-use crate::server::{ServerConfig, ToolOverride};
 use crate::tool::RateLimit;
 use crate::visible;
-use crate::workspace::PathError;
 use crate::{Registry, Workspace};
+pub use choices::Choices;
+pub use error::ConfigError;
+pub use files::UserFile;
+use files::read_workspace;
 pub use mcp_server::McpServer;
+pub use server::{ServerConfig, ToolOverride};
 use shell::ShellConfig;
 pub use shell::{ServerSandbox, ShellSettings};
 
@@ -196,19 +205,6 @@ pub use shell::{ServerSandbox, ShellSettings};
 pub const USER_FILE: &str = "config.toml";
 /// The workspace's configuration file, relative to the root.
 pub const WORKSPACE_FILE: &str = ".teaagent/config.toml";
-
-/// The permission mode (module docs).
-pub const ENV_PERMISSION_MODE: &str = "TEAAGENT_PERMISSION_MODE";
-/// Grants, one per line (module docs).
-pub const ENV_GRANTS: &str = "TEAAGENT_GRANTS";
-/// Deny rules, one per line (module docs).
-pub const ENV_DENY: &str = "TEAAGENT_DENY";
-/// Preapproved payload digests (module docs).
-pub const ENV_PREAPPROVE: &str = "TEAAGENT_PREAPPROVE";
-/// The key that seals the modern era's approval round trips (module docs).
-pub const ENV_REQUEST_STATE_KEY: &str = "TEAAGENT_REQUEST_STATE_KEY";
-/// The previous such key, still accepted while rotating (module docs).
-pub const ENV_REQUEST_STATE_PREVIOUS_KEY: &str = "TEAAGENT_REQUEST_STATE_PREVIOUS_KEY";
 
 /// One configuration file as written. Numbers are kept as TOML values and range-checked by
 /// `Bounds::check`, so that a wrong one is reported with its key and its range.
@@ -266,11 +262,6 @@ impl std::fmt::Debug for StateSettings {
         f.debug_struct("StateSettings").field("prefix", &self.prefix).finish_non_exhaustive()
     }
 }
-
-/// The Redis URL of a fleet's shared state.
-pub const ENV_REDIS_URL: &str = "TEAAGENT_REDIS_URL";
-/// The variable that holds the Redis password, unless `[state] password_env` names another.
-pub const ENV_REDIS_PASSWORD: &str = "TEAAGENT_REDIS_PASSWORD";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -343,407 +334,6 @@ fn shown_value(value: &toml::Value) -> String {
         toml::Value::Array(_) => "an array".to_owned(),
         toml::Value::Table(_) => "a table".to_owned(),
     }
-}
-
-/// A configuration that cannot be used: the server does not start.
-///
-/// Its text is raw (it may quote a file's bytes): print it through [`visible::escape`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The home directory cannot be used.
-    #[error("{0}")]
-    Home(#[from] HomeError),
-    /// The file cannot be read (safely).
-    #[error("{}: cannot use this configuration file: {why}", file.display())]
-    Unreadable {
-        /// The file.
-        file: PathBuf,
-        /// Why.
-        why: String,
-    },
-    /// Not TOML, an unknown key, or a value of the wrong type.
-    #[error("{}: {why}", file.display())]
-    Invalid {
-        /// The file.
-        file: PathBuf,
-        /// What is wrong, with line and column.
-        why: String,
-    },
-    /// A value out of its range.
-    #[error("{}: `{key}` = {value} is out of range: allowed is {allowed}", file.display())]
-    OutOfRange {
-        /// The file.
-        file: PathBuf,
-        /// The key (`tools.NAME.timeout_secs`).
-        key: String,
-        /// The value as written.
-        value: String,
-        /// The range.
-        allowed: &'static str,
-    },
-    /// A grant or deny rule that names no tool served (the `teaagent` command refuses to start;
-    /// `Policy::rules_naming_no_tool`).
-    #[error(
-        "{0} (from --grant, TEAAGENT_GRANTS, TEAAGENT_DENY or a configuration file's `grants` or `deny`)"
-    )]
-    RuleNamesNoTool(String),
-    /// A grant or deny rule that does not parse.
-    #[error("{}: `{key}`: {why}", file.display())]
-    BadRule {
-        /// The file.
-        file: PathBuf,
-        /// The key and index (`grants[2]`).
-        key: String,
-        /// Why.
-        why: String,
-    },
-    /// `tools.NAME` for a tool that does not exist.
-    #[error("{}: `tools.{name}`: no such tool (known: {known})", file.display())]
-    UnknownTool {
-        /// The file.
-        file: PathBuf,
-        /// The name.
-        name: String,
-        /// The tools there are.
-        known: String,
-    },
-    /// A rule or digest given to [`Settings`] by hand that does not parse (those read by
-    /// [`Settings::load`] were checked where they were read, and say where).
-    #[error(transparent)]
-    Rule(#[from] GrantError),
-    /// An environment variable with a value that cannot be used.
-    #[error("environment variable {var}: {why}")]
-    Environment {
-        /// The variable.
-        var: &'static str,
-        /// What is wrong and what is allowed.
-        why: String,
-    },
-}
-
-impl ConfigError {
-    /// Whether it is a usage error (exit 2): everything but an unusable home directory (which
-    /// is the environment's problem, not the command line's: exit 1).
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, ConfigError::Home(_))
-    }
-}
-
-/// Where the user's configuration is: a file the user named, or `config.toml` in the home.
-#[derive(Debug)]
-pub enum UserFile {
-    /// A file the user named (it must exist; links are followed).
-    Named(PathBuf),
-    /// The home's `config.toml` (may be missing; never a link).
-    InHome(Home),
-    /// The home directory does not exist, so neither does its file (nothing is created).
-    NoHome(PathBuf),
-}
-
-impl UserFile {
-    /// `named`, else the home's file (the home is created if missing, as for the `teaagent`
-    /// command, which keeps its state there).
-    pub fn locate(named: Option<&Path>) -> Result<Self, ConfigError> {
-        match named {
-            Some(path) => Ok(UserFile::Named(path.to_path_buf())),
-            None => Ok(UserFile::InHome(Home::open()?)),
-        }
-    }
-
-    /// The home's file, without creating the home when it does not exist (for servers that
-    /// keep nothing there). With neither `TEAAGENT_HOME` nor `HOME` set (a client that starts
-    /// servers with an empty environment) there is no user file either: nothing names one.
-    pub fn locate_existing() -> Result<Self, ConfigError> {
-        let dir = match crate::home::dir() {
-            Ok(dir) => dir,
-            Err(HomeError::Unset) => {
-                return Ok(UserFile::NoHome(PathBuf::from("$TEAAGENT_HOME/config.toml")));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-            return Ok(UserFile::NoHome(dir.join(USER_FILE)));
-        }
-        Ok(UserFile::InHome(Home::open()?))
-    }
-
-    /// Its path, for messages.
-    pub fn path(&self) -> PathBuf {
-        match self {
-            UserFile::Named(path) | UserFile::NoHome(path) => path.clone(),
-            UserFile::InHome(home) => home.file(USER_FILE),
-        }
-    }
-
-    /// Reads and parses it; a missing home file is `Ok(None)`, a missing named file an error.
-    pub fn read(&self) -> Result<Option<ConfigFile>, ConfigError> {
-        let path = self.path();
-        let unreadable = |e: OwnFileError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
-        let bytes = match self {
-            UserFile::NoHome(_) => return Ok(None),
-            UserFile::Named(named) => match crate::home::read_path(named, MAX_CONFIG_BYTES) {
-                Ok(Some(bytes)) => {
-                    use std::os::unix::fs::MetadataExt;
-                    if std::fs::metadata(named).is_ok_and(|m| m.mode() & 0o022 != 0) {
-                        tracing::warn!(
-                            "{} is writable by others: they could change your configuration; run `chmod 600` on it",
-                            visible::escape(&path.display().to_string())
-                        );
-                    }
-                    bytes
-                }
-                Ok(None) => {
-                    return Err(ConfigError::Unreadable { file: path, why: "no such file".to_owned() });
-                }
-                Err(e) => return Err(unreadable(e)),
-            },
-            UserFile::InHome(home) => {
-                if let Some(loose) = home.loose_permissions(USER_FILE) {
-                    tracing::warn!(
-                        "{} is {loose}: others could change your configuration; run `chmod 600` on it",
-                        visible::escape(&path.display().to_string())
-                    );
-                }
-                match home.read(USER_FILE, MAX_CONFIG_BYTES).map_err(unreadable)? {
-                    Some(bytes) => bytes,
-                    None => return Ok(None),
-                }
-            }
-        };
-        parse(&bytes, &path).map(Some)
-    }
-}
-
-/// The workspace's configuration file, read through the workspace (see the module docs);
-/// `Ok(None)` when there is none.
-fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>, ConfigError> {
-    let path = workspace.root().join(WORKSPACE_FILE);
-    let refused = |e: PathError| ConfigError::Unreadable { file: path.clone(), why: e.to_string() };
-    let resolved = match workspace.resolve(WORKSPACE_FILE) {
-        Ok(resolved) => resolved,
-        Err(PathError::NotFound) => return Ok(None),
-        Err(e) => return Err(refused(e)),
-    };
-    let file = match resolved.open_read() {
-        Ok(file) => file,
-        Err(PathError::NotFound) => return Ok(None),
-        Err(e) => return Err(refused(e)),
-    };
-    let bytes = crate::home::read_regular(file, &path, MAX_CONFIG_BYTES)
-        .map_err(|e| ConfigError::Unreadable { file: path.clone(), why: e.to_string() })?;
-    parse(&bytes, &path).map(Some)
-}
-
-fn parse(bytes: &[u8], path: &Path) -> Result<ConfigFile, ConfigError> {
-    let invalid = |why: String| ConfigError::Invalid { file: path.to_path_buf(), why };
-    let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8 text: {e}")))?;
-    toml::from_str(text).map_err(|e| invalid(located(text, &e)))
-}
-
-/// A TOML error as `line L, column C: message` — without the quoted source line the parser's
-/// own report carries, which could be a megabyte of the workspace's bytes.
-fn located(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().lines().map(str::trim).collect::<Vec<_>>().join(" ");
-    match e.span() {
-        Some(span) => {
-            let start = span.start.min(text.len());
-            let before = &text.as_bytes()[..start];
-            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-            let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-            match key_at(text, start) {
-                Some(key) => {
-                    format!("line {line}, column {column}: `{}`: {message}", crate::visible::escape(&key))
-                }
-                None => format!("line {line}, column {column}: {message}"),
-            }
-        }
-        None => message,
-    }
-}
-
-/// The dotted key whose value is at byte `at` of a TOML text: the table header above it, the
-/// key of its line and, for a value inside an inline table on that line, the key before it
-/// (`mcp_servers.x.env.A`). `None` when `at` is not in a `key = value` line.
-fn key_at(text: &str, at: usize) -> Option<String> {
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = &text[line_start..];
-    let line = &line[..line.find('\n').unwrap_or(line.len())];
-    let upto = &line[..(at - line_start).min(line.len())];
-    let first_eq = line.find('=')?;
-    if first_eq > upto.len() {
-        return None;
-    }
-    let bare = |k: &str| k.trim().trim_matches('"').to_owned();
-    let mut key = bare(&line[..first_eq]);
-    // A value inside an inline table: the key just before it on this line.
-    if let Some(last_eq) = upto.rfind('=')
-        && last_eq > first_eq
-    {
-        let inner = upto[..last_eq].rsplit(['{', ',']).next().map(bare).unwrap_or_default();
-        if !inner.is_empty() {
-            key = format!("{key}.{inner}");
-        }
-    }
-    let header = text[..line_start]
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('[') && l.ends_with(']'))
-        .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
-    Some(match header {
-        Some(table) if !table.is_empty() => format!("{table}.{key}"),
-        _ => key,
-    })
-}
-
-/// What the user chose outside the files: the environment variables or the command's flags.
-/// Every rule and digest in it has been checked.
-#[derive(Debug, Clone, Default)]
-pub struct Choices {
-    /// The mode, if chosen.
-    pub permission_mode: Option<PermissionMode>,
-    /// Grants.
-    pub grants: Vec<String>,
-    /// Deny rules.
-    pub deny: Vec<String>,
-    /// Preapproved digests (`sha256:<hex>`, lower case).
-    pub preapprove: Vec<String>,
-    /// The request-state key and the previous one, if chosen.
-    pub request_state_keys: Option<(RequestStateKey, Option<RequestStateKey>)>,
-}
-
-impl Choices {
-    /// The `TEAAGENT_*` variables of this process (module docs); unset or empty ones choose
-    /// nothing.
-    pub fn from_environment() -> Result<Self, ConfigError> {
-        Self::from_variables(|name| std::env::var_os(name))
-    }
-
-    /// The variables as `get` gives them (for tests and for servers that read them elsewhere).
-    pub fn from_variables<S: AsRef<OsStr>>(get: impl Fn(&str) -> Option<S>) -> Result<Self, ConfigError> {
-        let text = |var: &'static str| -> Result<String, ConfigError> {
-            match get(var) {
-                None => Ok(String::new()),
-                Some(value) => value.as_ref().to_str().map(str::to_owned).ok_or_else(|| {
-                    ConfigError::Environment { var, why: "the value is not UTF-8 text".into() }
-                }),
-            }
-        };
-        let mut choices = Choices::default();
-        let mode = text(ENV_PERMISSION_MODE)?;
-        if !mode.trim().is_empty() {
-            choices.permission_mode = Some(
-                mode.trim()
-                    .parse()
-                    .map_err(|why: String| ConfigError::Environment { var: ENV_PERMISSION_MODE, why })?,
-            );
-        }
-        let rules = |var: &'static str| -> Result<Vec<String>, ConfigError> {
-            let value = text(var)?;
-            let lines: Vec<String> =
-                value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
-            for line in &lines {
-                Grant::parse(line).map_err(|e: GrantError| ConfigError::Environment {
-                    var,
-                    why: format!("{e} (one rule per line)"),
-                })?;
-            }
-            Ok(lines)
-        };
-        choices.grants = rules(ENV_GRANTS)?;
-        choices.deny = rules(ENV_DENY)?;
-        for digest in text(ENV_PREAPPROVE)?.split(|c: char| c.is_whitespace() || c == ',') {
-            if digest.is_empty() {
-                continue;
-            }
-            let digest = digest.to_ascii_lowercase();
-            if !crate::policy::digest::is_digest(&digest) {
-                return Err(ConfigError::Environment {
-                    var: ENV_PREAPPROVE,
-                    why: format!(
-                        "`{digest}` is not a digest: expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)"
-                    ),
-                });
-            }
-            choices.preapprove.push(digest);
-        }
-        let key = |var: &'static str| -> Result<Option<RequestStateKey>, ConfigError> {
-            let value = text(var)?;
-            if value.trim().is_empty() {
-                return Ok(None);
-            }
-            RequestStateKey::parse(&value).map(Some).map_err(|why| ConfigError::Environment { var, why })
-        };
-        let previous = key(ENV_REQUEST_STATE_PREVIOUS_KEY)?;
-        match key(ENV_REQUEST_STATE_KEY)? {
-            Some(current) => choices.request_state_keys = Some((current, previous)),
-            None if previous.is_some() => {
-                return Err(ConfigError::Environment {
-                    var: ENV_REQUEST_STATE_PREVIOUS_KEY,
-                    why: format!(
-                        "a previous key is only accepted next to the current one in {ENV_REQUEST_STATE_KEY}"
-                    ),
-                });
-            }
-            None => {}
-        }
-        Ok(choices)
-    }
-
-    /// Adds `later` (which wins): its mode replaces this one's, its rules and digests are added.
-    pub fn then(mut self, later: Choices) -> Self {
-        if later.permission_mode.is_some() {
-            self.permission_mode = later.permission_mode;
-        }
-        self.grants.extend(later.grants);
-        self.deny.extend(later.deny);
-        self.preapprove.extend(later.preapprove);
-        if later.request_state_keys.is_some() {
-            self.request_state_keys = later.request_state_keys;
-        }
-        self
-    }
-}
-
-/// One environment variable teaagent reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Variable {
-    /// Its name.
-    pub name: &'static str,
-    /// Whether it holds a secret of the server: never passed to a command a tool runs.
-    pub secret: bool,
-}
-
-const fn var(name: &'static str, secret: bool) -> Variable {
-    Variable { name, secret }
-}
-
-/// Every `TEAAGENT_*` variable teaagent reads, declared in this one place with whether it holds
-/// a secret of the server. `shell_exec` never passes a secret one to a command
-/// (`tools::shell_exec`'s environment policy reads this table), and a test fails when the code
-/// reads a `TEAAGENT_*` variable this table does not declare, so a new secret cannot be
-/// forgotten. (A variable named by the configuration, `[state] password_env`, is a secret too.)
-pub const VARIABLES: [Variable; 13] = [
-    var("TEAAGENT_HOME", false),
-    var("TEAAGENT_PERMISSION_MODE", false),
-    var("TEAAGENT_GRANTS", false),
-    var("TEAAGENT_DENY", false),
-    var("TEAAGENT_PREAPPROVE", false),
-    var(ENV_REQUEST_STATE_KEY, true),
-    var(ENV_REQUEST_STATE_PREVIOUS_KEY, true),
-    // The URL may carry the password (`redis://:PASSWORD@host`).
-    var(ENV_REDIS_URL, true),
-    var(ENV_REDIS_PASSWORD, true),
-    var("TEAAGENT_HTTP_TOKENS", true),
-    var("TEAAGENT_CONTAINED", false),
-    var("TEAAGENT_SHELL_CONTAINMENT", false),
-    var("TEAAGENT_SHELL_SANDBOX", false),
-];
-
-/// Whether `name` is a variable [`VARIABLES`] declares secret.
-pub fn is_secret_variable(name: &str) -> bool {
-    VARIABLES.iter().any(|v| v.secret && v.name == name)
 }
 
 /// Which sources [`Settings::load`] reads.

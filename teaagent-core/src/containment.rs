@@ -53,9 +53,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that carries a scope's token (subreaper path).
-pub(crate) const TOKEN_VAR: &str = "TEAAGENT_CONTAINED";
+pub(crate) const TOKEN_VAR: &str = crate::env::ENV_CONTAINED;
 /// The environment variable that forces a mechanism (`auto`, `cgroup`, `subreaper`).
-pub(crate) const MODE_VAR: &str = "TEAAGENT_SHELL_CONTAINMENT";
+pub(crate) const MODE_VAR: &str = crate::env::ENV_SHELL_CONTAINMENT;
 
 /// Moves the shell into the cgroup whose `cgroup.procs` is `$1`, then runs `$2` as `sh -c` would.
 const ENTER: &str = concat!(

@@ -387,9 +387,9 @@ reasons! {
         /// Its external server's tools are withheld (its tool list changed since the user
         /// allowed it, or it is no longer trusted) until the user allows it again.
         Withheld => "withheld", "is withheld until the user allows its external server again";
-        /// The state a fleet shares (Redis, `teaagent_core::state`, feature `redis`) could not be reached, and the
+        /// The state a fleet shares (Redis, `teaagent_core::fleet`, feature `redis`) could not be reached, and the
         /// call needs it (a rate limit): refused rather than admitted unchecked.
-        StateUnavailable => "state_unavailable", "was refused because the fleet's shared state (Redis) cannot be reached";
+        StoreUnavailable => "state_unavailable", "was refused because the fleet's shared state (Redis) cannot be reached";
     }
 }
 
@@ -447,7 +447,7 @@ impl ArgumentError {
     pub fn new(pointer: impl Into<String>, message: impl AsRef<str>) -> Self {
         Self {
             pointer: pointer.into(),
-            message: crate::schema::bounded(message.as_ref(), Self::MAX_MESSAGE_CHARS),
+            message: crate::visible::bounded(message.as_ref(), Self::MAX_MESSAGE_CHARS),
         }
     }
 }
@@ -585,6 +585,23 @@ impl Error {
     }
 }
 
+impl From<&crate::jsonrpc::Unreadable> for Error {
+    /// The answer to an incoming value that is not a message: `-32700` for what is not JSON,
+    /// `-32600` for the rest.
+    fn from(reason: &crate::jsonrpc::Unreadable) -> Self {
+        use crate::jsonrpc::Unreadable as U;
+        let reason = match reason {
+            U::NotJson { details } => return Error::Parse { details: details.clone() },
+            U::NotAMessage => InvalidRequest::NotAMessage,
+            U::InvalidId => InvalidRequest::InvalidId,
+            U::WrongVersion => InvalidRequest::WrongVersion,
+            U::InvalidParamsType => InvalidRequest::InvalidParamsType,
+            U::InvalidMethod => InvalidRequest::InvalidMethod,
+        };
+        Error::InvalidRequest { reason }
+    }
+}
+
 /// `60s`, `0.5s`: whole seconds without a fraction.
 fn seconds(d: Duration) -> String {
     if d.subsec_nanos() == 0 { format!("{}s", d.as_secs()) } else { format!("{}s", d.as_secs_f64()) }
@@ -603,7 +620,7 @@ fn report(errors: &[ArgumentError]) -> String {
         if e.pointer.is_empty() {
             e.message.clone()
         } else {
-            format!("{}: {}", crate::schema::bounded(&e.pointer, MAX_POINTER_CHARS), e.message)
+            format!("{}: {}", crate::visible::bounded(&e.pointer, MAX_POINTER_CHARS), e.message)
         }
     };
     match errors {
@@ -635,6 +652,12 @@ fn first_fix(details: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wire_words_an_unserializable_result_as_an_internal_error() {
+        let internal = Error::Internal { details: "the result could not be serialized".into() };
+        assert_eq!(crate::jsonrpc::response::internal_serialization_error(), internal.to_error_object());
+    }
 
     #[test]
     fn rate_limit_message_is_the_specs() {

@@ -68,7 +68,7 @@ pub use child::{DEFAULT_MAX_RESULT_BYTES, Launch};
 pub use pins::{Pins, sha256_of};
 pub use roles::{ArgRole, DeclaredRoles};
 pub use tool_list::ToolList;
-use tool_list::{hex, name_of};
+use tool_list::name_of;
 
 use crate::tool::{Behavior, Handler, Tier, ToolDef};
 use crate::visible::shown;

@@ -43,7 +43,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// The teaagent home directory (not created, not checked).
 pub fn dir() -> Result<PathBuf, HomeError> {
-    if let Some(home) = std::env::var_os("TEAAGENT_HOME").filter(|v| !v.is_empty()) {
+    if let Some(home) = std::env::var_os(crate::env::ENV_HOME).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(home));
     }
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {

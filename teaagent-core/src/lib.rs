@@ -20,7 +20,7 @@
 //!   child processes, their tools served under this server's policy (what `teaagent mcp serve`
 //!   does with the servers the user allowed). Only tokio's `process` feature, no new crate.
 //! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
-//!   (`teaagent_core::tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
+//!   (`teaagent_core::builtin_tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
 //!   files served as resources (`workspace::{walk, uri, resources}`). They bring ripgrep's
 //!   engine (`grep-searcher`, `grep-regex`), `ignore`, `mime_guess`, `base64` and tokio's
 //!   `process` feature. A server of your own tools needs none of it, so it does not compile it:
@@ -62,10 +62,17 @@ extern crate self as teaagent_core;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+#[cfg(feature = "builtin-tools")]
+pub mod builtin_tools;
 pub mod config;
 #[cfg(any(feature = "builtin-tools", feature = "gateway"))]
 mod containment;
+mod cursor;
+pub mod digest;
+pub mod env;
 pub mod error;
+#[cfg(feature = "redis")]
+pub mod fleet;
 #[cfg(feature = "gateway")]
 pub mod gateway;
 pub mod home;
@@ -76,17 +83,15 @@ pub mod policy;
 pub mod prompt;
 pub mod rate_limit;
 pub mod registry;
+pub mod resource;
 #[cfg(any(feature = "builtin-tools", feature = "gateway"))]
 pub mod sandbox;
 pub mod schema;
 pub mod server;
-#[cfg(feature = "redis")]
-pub mod state;
+pub mod session;
 mod task;
 pub mod testing;
 pub mod tool;
-#[cfg(feature = "builtin-tools")]
-pub mod tools;
 pub mod visible;
 pub mod workspace;
 

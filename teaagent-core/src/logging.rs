@@ -23,7 +23,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::mcp::LoggingLevel;
 use crate::mcp::logging::LoggingMessageParams;
-use crate::server::Peer;
+use crate::session::Peer;
 
 const OFF: u8 = u8::MAX;
 
@@ -125,19 +125,19 @@ pub(crate) fn for_request<F: std::future::Future>(
 /// raises there use the request's log level too.
 pub(crate) fn in_request_scope<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
     let level = REQUEST_LEVEL.try_with(|l| *l).ok().flatten();
-    let peer = crate::server::peer::REQUEST_PEER.try_with(Peer::clone).ok();
-    let principal = crate::server::peer::principal();
+    let peer = crate::session::peer::REQUEST_PEER.try_with(Peer::clone).ok();
+    let principal = crate::session::peer::principal();
     move || {
         let scoped = move || match level {
             Some(level) => REQUEST_LEVEL.sync_scope(Some(level), f),
             None => f(),
         };
         let scoped = move || match principal {
-            Some(p) => crate::server::peer::PRINCIPAL.sync_scope(Some(p), scoped),
+            Some(p) => crate::session::peer::PRINCIPAL.sync_scope(Some(p), scoped),
             None => scoped(),
         };
         match peer {
-            Some(peer) => crate::server::peer::REQUEST_PEER.sync_scope(peer, scoped),
+            Some(peer) => crate::session::peer::REQUEST_PEER.sync_scope(peer, scoped),
             None => scoped(),
         }
     }
@@ -167,7 +167,7 @@ struct ClientLayer;
 impl<S: Subscriber> Layer<S> for ClientLayer {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         // The request's own peer (an HTTP response) first, else the process's.
-        let request = crate::server::peer::REQUEST_PEER.try_with(Peer::clone).ok();
+        let request = crate::session::peer::REQUEST_PEER.try_with(Peer::clone).ok();
         let Some(peer) = request.or_else(|| SINK.lock().unwrap_or_else(|p| p.into_inner()).clone()) else {
             return;
         };

@@ -6,7 +6,7 @@
 //! shape keeps the listing pre-serialised once for all sessions.
 
 pub mod content;
-pub mod cursor;
+
 pub mod elicitation;
 pub mod lifecycle;
 pub mod logging;
@@ -14,6 +14,7 @@ pub mod modern;
 pub mod notifications;
 pub mod prompts;
 pub mod resources;
+mod tier;
 pub mod tools;
 pub mod version;
 
@@ -22,6 +23,7 @@ pub use lifecycle::{
     ClientCapabilities, Implementation, InitializeParams, InitializeResult, ServerCapabilities,
 };
 pub use logging::LoggingLevel;
+pub use tier::{Behavior, Tier};
 pub use tools::{Tool, ToolAnnotations, ToolRateLimit};
 pub use version::ProtocolVersion;
 

@@ -15,7 +15,7 @@
 //! resources.
 //!
 //! A call that needs an approval runs when one of these holds, checked in this order:
-//! a payload-digest preapproval of exactly this call ([`digest`]) whose paths lead where they are
+//! a payload-digest preapproval of exactly this call ([`crate::digest`]) whose paths lead where they are
 //! spelled (no link on the way: the digest binds the spelling, so a link put in its path must
 //! not carry the approval elsewhere); scoped grants covering the tool or every one of its role
 //! arguments ([`grant`]; uses of counted grants are spent only when the call is admitted to run,
@@ -58,7 +58,6 @@
 
 pub(crate) mod ask;
 pub mod audit;
-pub mod digest;
 pub mod grant;
 mod questions;
 pub mod request_state;
@@ -79,7 +78,7 @@ use self::ask::Answer;
 use self::audit::{AuditLog, AuditRecord};
 use self::grant::{Grant, GrantError, shell_quote, suggest_rule};
 use crate::registry::Registry;
-use crate::server::Peer;
+use crate::session::Peer;
 use crate::tool::{ParamRole, Tier, ToolDef};
 use crate::visible::shown;
 use crate::workspace::HiddenPaths;
@@ -341,7 +340,7 @@ pub struct Policy {
     states: std::sync::OnceLock<request_state::RequestStates>,
     /// A fleet's shared state: counted grants' uses and "for this session" answers there too.
     #[cfg(feature = "redis")]
-    shared: std::sync::OnceLock<crate::state::RedisState>,
+    shared: std::sync::OnceLock<crate::fleet::RedisStore>,
 }
 
 /// Why [`GrantUses::spend_anywhere`] spent nothing.
@@ -373,7 +372,7 @@ impl Policy {
             preapproved: HashSet::new(),
             session: Mutex::new(HashSet::new()),
             command_args: std::sync::OnceLock::new(),
-            questions: questions::Questions::new(crate::server::CallerLimits::default().questions),
+            questions: questions::Questions::new(crate::session::CallerLimits::default().questions),
             ask_timeout: Duration::from_secs(120),
             audit: None,
             advice: Advice::Code,
@@ -398,9 +397,9 @@ impl Policy {
     }
 
     /// Shares counted grants' uses, "for this session" answers and request states' single use
-    /// with the fleet (`crate::state`).
+    /// with the fleet (`crate::fleet`).
     #[cfg(feature = "redis")]
-    pub(crate) fn share(&self, state: crate::state::RedisState) {
+    pub(crate) fn share(&self, state: crate::fleet::RedisStore) {
         self.request_states().share(state.clone());
         let _ = self.shared.set(state);
     }
@@ -558,7 +557,7 @@ impl Policy {
     /// Preapproves the call whose digest is `digest` (`sha256:<hex>`).
     pub fn preapprove(mut self, digest: &str) -> Result<Self, String> {
         let digest = digest.trim().to_ascii_lowercase();
-        if !digest::is_digest(&digest) {
+        if !crate::digest::is_digest(&digest) {
             return Err(format!(
                 "invalid preapproval `{digest}`: expected `sha256:` and 64 hex digits (see `teaagent approvals digest`)"
             ));
@@ -685,7 +684,7 @@ The command runs {sandbox}."
     }
 
     /// Asks the user (the `ask` module) about a call [`Policy::decide_now`] could not decide.
-    /// A caller with its most questions already open ([`crate::server::CallerLimits::questions`])
+    /// A caller with its most questions already open ([`crate::session::CallerLimits::questions`])
     /// is not asked: denied, saying so.
     pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
         match self.ask_within_share(call, peer, question).await {
@@ -711,7 +710,7 @@ The command runs {sandbox}."
     }
 
     /// Each caller may have `n` approval questions open at once (the server's
-    /// [`crate::server::CallerLimits::questions`]).
+    /// [`crate::session::CallerLimits::questions`]).
     pub(crate) fn questions_per_caller(mut self, n: usize) -> Self {
         self.questions = self.questions.per_caller(n);
         self
@@ -852,7 +851,7 @@ The command runs {sandbox}."
     /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
     pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
         let Some(log) = &self.audit else { return Ok(()) };
-        let principal = crate::server::peer::principal();
+        let principal = crate::session::peer::principal();
         log.append(&AuditRecord {
             time: AuditRecord::now(),
             tool: call.tool.name(),
@@ -882,8 +881,8 @@ fn command_args(registry: &Registry) -> HashSet<String> {
 fn session_key(call: &CallFacts<'_>) -> String {
     // An approval "for this session" is the principal's own (over HTTP, every client's is apart).
     // …and, over HTTP, its legacy session's own.
-    let mut key = crate::server::peer::principal().map(|p| format!("{p}\u{0}")).unwrap_or_default();
-    if let Some(session) = crate::server::peer::session_id() {
+    let mut key = crate::session::peer::principal().map(|p| format!("{p}\u{0}")).unwrap_or_default();
+    if let Some(session) = crate::session::peer::session_id() {
         key.push_str(&session);
         key.push('\u{0}');
     }
@@ -1056,158 +1055,5 @@ impl PermissionMode {
             PermissionMode::Allow => "Allow",
             PermissionMode::DangerFullAccess => "DangerFullAccess",
         }
-    }
-}
-
-#[cfg(all(test, feature = "builtin-tools"))]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-
-    fn registry() -> Registry {
-        Registry::builder().tools(crate::tools::builtin()).build().expect("the built-in tools")
-    }
-
-    /// A `move_path` call with awkward values, decided by a policy advising `advice`.
-    fn refusal(advice: Advice) -> String {
-        let registry = registry();
-        let tool = registry.get("move_path").expect("move_path");
-        let call = CallFacts {
-            unchecked: Vec::new(),
-            tool,
-            roles: vec![("from", ParamRole::Path, "it's \"a\"*.txt"), ("to", ParamRole::Path, "b\\c")],
-            entries: Vec::new(),
-            digest: "sha256:00",
-            detours: Vec::new(),
-        };
-        match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
-            Ok(Decision::Deny { details, .. }) => details,
-            other => panic!("not refused: {other:?}"),
-        }
-    }
-
-    /// A value with a line break or another control character is never turned into a rule: in
-    /// `TEAAGENT_GRANTS` (one rule per line) `echo hi⏎shell_exec` would become a grant of the
-    /// whole tool. Every form then advises only this exact call and the mode.
-    #[test]
-    fn values_with_line_breaks_are_never_advised_as_rules() {
-        let registry = registry();
-        for (tool, arg, role, value) in [
-            ("shell_exec", "command", ParamRole::Command, "echo hi\nshell_exec"),
-            ("shell_exec", "command", ParamRole::Command, "echo hi\rshell_exec"),
-            ("delete_path", "path", ParamRole::Path, "a\ndelete_path"),
-            ("delete_path", "path", ParamRole::Path, "a\u{1b}[2Jb"),
-        ] {
-            let call = CallFacts {
-                unchecked: Vec::new(),
-                tool: registry.get(tool).expect("tool"),
-                roles: vec![(arg, role, value)],
-                entries: Vec::new(),
-                digest: "sha256:00",
-                detours: Vec::new(),
-            };
-            for advice in [
-                Advice::Flags,
-                Advice::Environment { file: Some(PathBuf::from("/h/c.toml")), shared: false },
-                Advice::Code,
-            ] {
-                let details =
-                    match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
-                        Ok(Decision::Deny { details, .. }) => details,
-                        other => panic!("not refused: {other:?}"),
-                    };
-                for rule_form in ["--grant", "TEAAGENT_GRANTS", "grants =", ".grant("] {
-                    assert!(!details.contains(rule_form), "{value:?}: {details}");
-                }
-                assert!(details.contains("sha256:00") && details.contains("line break"), "{details}");
-            }
-        }
-    }
-
-    #[test]
-    fn denials_advise_what_works_for_the_server_quoted_for_where_it_goes() {
-        let flags = refusal(Advice::Flags);
-        assert!(
-            flags.contains(r#"--grant 'move_path:from=it'\''s "a"[*].txt' --grant 'move_path:to=b[\]c'"#),
-            "{flags}"
-        );
-        assert!(
-            flags.contains("--preapprove sha256:00") && flags.contains("--permission-mode allow"),
-            "{flags}"
-        );
-
-        let env = refusal(Advice::Environment { file: Some(PathBuf::from("/h/config.toml")), shared: true });
-        // Two rules: one per line, in bash's $'…' (backslash and quote escaped).
-        assert!(
-            env.contains(r#"TEAAGENT_GRANTS=$'move_path:from=it\'s "a"[*].txt\nmove_path:to=b[\\]c'"#),
-            "{env}"
-        );
-        assert!(env.contains(r#"in /h/config.toml with grants = ["move_path:from=it's \"a\"[*].txt", "move_path:to=b[\\]c"]"#), "{env}");
-        assert!(
-            env.contains("TEAAGENT_PERMISSION_MODE=allow") && env.contains("TEAAGENT_PREAPPROVE=sha256:00"),
-            "{env}"
-        );
-        assert!(!env.contains("--"), "{env}");
-
-        let code = refusal(Advice::Code);
-        assert!(
-            code.contains(r#"`.grant("move_path:from=it's \"a\"[*].txt")?.grant("move_path:to=b[\\]c")?`"#),
-            "{code}"
-        );
-        assert!(code.contains("Policy::new(PermissionMode::Allow)"), "{code}");
-
-        // Each form allows exactly the call: the rules parse back and cover the values.
-        for rule in ["move_path:from=it's \"a\"[*].txt", "move_path:to=b[\\]c"] {
-            let grant = Grant::parse(rule).expect("the advised rule parses");
-            let (arg, value) =
-                if rule.contains("from") { ("from", "it's \"a\"*.txt") } else { ("to", "b\\c") };
-            assert!(grant.covers_arg("move_path", arg, ParamRole::Path, value), "{rule}");
-        }
-    }
-
-    #[test]
-    fn startup_lists_the_tools_that_need_an_approval() {
-        let registry = registry();
-        let line =
-            Policy::new(PermissionMode::WorkspaceWrite).advice(Advice::Flags).approvals_needed(&registry);
-        let line = line.expect("destructive tools need one");
-        assert!(line.starts_with("tools that need an approval in workspace-write mode: "), "{line}");
-        assert!(
-            line.contains("delete_path (destructive, tier high)") && !line.contains("read_file"),
-            "{line}"
-        );
-        let granted = Policy::new(PermissionMode::WorkspaceWrite)
-            .grant("delete_path")
-            .and_then(|p| p.deny("shell_exec"))
-            .expect("rules")
-            .approvals_needed(&registry)
-            .expect("others still need one");
-        assert!(!granted.contains("delete_path") && !granted.contains("shell_exec"), "{granted}");
-        let prompt = Policy::new(PermissionMode::Prompt).approvals_needed(&registry).expect("asks");
-        assert!(prompt.starts_with("tools that ask the user in prompt mode: "), "{prompt}");
-        assert!(Policy::new(PermissionMode::DangerFullAccess).approvals_needed(&registry).is_none());
-    }
-
-    #[test]
-    fn path_deny_rules_hide_from_the_tools_they_name_and_resources() {
-        let policy = Policy::default()
-            .deny("*:path=secrets/**")
-            .and_then(|p| p.deny("read_file:path=private/*"))
-            .and_then(|p| p.deny("*:command=rm*"))
-            .expect("rules");
-        let hidden = policy.hidden_paths(&registry()).expect("path rules hide paths");
-        for scope in ["search_text", "find_files", "list_directory", "resources/list", "resources/read"] {
-            assert!(hidden(scope, Path::new("secrets/a/key.pem")), "{scope}");
-            assert!(!hidden(scope, Path::new("src/main.rs")), "{scope}");
-            assert!(!hidden(scope, Path::new("private/x")), "{scope}: only read_file's rule");
-        }
-        assert!(hidden("read_file", Path::new("private/x")));
-        // A command rule says nothing about paths, for any tool.
-        assert!(!hidden("shell_exec", Path::new("rm.txt")));
-        assert!(!hidden("read_file", Path::new("rm.txt")));
-        assert!(!hidden("resources/read", Path::new("rmdir")));
-        let commands_only = Policy::default().deny("shell_exec:command=rm*").expect("rule");
-        assert!(commands_only.hidden_paths(&registry()).is_none());
     }
 }

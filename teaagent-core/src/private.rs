@@ -13,6 +13,7 @@ use serde_json::Value;
 
 pub use crate::error::{ArgumentError, Error};
 pub use crate::mcp::{CallToolResult, JsonObject};
+pub use crate::registry::registration::{ToolRegistration, registered};
 pub use crate::schema::{ObjectSchema, args_schema};
 pub use crate::tool::{Behavior, Handler, IntoToolOutput, ParamRole, Tier, ToolContext, ToolDef};
 
@@ -335,19 +336,6 @@ impl<S> StateParam<S> {
             ),
         })
     }
-}
-
-/// A tool registered by the attribute (collected at link time by `inventory`).
-pub struct ToolRegistration {
-    /// Builds the definition (once, when a registry is built).
-    pub build: fn() -> ToolDef,
-}
-
-inventory::collect!(ToolRegistration);
-
-/// Every definition registered by `#[tool]` in the linked program.
-pub fn registered() -> impl Iterator<Item = &'static ToolRegistration> {
-    inventory::iter::<ToolRegistration>.into_iter()
 }
 
 /// Escapes one JSON-pointer segment (RFC 6901).

@@ -3,7 +3,7 @@
 //! exact however many calls arrive at once. An admission can be refunded: a call that a later
 //! step refuses (the workspace lock) leaves the budget as it found it.
 //!
-//! With a fleet's shared state (feature `redis`, `teaagent_core::state`) the windows live in Redis
+//! With a fleet's shared state (feature `redis`, `teaagent_core::fleet`) the windows live in Redis
 //! instead: [`RateLimiter::admit_shared`] admits through one atomic script, and a refund removes
 //! that admission there.
 
@@ -20,7 +20,7 @@ pub struct RateLimiter {
     windows: HashMap<String, Window>,
     /// The fleet's windows, when the server shares its state.
     #[cfg(feature = "redis")]
-    shared: Option<crate::state::RedisState>,
+    shared: Option<crate::fleet::RedisStore>,
 }
 
 /// Why a call was not admitted.
@@ -46,7 +46,7 @@ pub struct Admission<'a> {
     at: Option<Instant>,
     /// Admitted by the shared window: the state, the window's name and the admission's member.
     #[cfg(feature = "redis")]
-    shared: Option<(crate::state::RedisState, String, String)>,
+    shared: Option<(crate::fleet::RedisStore, String, String)>,
 }
 
 impl RateLimiter {
@@ -69,7 +69,7 @@ impl RateLimiter {
 
     /// Keeps the windows in the fleet's shared state.
     #[cfg(feature = "redis")]
-    pub fn shared(mut self, state: crate::state::RedisState) -> Self {
+    pub fn shared(mut self, state: crate::fleet::RedisStore) -> Self {
         self.shared = Some(state);
         self
     }
@@ -93,10 +93,10 @@ impl RateLimiter {
                 None => tool.to_owned(),
             };
             return match state.admit(&name, window.limit.max_calls, window.limit.window).await {
-                Ok(crate::state::Window::Admitted(member)) => {
+                Ok(crate::fleet::Window::Admitted(member)) => {
                     Ok(Admission { window: None, at: None, shared: Some((state.clone(), name, member)) })
                 }
-                Ok(crate::state::Window::Full(retry)) => Err(Refused::Limited(window.limit, retry)),
+                Ok(crate::fleet::Window::Full(retry)) => Err(Refused::Limited(window.limit, retry)),
                 Err(e) if state.options().fallback_local => {
                     tracing::warn!(
                         tool,

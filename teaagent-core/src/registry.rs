@@ -24,13 +24,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::cursor::{Cursor, fingerprint};
 use crate::error::{ArgumentError, Error};
-use crate::mcp::cursor::{Cursor, fingerprint};
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::schema::Validator;
 use crate::tool::{Tier, ToolDef};
 
 mod output;
+pub(crate) mod registration;
 pub use output::{OUTPUT_MISMATCH_REASON, OutputMismatch};
 
 /// The checked, immutable set of tools a server offers.
@@ -280,7 +281,7 @@ impl RegistryBuilder {
     /// explicitly with [`RegistryBuilder::add`] too: the same definition listed both ways counts
     /// once (two *different* definitions of one name are still refused).
     pub fn registered(mut self) -> Self {
-        let mut defs: Vec<ToolDef> = crate::__private::registered().map(|r| (r.build)()).collect();
+        let mut defs: Vec<ToolDef> = registration::registered().map(|r| (r.build)()).collect();
         defs.sort_by(|a, b| a.name().cmp(b.name()));
         self.defs.extend(defs);
         self

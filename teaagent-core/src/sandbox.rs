@@ -294,7 +294,7 @@ pub struct Support {
 
 /// Uses fewer means than the machine has: `landlock` (no namespaces) or `none` (nothing);
 /// `auto` or unset uses everything found.
-pub const PROBE_VAR: &str = "TEAAGENT_SHELL_SANDBOX";
+pub const PROBE_VAR: &str = crate::env::ENV_SHELL_SANDBOX;
 
 /// The Landlock ABI whose rights the sandbox needs for writes (truncation and renames across
 /// directories are covered from ABI 3).

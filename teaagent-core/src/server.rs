@@ -67,71 +67,42 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::BoxFuture;
 use crate::config::{ConfigError, Settings, Sources};
 use crate::error::Error;
 use crate::mcp::Implementation;
-use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
 use crate::policy::{Advice, Policy};
 use crate::registry::Registry;
 use crate::tool::state::{MissingState, States};
 use crate::workspace::Workspace;
 use crate::workspace::lock::{LockRegistry, WorkspaceLock};
 
+mod announcement;
 mod call;
-mod config;
 pub mod early;
-pub(crate) mod fairness;
+
+mod era;
 pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 mod main_loop;
-pub(crate) mod peer;
+mod params;
+
 mod prompts;
 mod reply;
 mod router;
 mod serving;
+mod shared;
 mod transport;
 mod watch;
 
-pub use config::{ServerConfig, ToolOverride};
-pub use early::{Announcement, EarlyStdio};
-pub use fairness::CallerLimits;
-pub use peer::{Peer, PeerError, SessionInfo};
+pub use crate::config::{ServerConfig, ToolOverride};
+pub use crate::session::CallerLimits;
+pub use crate::session::{Peer, PeerError, SessionInfo};
+pub use announcement::Announcement;
+pub use early::EarlyStdio;
 pub use serving::Serving;
 
-/// Serves resources (`resources/list`, `resources/read`, `resources/templates/list`). When a
-/// server has none, it does not declare the `resources` capability and those methods are unknown.
-pub trait ResourceProvider: Send + Sync + 'static {
-    /// One page of resources.
-    fn list(&self, cursor: Option<String>) -> BoxFuture<'static, Result<ListResourcesResult, Error>>;
-    /// The contents of one resource.
-    fn read(&self, uri: String) -> BoxFuture<'static, Result<ReadResourceResult, Error>>;
-    /// The URI templates offered.
-    fn templates(&self) -> Vec<ResourceTemplate>;
-
-    /// Whether clients may subscribe to resources (`resources/subscribe` in the legacy era,
-    /// resource subscriptions of `subscriptions/listen` in the modern one). Only for resources
-    /// that do not change while the server runs: subscriptions are acknowledged and no update is
-    /// ever sent (default `false`: the capability is not declared and `resources/subscribe` is
-    /// unknown).
-    fn subscribable(&self) -> bool {
-        false
-    }
-
-    /// Whether [`ResourceProvider::complete`] offers anything (the server then declares the
-    /// `completions` capability). Default `false`.
-    fn completes(&self) -> bool {
-        false
-    }
-
-    /// Suggestions for `argument` of the template `template`, given what was typed so far
-    /// (`completion/complete` with `ref/resource`). Default: none.
-    fn complete(&self, template: &str, argument: &str, value: &str) -> Vec<String> {
-        let _ = (template, argument, value);
-        Vec::new()
-    }
-}
+pub use crate::resource::ResourceProvider;
 
 /// An MCP server: a registry, limits, and optionally a workspace, its lock and resources.
 pub struct Server {
@@ -141,7 +112,7 @@ pub struct Server {
     prompts: Arc<crate::prompt::Prompts>,
     /// The fleet's shared state ([`Server::shared_state`]).
     #[cfg(feature = "redis")]
-    shared_state: Option<crate::state::RedisState>,
+    shared_state: Option<crate::fleet::RedisStore>,
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
@@ -263,7 +234,7 @@ impl Server {
             lock: None,
             policy: Policy::default(),
             policy_from: PolicyFrom::Unset,
-            info: early::default_server_info(),
+            info: announcement::default_server_info(),
             states: States::default(),
             prepared: false,
             availability: None,
@@ -290,10 +261,10 @@ impl Server {
     }
 
     /// Shares the state replicas of a fleet must agree on (rate-limit windows, request states'
-    /// single use) through Redis: see [`crate::state`]. The replicas must also share the key
+    /// single use) through Redis: see [`crate::fleet`]. The replicas must also share the key
     /// that seals request states (`TEAAGENT_REQUEST_STATE_KEY`).
     #[cfg(feature = "redis")]
-    pub fn shared_state(mut self, state: crate::state::RedisState) -> Self {
+    pub fn shared_state(mut self, state: crate::fleet::RedisStore) -> Self {
         self.shared_state = Some(state);
         self
     }
@@ -386,7 +357,7 @@ impl Server {
 
     /// Every state type the tools take, checked against what [`Server::state`] was given.
     pub fn check_state(&self) -> Result<(), MissingState> {
-        self.states.check(self.registry.get())
+        self.states.check(self.registry.get().iter().map(|tool| &**tool))
     }
 
     /// Serves tools whose availability changes while the server runs (see [`ToolAvailability`];
@@ -654,7 +625,7 @@ impl Server {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // The process's own peer has no client over HTTP: each request answers on its own.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let shared = Arc::new(main_loop::Shared::new(self, Peer::new(tx)));
+        let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
         if let Some(lock) = shared.lock.clone() {
             main_loop::settle_lock(lock).await;
         }
@@ -665,7 +636,7 @@ impl Server {
             draining: shutdown.clone(),
             stopping: CancellationToken::new(),
             sessions: Default::default(),
-            requests: fairness::Shares::new(crate::error::CallerShare::Requests),
+            requests: crate::session::fairness::Shares::new(crate::error::CallerShare::Requests),
             #[cfg(feature = "oauth")]
             oauth,
         });
@@ -700,7 +671,7 @@ impl Server {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // Notifications (progress, logs) have no client to go to.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let shared = Arc::new(main_loop::Shared::new(self, Peer::new(tx)));
+        let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
         let params = crate::mcp::tools::CallToolParams {
             name: name.to_owned(),
             arguments: Some(arguments),

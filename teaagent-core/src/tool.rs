@@ -11,7 +11,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::BoxFuture;
@@ -30,68 +29,7 @@ pub use inputs::{ClientCapability, InputError, InputRequest};
 pub use output::{IntoToolOutput, Json, ToolError};
 pub use state::{MissingState, State, StateNeed};
 
-/// A tool's security tier (SPEC §3, §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Tier {
-    /// Read-only, no external side effects.
-    Low,
-    /// Writes to the workspace only.
-    Medium,
-    /// Writes to external systems or executes a shell.
-    High,
-    /// Irreversible or affects production systems.
-    Critical,
-}
-
-impl Tier {
-    /// The attribute's spelling: `low`, `medium`, `high`, `critical`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Low => "low",
-            Tier::Medium => "medium",
-            Tier::High => "high",
-            Tier::Critical => "critical",
-        }
-    }
-
-    /// Parses the attribute's spelling.
-    pub fn parse(s: &str) -> Option<Tier> {
-        [Tier::Low, Tier::Medium, Tier::High, Tier::Critical].into_iter().find(|t| t.as_str() == s)
-    }
-
-    /// The tier a tool gets when none is given: `low` if read-only, `high` if destructive,
-    /// else `medium`.
-    pub fn default_for(behavior: Behavior) -> Tier {
-        if behavior.read_only {
-            Tier::Low
-        } else if behavior.destructive {
-            Tier::High
-        } else {
-            Tier::Medium
-        }
-    }
-}
-
-impl fmt::Display for Tier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The behaviour flags of a tool (the attribute's `read_only`, `destructive`, ...).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Behavior {
-    /// Never modifies anything.
-    pub read_only: bool,
-    /// May delete or overwrite data.
-    pub destructive: bool,
-    /// Repeating a call has no further effect.
-    pub idempotent: bool,
-    /// Modifies persistent external state.
-    pub stateful: bool,
-    /// Reaches an open world (network, external systems).
-    pub open_world: bool,
-}
+pub use crate::mcp::{Behavior, Tier};
 
 /// At most `max_calls` admitted calls in any window of `window` (sliding).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -457,5 +395,53 @@ impl ToolDefBuilder {
     /// The definition; the registry checks it when built.
     pub fn build(self) -> ToolDef {
         self.0
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// Adds to the shared counter.
+    #[crate::tool(unregistered)]
+    pub(crate) fn bump(
+        State(counter): State<Arc<std::sync::atomic::AtomicU32>>,
+        /// How much to add.
+        by: u32,
+    ) -> String {
+        (counter.fetch_add(by, std::sync::atomic::Ordering::SeqCst) + by).to_string()
+    }
+
+    fn text(result: &crate::CallToolResult) -> String {
+        serde_json::to_value(result).map(|v| v["content"][0]["text"].to_string()).unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn a_tool_gets_the_state_of_its_context_and_says_what_is_missing_without_it() {
+        use crate::DefineTool;
+        let def = bump::tool_def();
+        let needs: Vec<_> = def.state_needs().collect();
+        assert_eq!(needs, [StateNeed::of::<Arc<std::sync::atomic::AtomicU32>>()]);
+        assert!(def.input_schema()["properties"].get("counter").is_none());
+        let handler = def.handler().cloned().expect("a handler");
+        let args = |by: u32| serde_json::json!({ "by": by }).as_object().cloned().unwrap_or_default();
+
+        // A context made by hand without the state: an error naming it and the two ways to give it.
+        let err = handler.call(crate::ToolContext::detached("bump"), args(1)).await.expect_err("no state");
+        let message = err.to_string();
+        assert!(
+            message.contains("tool `bump` takes `State<alloc::sync::Arc<core::sync::atomic::AtomicU32>>`"),
+            "{message}"
+        );
+        assert!(message.contains("ToolContext::with_state(value)"), "{message}");
+
+        // With it, every call shares the one value.
+        let counter = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let ctx = crate::ToolContext::detached("bump").with_state(Arc::clone(&counter));
+        assert_eq!(text(&handler.call(ctx.clone(), args(2)).await.expect("ran")), "\"2\"");
+        assert_eq!(text(&handler.call(ctx, args(3)).await.expect("ran")), "\"5\"");
+        assert_eq!(counter.load(std::sync::atomic::Ordering::SeqCst), 5);
     }
 }

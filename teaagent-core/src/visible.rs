@@ -26,6 +26,22 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `text` escaped ([`escape`]) and cut to `max` characters, saying how many more there were.
+///
+/// ```
+/// use teaagent_core::visible::bounded;
+/// assert_eq!(bounded("abcdef", 3), "abc…⟪3 more characters⟫");
+/// assert_eq!(bounded("a\u{7}", 5), "a\\u{7}");
+/// ```
+pub fn bounded(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return escape(text);
+    }
+    let head: String = text.chars().take(max).collect();
+    format!("{}…⟪{} more characters⟫", escape(&head), total - max)
+}
+
 /// [`escape`]d, with long runs of one repeated character folded into a count
 /// (`x⟪×9984 more⟫`), so padding cannot push the rest of a value out of sight. Nothing else is
 /// ever cut: the part that differs between a harmless call and a harmful one is always shown,

@@ -61,7 +61,7 @@ fn sha256_of_file(file: &std::fs::File) -> Option<String> {
             Err(_) => return None,
         }
     }
-    Some(super::hex(&hasher.finalize()))
+    Some(crate::digest::hex(&hasher.finalize()))
 }
 
 /// The executable checked against `pins` and held open, to be run from that open file.

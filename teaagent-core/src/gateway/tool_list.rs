@@ -24,8 +24,8 @@ impl ToolList {
             }
         }
         tools.sort_by(|a, b| name_of(a).cmp(name_of(b)));
-        let canonical = crate::policy::digest::canonical_json(&Value::Array(tools.clone()));
-        let sha256 = hex(&hmac_sha256::Hash::hash(canonical.as_bytes()));
+        let canonical = crate::digest::canonical_json(&Value::Array(tools.clone()));
+        let sha256 = crate::digest::hex(&hmac_sha256::Hash::hash(canonical.as_bytes()));
         Self { tools, sha256 }
     }
 
@@ -108,10 +108,6 @@ fn shown_value(value: &Value) -> String {
         Value::String(s) => format!("\"{}\"", shown(s).replace('"', "\\\"")),
         other => shown(&other.to_string()),
     }
-}
-
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::id::RequestId;
-use crate::error::{Error, InvalidRequest};
 
 /// One incoming message, classified.
 #[derive(Debug)]
@@ -92,15 +91,35 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 pub struct Rejected {
     /// The id of the offending request, when it had a valid one; `None` answers with `id: null`.
     pub id: Option<RequestId>,
-    /// The error to answer with.
-    pub error: Error,
+    /// What is wrong with it (`crate::error::Error` has the answer for each).
+    pub reason: Unreadable,
+}
+
+/// Why an incoming value is not a message the server can take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    /// Not JSON at all (or not UTF-8): the parser's account of it.
+    NotJson {
+        /// What the parser said.
+        details: String,
+    },
+    /// JSON, but not a request, a notification or a response.
+    NotAMessage,
+    /// An `id` that is neither a string nor an integer.
+    InvalidId,
+    /// No `"jsonrpc": "2.0"`.
+    WrongVersion,
+    /// `params` that is neither an object nor an array.
+    InvalidParamsType,
+    /// A `method` that is not a string.
+    InvalidMethod,
 }
 
 impl Incoming {
     /// Classifies one JSON value (an object, normally) given as its raw text.
     ///
-    /// Errors: not JSON at all → [`Error::Parse`]; JSON that is not a message → an
-    /// [`Error::InvalidRequest`] with the id when it could be read.
+    /// Errors: not JSON at all → [`Unreadable::NotJson`]; JSON that is not a message → the
+    /// other [`Unreadable`]s, with the id when it could be read.
     pub fn parse(text: &[u8]) -> Result<Self, Box<Rejected>> {
         Self::parse_line(text.to_vec())
     }
@@ -127,7 +146,7 @@ impl Incoming {
                 let range = params.map(|p| params_range(&text, p));
                 Ok(incoming.with_params(range.map(|range| RawParams { text, range })))
             }
-            Err(e) if e.is_data() => Err(reject(None, InvalidRequest::NotAMessage)),
+            Err(e) if e.is_data() => Err(reject(None, Unreadable::NotAMessage)),
             Err(e) => Err(not_json(Some(e))),
         }
     }
@@ -150,21 +169,21 @@ impl Incoming {
             Some(raw) if raw.get() == "null" => None,
             Some(raw) => match RequestId::from_raw(raw.to_owned()) {
                 Some(id) => Some(id),
-                None => return Err(reject(None, InvalidRequest::InvalidId)),
+                None => return Err(reject(None, Unreadable::InvalidId)),
             },
         };
         if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return Err(reject(id, InvalidRequest::WrongVersion));
+            return Err(reject(id, Unreadable::WrongVersion));
         }
         let params = match env.params {
             Some(raw) if raw.get() == "null" => None,
             Some(raw) if matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')) => Some(raw),
-            Some(_) => return Err(reject(id, InvalidRequest::InvalidParamsType)),
+            Some(_) => return Err(reject(id, Unreadable::InvalidParamsType)),
             None => None,
         };
         if let Some(method) = env.method {
             let Ok(method) = serde_json::from_str::<String>(method.get()) else {
-                return Err(reject(id, InvalidRequest::InvalidMethod));
+                return Err(reject(id, Unreadable::InvalidMethod));
             };
             let message = match id {
                 Some(id) => Incoming::Request(Request { id, method, params: None }),
@@ -179,7 +198,7 @@ impl Incoming {
             (Some(id), None, Some(error)) => {
                 Ok((Incoming::Response(ResponseFromClient { id, outcome: Err(error.to_owned()) }), None))
             }
-            (id, _, _) => Err(reject(id, InvalidRequest::NotAMessage)),
+            (id, _, _) => Err(reject(id, Unreadable::NotAMessage)),
         }
     }
 }
@@ -193,11 +212,11 @@ fn params_range(text: &str, raw: &RawValue) -> std::ops::Range<usize> {
 /// A line that is not JSON; `error` is the parser's account of it.
 fn not_json(error: Option<serde_json::Error>) -> Box<Rejected> {
     let details = error.map_or_else(|| "not UTF-8".to_owned(), |e| e.to_string());
-    Box::new(Rejected { id: None, error: Error::Parse { details } })
+    Box::new(Rejected { id: None, reason: Unreadable::NotJson { details } })
 }
 
-fn reject(id: Option<RequestId>, reason: InvalidRequest) -> Box<Rejected> {
-    Box::new(Rejected { id, error: Error::InvalidRequest { reason } })
+fn reject(id: Option<RequestId>, reason: Unreadable) -> Box<Rejected> {
+    Box::new(Rejected { id, reason })
 }
 
 #[cfg(test)]
@@ -223,23 +242,19 @@ mod tests {
     #[test]
     fn shapes_that_are_not_messages() {
         let not_json = parse("{nope").expect_err("not json");
-        assert!(matches!(not_json.error, Error::Parse { .. }));
+        assert!(matches!(not_json.reason, Unreadable::NotJson { .. }));
         for (line, reason) in [
-            (r#"5"#, InvalidRequest::NotAMessage),
-            (r#"{"id":1,"method":"ping"}"#, InvalidRequest::WrongVersion),
-            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, InvalidRequest::WrongVersion),
-            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, InvalidRequest::InvalidId),
-            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, InvalidRequest::InvalidMethod),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, InvalidRequest::InvalidParamsType),
-            (r#"{"jsonrpc":"2.0","id":1}"#, InvalidRequest::NotAMessage),
-            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, InvalidRequest::NotAMessage),
+            (r#"5"#, Unreadable::NotAMessage),
+            (r#"{"id":1,"method":"ping"}"#, Unreadable::WrongVersion),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, Unreadable::WrongVersion),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Unreadable::InvalidId),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, Unreadable::InvalidMethod),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, Unreadable::InvalidParamsType),
+            (r#"{"jsonrpc":"2.0","id":1}"#, Unreadable::NotAMessage),
+            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, Unreadable::NotAMessage),
         ] {
             let rejected = parse(line).expect_err(line);
-            assert!(
-                matches!(&rejected.error, Error::InvalidRequest { reason: r } if *r == reason),
-                "{line}: {:?}",
-                rejected.error
-            );
+            assert!(rejected.reason == reason, "{line}: {:?}", rejected.reason);
         }
     }
 

@@ -165,8 +165,15 @@ fn write_escape(out: &mut Vec<u8>, b: u8) {
     }
 }
 
-fn internal_serialization_error() -> ErrorObject {
-    crate::error::Error::Internal { details: "the result could not be serialized".into() }.to_error_object()
+/// The answer to a result that cannot be serialized: `-32603`, as `Error::Internal` words it
+/// (`crate::error`'s tests check that the two agree).
+pub(crate) fn internal_serialization_error() -> ErrorObject {
+    const DETAILS: &str = "the result could not be serialized";
+    ErrorObject {
+        code: -32603,
+        message: format!("Internal error: {DETAILS}"),
+        data: Some(serde_json::json!({ "reason": "internal_error", "details": DETAILS })),
+    }
 }
 
 #[cfg(test)]

@@ -90,3 +90,37 @@ pub struct ListResourceTemplatesResult {
     /// The templates.
     pub resource_templates: Vec<ResourceTemplate>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::EmbeddedResource;
+
+    /// The hand-written writer gives the bytes of the derived `Serialize`, for every optional
+    /// member of a content.
+    #[test]
+    fn write_json_is_the_serialize_output() {
+        let contents = |mime: Option<&str>, text: Option<&str>, blob: Option<&str>| EmbeddedResource {
+            uri: "file:///d/\"q\".txt".into(),
+            mime_type: mime.map(Into::into),
+            text: text.map(Into::into),
+            blob: blob.map(Into::into),
+        };
+        let reads = [
+            ReadResourceResult { contents: vec![] },
+            ReadResourceResult {
+                contents: vec![
+                    contents(Some("text/plain"), Some("line\n\"x\"\t\u{7}"), None),
+                    contents(None, None, Some("aGk=")),
+                    contents(None, None, None),
+                    contents(Some("text/plain"), Some(&"y".repeat(70_000)), None),
+                ],
+            },
+        ];
+        for read in &reads {
+            let mut ours = Vec::new();
+            read.write_json(&mut ours);
+            assert_eq!(String::from_utf8(ours).expect("utf-8"), serde_json::to_string(read).expect("json"));
+        }
+    }
+}

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::JsonObject;
-use crate::tool::Tier;
+use super::Tier;
 
 /// One entry of `tools/list`.
 #[derive(Debug, Clone, Serialize)]

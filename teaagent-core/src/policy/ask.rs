@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::mcp::ProtocolVersion;
 use crate::mcp::elicitation::{ElicitAction, ElicitParams, ElicitResult};
-use crate::server::Peer;
+use crate::session::Peer;
 
 /// The user's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

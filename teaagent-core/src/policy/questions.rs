@@ -6,7 +6,7 @@
 //! is seen by the questions waiting behind it). Questions to different parties never wait for
 //! each other: one caller's unanswered question cannot hold back another caller's.
 //!
-//! Each caller ([`crate::server::CallerLimits::questions`]) may have only so many questions open,
+//! Each caller ([`crate::session::CallerLimits::questions`]) may have only so many questions open,
 //! asked or waiting; one more is refused at once ([`Error::CallerLimit`]), so no caller can
 //! queue enough questions to fill the terminal's line for long or hold its calls without end.
 
@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::error::{CallerShare, Error};
-use crate::server::Peer;
-use crate::server::fairness::{Share, Shares};
+use crate::session::Peer;
+use crate::session::fairness::{Share, Shares};
 
 /// Who a question is put to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -33,7 +33,7 @@ impl Party {
     /// Who [`super::ask::ask`] will put a question about this call to.
     pub(crate) fn asked_through(peer: Option<&Peer>) -> Self {
         if super::ask::asks_client(peer) {
-            Party::Client(crate::server::peer::session_id())
+            Party::Client(crate::session::peer::session_id())
         } else {
             Party::Terminal
         }
@@ -134,7 +134,7 @@ mod tests {
     async fn a_caller_has_only_so_many_questions_open() {
         let questions = Questions::new(1).per_caller(2);
         let caller = Some(Arc::from("token:a"));
-        crate::server::fairness::CALLER
+        crate::session::fairness::CALLER
             .scope(caller, async {
                 let first = questions.open().expect("first");
                 let _second = questions.open().expect("second");

@@ -8,7 +8,7 @@
 //! HMAC-SHA-256 under a server key and binds
 //!
 //! - the tool's name,
-//! - the digest of the canonical arguments ([`super::digest::call_digest`]),
+//! - the digest of the canonical arguments ([`crate::digest::call_digest`]),
 //! - what each `#[path]` argument resolved to (its target and the identity of the directory that
 //!   holds it), so an answer given about one file cannot approve a call that now leads to another,
 //! - the principal (the authenticated client, when the transport has one; empty on stdio),
@@ -41,11 +41,12 @@
 //! which the previous key can go.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
+
+use crate::digest::{fill_random, hex, unhex};
 
 /// The longest a state stays good.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(600);
@@ -104,25 +105,12 @@ impl RequestStateKey {
     }
 }
 
-/// Fills `out` from the operating system's random source (panics when it has none: see
-/// [`RequestStateKey::random`]).
-pub(crate) fn fill_random(out: &mut [u8]) {
-    let mut filled = 0;
-    while filled < out.len() {
-        match rustix::rand::getrandom(&mut out[filled..], rustix::rand::GetRandomFlags::empty()) {
-            Ok(n) => filled += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => panic!("the system's random source failed: {e}"),
-        }
-    }
-}
-
 /// What a state is bound to: everything about the call that the user's answer is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Binding {
     /// The tool.
     pub tool: String,
-    /// [`super::digest::call_digest`] of the tool and its arguments.
+    /// [`crate::digest::call_digest`] of the tool and its arguments.
     pub digest: String,
     /// SHA-256 (hex) of what every `#[path]` argument resolved to.
     pub targets: String,
@@ -230,8 +218,7 @@ pub(crate) fn approval_deadline(lifetime: Duration) -> u64 {
 /// Most rounds of one call (a tool asking question after question).
 pub const MAX_ROUNDS: u32 = 16;
 
-/// Most bytes of answers a state carries between rounds (a state travels in every retry).
-pub const MAX_CARRIED: usize = 64 * 1024;
+pub use crate::tool::inputs::MAX_CARRIED;
 
 /// The keys, and the nonces of states in use or used.
 #[derive(Debug)]
@@ -241,7 +228,7 @@ pub(crate) struct RequestStates {
     nonces: Mutex<Nonces>,
     /// The fleet's shared state, when the nonces live there.
     #[cfg(feature = "redis")]
-    shared: std::sync::OnceLock<crate::state::RedisState>,
+    shared: std::sync::OnceLock<crate::fleet::RedisStore>,
 }
 
 /// Nonces of the states that were opened: reserved by a call still on its way, or spent by one
@@ -292,7 +279,7 @@ pub(crate) struct Reservation<'a> {
     pub(crate) carried: Carried,
     /// The fleet's shared state, which holds the nonce (none: this process's table does).
     #[cfg(feature = "redis")]
-    shared: Option<crate::state::RedisState>,
+    shared: Option<crate::fleet::RedisStore>,
 }
 
 impl<'a> Reservation<'a> {
@@ -300,7 +287,7 @@ impl<'a> Reservation<'a> {
     fn of(
         states: &'a RequestStates,
         payload: Payload,
-        #[cfg(feature = "redis")] shared: Option<crate::state::RedisState>,
+        #[cfg(feature = "redis")] shared: Option<crate::fleet::RedisStore>,
     ) -> Self {
         Reservation {
             states,
@@ -425,7 +412,7 @@ impl RequestStates {
 
     /// Keeps the nonces in the fleet's shared state (every replica then accepts a state once).
     #[cfg(feature = "redis")]
-    pub(crate) fn share(&self, state: crate::state::RedisState) {
+    pub(crate) fn share(&self, state: crate::fleet::RedisStore) {
         let _ = self.shared.set(state);
     }
 
@@ -522,38 +509,14 @@ fn tag(key: &RequestStateKey, payload: &[u8]) -> [u8; 32] {
     mac.finalize()
 }
 
-/// SHA-256 (hex) of `parts`, each length-prefixed so no two lists hash alike.
-pub(crate) fn digest_of(parts: &[&str]) -> String {
-    let mut hash = hmac_sha256::Hash::new();
-    for part in parts {
-        hash.update((part.len() as u64).to_be_bytes());
-        hash.update(part.as_bytes());
-    }
-    hex(&hash.finalize())
-}
-
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::digest_of;
 
     fn binding() -> Binding {
         Binding {

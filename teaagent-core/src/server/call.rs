@@ -56,19 +56,19 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::main_loop::Shared;
-use super::peer::SessionInfo;
+use super::shared::Shared;
+use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure, ParamsProblem};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::policy::digest::call_digest;
 use crate::policy::request_state::{
     APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, Refusal, Reservation, approval_deadline,
 };
 use crate::policy::{CallFacts, Decision, Question, UsesRefused};
 use crate::rate_limit::Refused;
+use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{ClientCapability, Inputs, Mode, tool_answers};
 use crate::tool::{ParamRole, Tier, ToolContext};
@@ -235,7 +235,7 @@ async fn checked_call(
         tool: name.to_owned(),
         digest: digest.clone(),
         targets: targets_digest(&paths),
-        principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+        principal: crate::session::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
     });
     let mut earlier = match (&binding, state) {
         (Some(binding), Some(state)) => Some(open_state(shared, &facts, binding, &state).await?),
@@ -261,7 +261,7 @@ async fn checked_call(
             match (fleet, modern.zip(binding.as_ref())) {
                 (Some(decision), _) => decision,
                 (None, None) => {
-                    let peer = super::peer::current(&shared.peer);
+                    let peer = crate::session::peer::current(&shared.peer);
                     policy.ask_within_share(&facts, Some(&peer), question).await.map_err(over_share)?
                 }
                 (None, Some(_)) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
@@ -342,9 +342,9 @@ async fn checked_call(
     // The fleet's shared state cannot be reached (admission or grant uses): refused, audited.
     let state_unavailable = |details| {
         audit(shared, &facts, "shared state unavailable", "refused");
-        Error::ToolFailed { tool: name.to_owned(), reason: Failure::StateUnavailable, details }
+        Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
     };
-    let principal = super::peer::principal();
+    let principal = crate::session::peer::principal();
     let admission = match shared.limiter.admit_shared(name, principal.as_deref()).await {
         Ok(admission) => admission,
         Err(Refused::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
@@ -390,7 +390,7 @@ async fn checked_call(
         name.to_owned(),
         Some(id.clone()),
         progress_token,
-        Some(super::peer::current(&shared.peer)),
+        Some(crate::session::peer::current(&shared.peer)),
         cancel.clone(),
         shared.workspace.clone(),
     )
@@ -407,7 +407,7 @@ async fn checked_call(
             carried: carried.answers,
         },
         None => {
-            let peer = super::peer::current(&shared.peer);
+            let peer = crate::session::peer::current(&shared.peer);
             match peer.legacy().or_else(|| caller.map(|c| Arc::new(c.clone()))) {
                 Some(session) => {
                     Mode::Legacy { peer, session, deadline: std::time::Instant::now().checked_add(timeout) }

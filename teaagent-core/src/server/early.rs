@@ -24,55 +24,13 @@
 use std::io;
 use std::os::fd::AsFd;
 
-use super::peer::SessionInfo;
+use super::announcement::Announcement;
 use crate::jsonrpc::{Incoming, RawParams};
-use crate::mcp::Implementation;
+use crate::session::peer::SessionInfo;
 
 /// The most read before giving up on finding the first line early (an `initialize` line is a few
 /// hundred bytes; anything longer is left to the server's framer).
 pub const EARLY_MAX: usize = 64 * 1024;
-
-/// What the server announces in its `initialize` result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Announcement {
-    /// `serverInfo`.
-    pub server_info: Implementation,
-    /// Whether the `resources` capability is declared.
-    pub resources: bool,
-    /// `instructions`.
-    pub instructions: Option<String>,
-    /// Whether `tools.listChanged` is declared: the server has tools that may be withheld while
-    /// it runs ([`crate::Server::availability`], the gateway of `teaagent mcp serve`).
-    pub tools_list_changed: bool,
-    /// Whether `resources.subscribe` is declared ([`crate::ResourceProvider::subscribable`]).
-    pub resource_subscribe: bool,
-    /// Whether the `prompts` capability is declared ([`crate::Server::prompts`]).
-    pub prompts: bool,
-    /// Whether the `completions` capability is declared (a prompt or the resource provider
-    /// completes arguments).
-    pub completions: bool,
-}
-
-impl Announcement {
-    /// What [`crate::Server::new`] announces: `{"name": "teaagent", "version": <this crate's
-    /// version>}`, no instructions; `resources` as the server will have them.
-    pub fn teaagent(resources: bool) -> Self {
-        Self {
-            server_info: default_server_info(),
-            resources,
-            instructions: None,
-            tools_list_changed: false,
-            resource_subscribe: false,
-            prompts: false,
-            completions: false,
-        }
-    }
-}
-
-/// `{"name": "teaagent", "version": <this crate's version>}`.
-pub(crate) fn default_server_info() -> Implementation {
-    Implementation { name: "teaagent".into(), version: env!("CARGO_PKG_VERSION").into(), title: None }
-}
 
 /// What the early thread read, and whether it answered.
 #[derive(Debug, Default)]
@@ -172,12 +130,7 @@ fn answer(line: &[u8], announcement: &Announcement) -> Option<(Vec<u8>, SessionI
     if request.method != "initialize" {
         return None;
     }
-    super::main_loop::initialize_answer(
-        &request.id,
-        request.params.as_ref().map(RawParams::get),
-        announcement,
-    )
-    .ok()
+    super::era::initialize_answer(&request.id, request.params.as_ref().map(RawParams::get), announcement).ok()
 }
 
 /// Writes the whole line to stdout, waiting while a non-blocking stdout is full.

@@ -84,13 +84,14 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::main_loop::{Shared, modern_caller, modern_meta};
-use super::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
+use super::era::{modern_caller, modern_meta};
 use super::router;
+use super::shared::Shared;
 use crate::error::{Error, InvalidRequest, code};
 use crate::jsonrpc::{Incoming as Message, RawParams, RequestId, error_line};
 use crate::mcp::ProtocolVersion;
 use crate::mcp::modern::META_PROTOCOL_VERSION;
+use crate::session::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
 
 /// How a Streamable HTTP server runs.
 #[derive(Debug, Clone)]
@@ -260,7 +261,7 @@ pub(crate) struct EventStream {
     events: mpsc::Receiver<Bytes>,
     _call: CancelOnDrop,
     /// The caller's share of requests in progress, held until the stream ends (`fairness`).
-    held: Option<crate::server::fairness::Share>,
+    held: Option<crate::session::fairness::Share>,
 }
 
 impl Body for EventStream {
@@ -319,7 +320,7 @@ pub(crate) struct Endpoint {
     /// The legacy era's sessions.
     pub(crate) sessions: legacy::Sessions,
     /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
-    pub(crate) requests: Arc<crate::server::fairness::Shares>,
+    pub(crate) requests: Arc<crate::session::fairness::Shares>,
     /// OAuth resource-server mode, running.
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<oauth::OAuth>>,
@@ -755,7 +756,9 @@ async fn mcp(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticate
     }
     let message = match Message::parse_line(body.to_vec()) {
         Ok(message) => message,
-        Err(rejected) => return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &rejected.error),
+        Err(rejected) => {
+            return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &Error::from(&rejected.reason));
+        }
     };
     // The era, per request (module docs, "Both eras").
     let header_version = text(&headers, "mcp-protocol-version");
@@ -1002,7 +1005,7 @@ async fn answer(
             }
         };
         let scoped = PRINCIPAL.scope(principal, SESSION_ID.scope(session_id, handling));
-        let scoped = crate::server::fairness::CALLER.scope(counted_as, scoped);
+        let scoped = crate::session::fairness::CALLER.scope(counted_as, scoped);
         endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, scoped))
     };
     if let Some(session) = &session {

@@ -6,81 +6,26 @@
 //! later lines depend on them (batches need the negotiated version; a cancellation must find its
 //! request).
 
-use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
-use tokio::sync::{Semaphore, mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::early::{Announcement, EarlyRead};
+use super::early::EarlyRead;
+use super::era::{initialize_answer, modern_caller, modern_meta, names_modern_version};
 use super::framing::Frame;
-use super::peer::{Out, Peer, SessionInfo};
 use super::reply::{Batch, Reply};
+use super::shared::{InFlight, Shared};
 use super::transport::{FrameReader, Input, Output, write_loop};
-use super::{ResourceProvider, Server, ServerConfig, router};
-use crate::error::{CallerShare, Error, Failure, InvalidRequest, ParamsProblem};
+use super::{Server, router};
+use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::message::Rejected;
-use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line, result_line};
-use crate::mcp::lifecycle::{ListCapability, ResourcesCapability};
-use crate::mcp::modern::{DiscoverResult, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, ModernMeta};
+use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line};
+use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
-use crate::mcp::{Implementation, InitializeParams, InitializeResult, ProtocolVersion, ServerCapabilities};
-use crate::registry::Registry;
-use crate::task::TaskTracker;
-
-/// What every request task shares.
-pub(crate) struct Shared {
-    pub(crate) registry: Registry,
-    pub(crate) config: ServerConfig,
-    pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
-    /// The prompts ([`Server::prompts`]).
-    pub(crate) prompts: Arc<crate::prompt::Prompts>,
-    pub(crate) peer: Peer,
-    pub(crate) workspace: Option<crate::workspace::Workspace>,
-    pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
-    pub(crate) policy: crate::policy::Policy,
-    pub(crate) limiter: crate::rate_limit::RateLimiter,
-    /// The tools' shared state ([`Server::state`]), handed to every call's context.
-    pub(crate) states: crate::tool::state::States,
-    /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
-    pub(crate) blockers: super::watch::Blockers,
-    /// What the server announces ([`Server::announcement`], taken once: the parts it is made
-    /// of do not change while the server runs).
-    pub(crate) announcement: Announcement,
-    /// The announced `serverInfo` as JSON, for modern results.
-    info_value: serde_json::Value,
-    in_flight: Mutex<HashMap<IdKey, InFlight>>,
-    /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
-    run_permits: Semaphore,
-    waiting: AtomicUsize,
-    pub(crate) tracker: TaskTracker,
-    /// Cancelled when the server stops; every call's token is a child of it.
-    stopping: CancellationToken,
-    /// Cancelled when the input ends: open `subscriptions/listen` streams end then (gracefully,
-    /// with their result) instead of holding the drain for its grace period.
-    pub(crate) input_closed: CancellationToken,
-    /// Open `subscriptions/listen` streams ([`MAX_LISTENERS`]).
-    pub(crate) listeners: AtomicUsize,
-    /// Calls in progress per caller ([`super::CallerLimits::calls`]).
-    pub(crate) calls_per_caller: Arc<super::fairness::Shares>,
-    /// `subscriptions/listen` streams per caller ([`super::CallerLimits::subscriptions`]).
-    pub(crate) listeners_per_caller: Arc<super::fairness::Shares>,
-    /// Tools whose availability changes while the server runs ([`Server::availability`]).
-    pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
-}
-
-/// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
-/// until cancelled); one caller may hold [`super::CallerLimits::subscriptions`] of them.
-pub(crate) const MAX_LISTENERS: usize = 16;
-
-struct InFlight {
-    cancel: CancellationToken,
-    abort: Option<AbortHandle>,
-}
+use crate::session::peer::{Out, Peer, SessionInfo};
 
 /// Serves until the input ends or `shutdown` is cancelled, then drains.
 pub(crate) async fn run(
@@ -180,52 +125,6 @@ pub(crate) async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>
 }
 
 impl Shared {
-    /// Everything a call needs, from a server and the peer its answers go to.
-    pub(crate) fn new(server: Server, peer: Peer) -> Self {
-        let announcement = server.announcement();
-        let overrides = server
-            .config
-            .tool_overrides
-            .iter()
-            .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
-            .collect();
-        let registry = server.registry.into_registry();
-        let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides);
-        #[cfg(feature = "redis")]
-        let limiter = match server.shared_state {
-            Some(state) => {
-                server.policy.share(state.clone());
-                limiter.shared(state)
-            }
-            None => limiter,
-        };
-        Shared {
-            run_permits: Semaphore::new(server.config.max_in_flight),
-            policy: server.policy.questions_per_caller(server.config.per_caller.questions),
-            limiter,
-            blockers: super::watch::Blockers::new(server.config.slow_poll),
-            registry,
-            config: server.config,
-            resources: server.resources,
-            prompts: server.prompts,
-            peer,
-            workspace: server.workspace,
-            lock: server.lock,
-            info_value: serde_json::to_value(&announcement.server_info).unwrap_or_default(),
-            announcement,
-            states: server.states,
-            in_flight: Mutex::new(HashMap::new()),
-            waiting: AtomicUsize::new(0),
-            tracker: TaskTracker::new(),
-            stopping: CancellationToken::new(),
-            input_closed: CancellationToken::new(),
-            listeners: AtomicUsize::new(0),
-            calls_per_caller: super::fairness::Shares::new(CallerShare::Calls),
-            listeners_per_caller: super::fairness::Shares::new(CallerShare::Subscriptions),
-            availability: server.availability,
-        }
-    }
-
     fn handle_frame(self: &Arc<Self>, frame: Frame) {
         let line = match frame {
             Frame::Line(line) => line,
@@ -280,7 +179,7 @@ impl Shared {
     }
 
     fn reject(&self, rejected: &Rejected, reply: Reply) {
-        reply.send(error_line(rejected.id.as_ref(), &rejected.error.to_error_object()));
+        reply.send(error_line(rejected.id.as_ref(), &Error::from(&rejected.reason).to_error_object()));
     }
 
     fn handle_message(self: &Arc<Self>, message: Incoming, reply: impl FnOnce() -> Reply) {
@@ -418,56 +317,6 @@ impl Shared {
         line
     }
 
-    /// What the server implements, the same in both eras.
-    fn capabilities(&self) -> ServerCapabilities {
-        capabilities(&self.announcement)
-    }
-
-    /// `server/discover` (modern era): the versions a request may name, the capabilities, the
-    /// instructions. The server's name and version go in the result's `_meta`, as on every
-    /// modern result. Only modern versions are listed: the legacy ones are negotiated by
-    /// `initialize` in a process of their own.
-    pub(crate) fn discover(&self) -> DiscoverResult {
-        DiscoverResult {
-            supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
-            capabilities: self.capabilities(),
-            instructions: self.config.instructions.clone(),
-        }
-    }
-
-    /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result
-    /// carries in `_meta` (made once).
-    pub(crate) fn server_info_value(&self) -> &serde_json::Value {
-        &self.info_value
-    }
-
-    /// A share of [`super::CallerLimits::calls`] for a call of the request being handled
-    /// (`None` without a caller: stdio), or the refusal when its caller holds them all.
-    pub(crate) fn call_share(&self) -> Result<Option<super::fairness::Share>, Error> {
-        self.calls_per_caller.take_for_current(self.config.per_caller.calls)
-    }
-
-    /// Waits for a turn to run; refuses when too many are already waiting.
-    pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::SemaphorePermit<'_>, Error> {
-        if let Ok(permit) = self.run_permits.try_acquire() {
-            return Ok(permit);
-        }
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(Error::ToolFailed {
-                tool: tool.to_owned(),
-                reason: Failure::Overloaded,
-                details: format!(
-                    "{} calls are running and {} waiting; retry later",
-                    self.config.max_in_flight, self.config.max_queued
-                ),
-            });
-        }
-        let permit = self.run_permits.acquire().await;
-        self.waiting.fetch_sub(1, Ordering::AcqRel);
-        permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })
-    }
-
     /// Lets in-flight calls finish for the grace period, then cancels the rest (they get no
     /// response).
     async fn drain(&self) {
@@ -485,106 +334,4 @@ impl Shared {
         }
         self.stopping.cancel();
     }
-
-    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
-        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Methods protocol `2026-07-28` removed: `-32601` in the modern era.
-pub(crate) const REMOVED_IN_MODERN: [&str; 4] =
-    ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
-
-/// What the server implements, the same in both eras.
-fn capabilities(offers: &Announcement) -> ServerCapabilities {
-    ServerCapabilities {
-        tools: Some(ListCapability { list_changed: offers.tools_list_changed }),
-        resources: offers
-            .resources
-            .then_some(ResourcesCapability { subscribe: offers.resource_subscribe, list_changed: false }),
-        // Without prompts, `prompts/list` still answers (empty) for clients that call it anyway,
-        // but the capability is not declared (SPEC §4: each only when the server has it), so
-        // clients do not show an empty prompts menu.
-        prompts: offers.prompts.then(ListCapability::default),
-        completions: offers.completions.then(Default::default),
-        logging: Some(Default::default()),
-    }
-}
-
-/// The answer to an `initialize` request and the session it settles (the version negotiated),
-/// or the error line for params that are not `initialize`'s. Shared by the main loop and the
-/// early answer ([`super::early`]).
-pub(crate) fn initialize_answer(
-    id: &RequestId,
-    params: Option<&str>,
-    announcement: &Announcement,
-) -> Result<(Vec<u8>, SessionInfo), Vec<u8>> {
-    let params: InitializeParams =
-        router::parse_params(params).map_err(|e| error_line(Some(id), &e.to_error_object()))?;
-    let version = ProtocolVersion::negotiate(&params.protocol_version);
-    let result = InitializeResult {
-        protocol_version: version,
-        capabilities: capabilities(announcement),
-        server_info: announcement.server_info.clone(),
-        instructions: announcement.instructions.clone(),
-    };
-    let info = SessionInfo {
-        version,
-        capabilities: params.capabilities,
-        client: params.client_info,
-        log_level: None,
-    };
-    Ok((result_line(id, &result), info))
-}
-
-/// The modern `_meta` of a request's params, if it has one; params that are not an object, or a
-/// `_meta` whose reserved keys have the wrong shape, are `-32602`.
-/// Who is asking in the modern era: what one request's `_meta` says (every modern request speaks
-/// for itself; stdio and HTTP alike). The methods 2026-07-28 removed are unknown whatever their
-/// `_meta` says.
-pub(crate) fn modern_caller(method: &str, meta: Option<ModernMeta>) -> Result<Arc<SessionInfo>, Error> {
-    if REMOVED_IN_MODERN.contains(&method) {
-        return Err(Error::MethodNotFound { method: method.to_owned() });
-    }
-    let meta = meta.unwrap_or_default();
-    let invalid = |details: String| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details };
-    let Some(requested) = meta.protocol_version else {
-        return Err(invalid(format!(
-            "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
-        )));
-    };
-    let Some(version) = ProtocolVersion::MODERN.into_iter().find(|v| v.as_str() == requested) else {
-        return Err(Error::UnsupportedVersion { requested });
-    };
-    let Some(capabilities) = meta.client_capabilities else {
-        return Err(invalid(format!(
-            "every request of protocol 2026-07-28 carries `_meta[\"{META_CLIENT_CAPABILITIES}\"]` (`{{}}` for none)"
-        )));
-    };
-    let client = meta.client_info.unwrap_or_else(|| Implementation {
-        name: String::new(),
-        version: String::new(),
-        title: None,
-    });
-    Ok(Arc::new(SessionInfo { version, capabilities, client, log_level: meta.log_level }))
-}
-
-pub(crate) fn modern_meta(params: Option<&RawParams>) -> Result<Option<ModernMeta>, Error> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta", default)]
-        meta: Option<ModernMeta>,
-    }
-    let Some(params) = params else { return Ok(None) };
-    serde_json::from_str::<Params>(params.get())
-        .map(|p| p.meta)
-        .map_err(|e| Error::InvalidParams { reason: ParamsProblem::InvalidMeta, details: e.to_string() })
-}
-
-/// Whether a legacy request's params name a modern protocol version in `_meta` (a request of the
-/// other era).
-pub(crate) fn names_modern_version(params: Option<&RawParams>) -> bool {
-    let Some(params) = params else { return false };
-    memchr::memmem::find(params.get().as_bytes(), META_PROTOCOL_VERSION.as_bytes()).is_some()
-        && modern_meta(Some(params)).ok().flatten().is_some_and(|m| m.is_modern())
 }

@@ -7,8 +7,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{ask_again, missing_capability};
-use super::main_loop::Shared;
-use super::peer::SessionInfo;
+use super::shared::Shared;
+use crate::digest::call_digest;
 use crate::error::{Error, ParamsProblem};
 use crate::jsonrpc::RequestId;
 use crate::mcp::JsonObject;
@@ -16,9 +16,9 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::prompts::{
     CompleteParams, CompleteResult, Completion, CompletionRef, GetPromptParams, GetPromptResult,
 };
-use crate::policy::digest::call_digest;
 use crate::policy::request_state::{Binding, Carried, Refusal};
 use crate::prompt::PromptArguments;
+use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
 use crate::tool::inputs::{Inputs, Mode, tool_answers};
@@ -89,7 +89,7 @@ pub(crate) async fn get_prompt(
             tool: label.clone(),
             digest: call_digest(&label, &Value::Object(object)),
             targets: String::new(),
-            principal: super::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+            principal: crate::session::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
         }
     });
     let responses = match modern {
@@ -119,7 +119,7 @@ pub(crate) async fn get_prompt(
         held.spend();
     }
     let timeout = shared.config.default_tool_timeout;
-    let peer = super::peer::current(&shared.peer);
+    let peer = crate::session::peer::current(&shared.peer);
     let round = carried.round;
     let inputs = Arc::new(Inputs::new(match modern {
         Some(caller) => Mode::Modern {

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::peer::Peer;
+use crate::session::peer::Peer;
 
 /// The answer slot of one request.
 pub(crate) struct Reply {

@@ -5,14 +5,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{self, CallOutcome};
-use super::main_loop::{MAX_LISTENERS, Shared};
-use super::peer::SessionInfo;
+use super::params::parse_params;
 use super::prompts::PromptOutcome;
-use crate::error::{Error, InvalidRequest, ParamsProblem};
+use super::shared::Shared;
+use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::response::result_line_written;
 use crate::jsonrpc::{RawParams, RequestId, error_line, result_line_sized};
 use crate::mcp::CallToolResult;
@@ -23,6 +22,8 @@ use crate::mcp::modern::{
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
+use crate::session::fairness::MAX_LISTENERS;
+use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 
 /// Answers one request (never `initialize`, which the main loop handles inline). A panic
@@ -385,7 +386,7 @@ async fn listen(
         resource_subscriptions,
         ..SubscriptionFilter::default()
     };
-    let peer = super::peer::current(&shared.peer);
+    let peer = crate::session::peer::current(&shared.peer);
     peer.notify(
         "notifications/subscriptions/acknowledged",
         &serde_json::json!({ "_meta": subscription, "notifications": acknowledged }),
@@ -406,11 +407,4 @@ async fn listen(
         }
     }
     Ok(subscription)
-}
-
-/// Parses a method's params (absent params parse as `{}`); a mismatch is `-32602`.
-pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<&str>) -> Result<T, Error> {
-    let text = params.unwrap_or("{}");
-    serde_json::from_str(text)
-        .map_err(|e| Error::InvalidParams { reason: ParamsProblem::Malformed, details: e.to_string() })
 }

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{Frame, LineFramer};
-use super::peer::Out;
+use crate::session::peer::Out;
 
 const CHUNK: usize = super::framing::READ_CHUNK;
 

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::RequestId;
 use crate::mcp::notifications::ProgressParams;
-use crate::server::Peer;
+use crate::session::Peer;
 use crate::tool::inputs::{ClientCapability, InputError, InputRequest, Inputs};
 use crate::tool::state::States;
 use crate::workspace::{Resolved, Workspace};

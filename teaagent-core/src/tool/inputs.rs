@@ -48,7 +48,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::mcp::{ClientCapabilities, JsonObject};
-use crate::server::Peer;
+use crate::session::Peer;
+
+/// Most bytes of answers a sealed state carries between rounds (a state travels in every retry).
+pub const MAX_CARRIED: usize = 64 * 1024;
 
 /// How long a legacy-era question waits for the client's answer.
 pub const LEGACY_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
@@ -155,7 +158,7 @@ impl InputRequest {
     /// very question it answered).
     fn digest(&self) -> String {
         let params = Value::Object(self.params.clone()).to_string();
-        crate::policy::request_state::digest_of(&[self.method(), &params])
+        crate::digest::digest_of(&[self.method(), &params])
     }
 
     /// The request's params as this era writes them (a modern form names its `mode`).
@@ -217,7 +220,7 @@ impl From<InputError> for String {
 
 /// The `inputResponses` of a modern retry: absent, or an object whose every answer is an
 /// object (the result of the request it answers), at most
-/// [`MAX_CARRIED`](crate::policy::request_state::MAX_CARRIED) bytes of JSON; anything else is
+/// [`MAX_CARRIED`] bytes of JSON; anything else is
 /// `-32602` before anything runs.
 pub(crate) fn responses(value: Option<Value>) -> Result<JsonObject, crate::Error> {
     let invalid = |details: String| crate::Error::InvalidParams {
@@ -235,7 +238,7 @@ pub(crate) fn responses(value: Option<Value>) -> Result<JsonObject, crate::Error
         )));
     }
     let size = serde_json::to_vec(&responses).map_or(usize::MAX, |v| v.len());
-    let max = crate::policy::request_state::MAX_CARRIED;
+    let max = MAX_CARRIED;
     if size > max {
         return Err(invalid(format!(
             "`inputResponses` is {size} bytes of JSON; at most {max} are carried between rounds"
@@ -473,7 +476,7 @@ mod tests {
 
     #[test]
     fn input_responses_are_objects_of_objects_up_to_the_carried_limit() {
-        let max = crate::policy::request_state::MAX_CARRIED;
+        let max = MAX_CARRIED;
         // `{"k":{"t":"…"}}` is 14 bytes of JSON around the text.
         let sized = |n: usize| Some(json!({"k": {"t": "x".repeat(n - 14)}}));
         assert!(responses(sized(max)).is_ok(), "at the limit");

@@ -162,10 +162,13 @@ impl States {
         self.0.contains_key(&need.type_id)
     }
 
-    /// Every need of the registry's tools that is not met, in registry order.
-    pub(crate) fn check(&self, registry: &crate::Registry) -> Result<(), MissingState> {
-        let missing: Vec<(String, &'static str, Option<&'static str>)> = registry
-            .iter()
+    /// Every need of `tools` that is not met, in their order.
+    pub(crate) fn check<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a super::ToolDef>,
+    ) -> Result<(), MissingState> {
+        let missing: Vec<(String, &'static str, Option<&'static str>)> = tools
+            .into_iter()
             .flat_map(|tool| {
                 tool.state_needs()
                     .filter(|need| !self.has(*need))
@@ -239,49 +242,8 @@ mod tests {
         assert!(!states.has(StateNeed::of::<u8>()));
     }
 
-    /// Adds to the shared counter.
-    #[crate::tool(unregistered)]
-    fn bump(
-        State(counter): State<Arc<std::sync::atomic::AtomicU32>>,
-        /// How much to add.
-        by: u32,
-    ) -> String {
-        (counter.fetch_add(by, std::sync::atomic::Ordering::SeqCst) + by).to_string()
-    }
-
-    fn text(result: &crate::CallToolResult) -> String {
-        serde_json::to_value(result).map(|v| v["content"][0]["text"].to_string()).unwrap_or_default()
-    }
-
-    #[tokio::test]
-    async fn a_tool_gets_the_state_of_its_context_and_says_what_is_missing_without_it() {
-        use crate::DefineTool;
-        let def = bump::tool_def();
-        let needs: Vec<_> = def.state_needs().collect();
-        assert_eq!(needs, [StateNeed::of::<Arc<std::sync::atomic::AtomicU32>>()]);
-        assert!(def.input_schema()["properties"].get("counter").is_none());
-        let handler = def.handler().cloned().expect("a handler");
-        let args = |by: u32| serde_json::json!({ "by": by }).as_object().cloned().unwrap_or_default();
-
-        // A context made by hand without the state: an error naming it and the two ways to give it.
-        let err = handler.call(crate::ToolContext::detached("bump"), args(1)).await.expect_err("no state");
-        let message = err.to_string();
-        assert!(
-            message.contains("tool `bump` takes `State<alloc::sync::Arc<core::sync::atomic::AtomicU32>>`"),
-            "{message}"
-        );
-        assert!(message.contains("ToolContext::with_state(value)"), "{message}");
-
-        // With it, every call shares the one value.
-        let counter = Arc::new(std::sync::atomic::AtomicU32::new(0));
-        let ctx = crate::ToolContext::detached("bump").with_state(Arc::clone(&counter));
-        assert_eq!(text(&handler.call(ctx.clone(), args(2)).await.expect("ran")), "\"2\"");
-        assert_eq!(text(&handler.call(ctx, args(3)).await.expect("ran")), "\"5\"");
-        assert_eq!(counter.load(std::sync::atomic::Ordering::SeqCst), 5);
-    }
-
     #[test]
-    fn a_server_checks_every_need_of_hand_built_and_attribute_tools() {
+    fn every_need_of_hand_built_and_attribute_tools_is_checked() {
         use crate::DefineTool;
         let hand_built = crate::ToolDef::builder("greet")
             .description("Greets.")
@@ -291,17 +253,16 @@ mod tests {
             .handler(crate::Handler::new(|_, _| async { Ok(crate::CallToolResult::text("hi")) }))
             .build();
         assert_eq!(hand_built.state_needs().count(), 1, "declared twice is once");
-        let registry =
-            crate::Registry::builder().tool(hand_built).tool(bump::tool_def()).build().expect("valid");
-        let server = crate::Server::new(registry);
-        let missing = server.check_state().expect_err("nothing given");
-        let tools: Vec<_> = missing.missing().map(|(tool, _)| tool.to_owned()).collect();
-        assert_eq!(tools, ["greet", "bump"]);
-        let server = server.state(Counter(0));
-        let missing = server.check_state().expect_err("one given");
+        let tools = [hand_built, crate::tool::tests::bump::tool_def()];
+        let mut states = States::default();
+        let missing = states.check(&tools).expect_err("nothing given");
+        let names: Vec<_> = missing.missing().map(|(tool, _)| tool.to_owned()).collect();
+        assert_eq!(names, ["greet", "bump"]);
+        states.insert(Counter(0));
+        let missing = states.check(&tools).expect_err("one given");
         assert_eq!(missing.missing().map(|(tool, _)| tool).collect::<Vec<_>>(), ["bump"]);
-        let server = server.state(Arc::new(std::sync::atomic::AtomicU32::new(0)));
-        assert_eq!(server.check_state(), Ok(()));
+        states.insert(Arc::new(std::sync::atomic::AtomicU32::new(0)));
+        assert_eq!(states.check(&tools), Ok(()));
     }
 
     #[test]

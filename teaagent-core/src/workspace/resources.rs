@@ -26,11 +26,11 @@ use super::resolve::{PathError, Target};
 use super::uri::{self, UriError};
 use super::walk::{Walk, WalkEntry};
 use crate::BoxFuture;
+use crate::cursor::{Cursor, fingerprint};
 use crate::error::{Error, PathRefusal, ResourceRefusal};
 use crate::mcp::EmbeddedResource;
-use crate::mcp::cursor::{Cursor, fingerprint};
 use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, Resource, ResourceTemplate};
-use crate::server::ResourceProvider;
+use crate::resource::ResourceProvider;
 
 /// Default entries per `resources/list` page.
 pub const DEFAULT_PAGE_SIZE: usize = 500;

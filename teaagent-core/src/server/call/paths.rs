@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::super::main_loop::Shared;
+use crate::digest::digest_of;
 use crate::error::{Error, Failure, PathRefusal};
 use crate::mcp::JsonObject;
-use crate::policy::request_state::digest_of;
+use crate::server::shared::Shared;
 use crate::tool::{ParamRole, ToolDef};
 use crate::workspace::{PathError, Resolved, Target, Workspace};
 

@@ -34,8 +34,8 @@ use super::{
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::{IdKey, Incoming as Message, Request};
 use crate::mcp::LoggingLevel;
-use crate::server::main_loop::initialize_answer;
-use crate::server::peer::Peer;
+use crate::server::era::initialize_answer;
+use crate::session::peer::Peer;
 
 /// Sessions kept at once.
 pub(crate) const MAX_SESSIONS: usize = 256;
@@ -282,7 +282,7 @@ impl Sessions {
                 method
                     if method == "server/discover"
                         || (method != "tools/call"
-                            && crate::server::main_loop::names_modern_version(request.params.as_ref())) =>
+                            && crate::server::era::names_modern_version(request.params.as_ref())) =>
                 {
                     let error = Error::InvalidRequest { reason: InvalidRequest::LegacyEra };
                     rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
@@ -395,6 +395,6 @@ fn unknown_session() -> Reply {
 /// 128 random bits, as 32 hex digits.
 fn session_id() -> String {
     let mut bytes = [0u8; 16];
-    crate::policy::request_state::fill_random(&mut bytes);
+    crate::digest::fill_random(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

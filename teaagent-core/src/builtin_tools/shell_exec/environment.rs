@@ -4,7 +4,7 @@
 //! In order:
 //!
 //! 1. **The server's own secrets are never passed**, whatever the configuration says: every
-//!    variable [`crate::config::VARIABLES`] declares secret (`TEAAGENT_REDIS_PASSWORD`, the
+//!    variable [`crate::env::VARIABLES`] declares secret (`TEAAGENT_REDIS_PASSWORD`, the
 //!    request-state keys, the HTTP tokens, the Redis URL, which may hold a password), and the
 //!    variables the configuration names as holding one ([`ShellEnvironment::secret`]:
 //!    `[state] password_env`).
@@ -137,7 +137,7 @@ impl ShellEnvironment {
     }
 
     fn is_server_secret(&self, name: &str) -> bool {
-        crate::config::is_secret_variable(name) || self.secrets.iter().any(|s| s == name)
+        crate::env::is_secret_variable(name) || self.secrets.iter().any(|s| s == name)
     }
 
     /// The environment of a command: `from` (the server's), filtered, then `set` applied.

@@ -18,13 +18,7 @@ pub fn call_digest(name: &str, arguments: &Value) -> String {
     object.insert("name".into(), Value::String(name.to_owned()));
     object.insert("arguments".into(), arguments.clone());
     let canonical = canonical_json(&Value::Object(object));
-    let hash = hmac_sha256::Hash::hash(canonical.as_bytes());
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    format!("sha256:{}", super::hex(&hmac_sha256::Hash::hash(canonical.as_bytes())))
 }
 
 /// Whether `text` is a well-formed digest (`sha256:` and 64 lowercase hex digits).

@@ -1,4 +1,4 @@
-//! Runtime limits of a server (SPEC §5), with their defaults and their ranges.
+//! Runtime limits of a server, with their defaults and their ranges.
 //!
 //! Every builder method keeps its value within a documented range (a value outside is brought
 //! to the nearest bound), so no setting can make the server panic (a semaphore of `usize::MAX`
@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::CallerLimits;
+use crate::session::CallerLimits;
 use crate::tool::{RateLimit, ToolDef};
 
 /// How a server behaves under load and at its edges.

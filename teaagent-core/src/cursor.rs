@@ -9,7 +9,7 @@ use crate::error::{Error, ParamsProblem};
 
 /// A decoded cursor: which list, where, and the fingerprint it was issued for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     /// The list (`tools`, `resources`, ...).
     pub list: String,
     /// The position (an index, or a key such as the last path returned).
@@ -20,13 +20,13 @@ pub struct Cursor {
 
 impl Cursor {
     /// Encodes the cursor as an opaque, URL-safe string.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let plain = format!("{}\n{:016x}\n{}", self.list, self.fingerprint, self.position);
-        hex_encode(plain.as_bytes())
+        crate::digest::hex(plain.as_bytes())
     }
 
     /// Decodes a cursor for `list`, checking its fingerprint; any problem is `-32602`.
-    pub fn decode(text: &str, list: &str, fingerprint: u64) -> Result<Self, Error> {
+    pub(crate) fn decode(text: &str, list: &str, fingerprint: u64) -> Result<Self, Error> {
         let invalid = |why: &str| Error::InvalidParams {
             reason: ParamsProblem::InvalidCursor,
             details: format!("cursor {text:?} {why}; start again without a cursor"),
@@ -48,26 +48,16 @@ impl Cursor {
     }
 }
 
-fn hex_encode(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || s.len() > 16 * 1024 {
+    if s.len() > 16 * 1024 {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    crate::digest::unhex(s)
 }
 
 /// A stable 64-bit FNV-1a fingerprint of some strings (cursor staleness checks only; not a
 /// security boundary).
-pub fn fingerprint<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
+pub(crate) fn fingerprint<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for item in items {
         for b in item.bytes().chain([0xff]) {

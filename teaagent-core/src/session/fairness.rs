@@ -4,7 +4,7 @@
 //! A *caller* is who the transport says made a request: over Streamable HTTP the authenticated
 //! principal (`token:NAME`, `oauth:SUB`), and without authentication the client's address
 //! (`addr:IP`). Over stdio there is one client and no caller: only the server-wide limits
-//! ([`ServerConfig`](super::ServerConfig)) apply there.
+//! ([`ServerConfig`](crate::ServerConfig)) apply there.
 //!
 //! | one caller holds at once | default | range | past it |
 //! |---|---|---|---|
@@ -56,10 +56,14 @@ impl CallerLimits {
     }
     /// Sets [`CallerLimits::subscriptions`] (1 to 16, the server's own limit).
     pub fn subscriptions(mut self, n: usize) -> Self {
-        self.subscriptions = n.clamp(1, super::main_loop::MAX_LISTENERS);
+        self.subscriptions = n.clamp(1, MAX_LISTENERS);
         self
     }
 }
+
+/// Most `subscriptions/listen` streams open at once (each holds a task and an in-flight entry
+/// until cancelled); one caller may hold [`CallerLimits::subscriptions`] of them.
+pub(crate) const MAX_LISTENERS: usize = 16;
 
 tokio::task_local! {
     /// Who the fair shares of the request being handled count against, when the transport knows

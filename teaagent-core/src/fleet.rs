@@ -1,8 +1,8 @@
-//! State that the replicas of a fleet share (SPEC §12): rate-limit windows and the single use of
+//! State that the replicas of a fleet share: rate-limit windows and the single use of
 //! request states, kept in Redis so that any replica behind a load balancer can take any request.
 //!
 //! By default everything stays in the process ([`crate::rate_limit::RateLimiter`]'s windows,
-//! the request states' nonces). A server given a [`RedisState`]
+//! the request states' nonces). A server given a [`RedisStore`]
 //! ([`Server::shared_state`](crate::Server::shared_state), `[state] redis_url` in the user's
 //! configuration, or `TEAAGENT_REDIS_URL`) moves them to Redis:
 //!
@@ -57,12 +57,12 @@ impl Default for RedisOptions {
 /// Why the shared state gave no answer.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("the shared state (Redis) cannot be reached: {0}")]
-pub struct StateUnavailable(pub String);
+pub struct StoreUnavailable(pub String);
 
 /// A connection to the Redis that a fleet shares (reconnects by itself; connects lazily, so a
 /// replica starts while Redis is down and serves what does not need it).
 #[derive(Clone)]
-pub struct RedisState {
+pub struct RedisStore {
     inner: Arc<Inner>,
 }
 
@@ -80,9 +80,9 @@ struct Inner {
     take_uses: redis::Script,
 }
 
-impl std::fmt::Debug for RedisState {
+impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisState")
+        f.debug_struct("RedisStore")
             .field("url", &self.inner.shown)
             .field("options", &self.inner.options)
             .finish()
@@ -142,7 +142,7 @@ pub(crate) enum Window {
     Full(Duration),
 }
 
-impl RedisState {
+impl RedisStore {
     /// A state in the Redis at `url` (`redis://[:password@]host:port/db`, or `rediss://` for TLS
     /// when built with it). Nothing is connected yet: the first use connects.
     pub fn new(url: &str, options: RedisOptions) -> Result<Self, String> {
@@ -176,9 +176,9 @@ impl RedisState {
         format!("{}{kind}:{name}", self.inner.options.prefix)
     }
 
-    fn unavailable(&self, what: &str, e: impl std::fmt::Display) -> StateUnavailable {
+    fn unavailable(&self, what: &str, e: impl std::fmt::Display) -> StoreUnavailable {
         tracing::warn!(redis = %self.inner.shown, "{what}: the shared state cannot be reached: {e}");
-        StateUnavailable(format!("{what}: {e}"))
+        StoreUnavailable(format!("{what}: {e}"))
     }
 
     /// Runs `f` on a connection, under the timeout.
@@ -186,7 +186,7 @@ impl RedisState {
         &self,
         what: &str,
         f: impl AsyncFnOnce(&mut ConnectionManager) -> redis::RedisResult<T>,
-    ) -> Result<T, StateUnavailable> {
+    ) -> Result<T, StoreUnavailable> {
         let made = self.inner.connection.get_or_try_init(|| async {
             ConnectionManager::new_lazy_with_config(self.inner.client.clone(), self.inner.config.clone())
         });
@@ -209,11 +209,9 @@ impl RedisState {
         name: &str,
         max: u32,
         window: Duration,
-    ) -> Result<Window, StateUnavailable> {
+    ) -> Result<Window, StoreUnavailable> {
         let key = self.key("rate", name);
-        let mut unique = [0u8; 8];
-        crate::policy::request_state::fill_random(&mut unique);
-        let unique = unique.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let unique = crate::digest::random_hex(8);
         let micros = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 2).max(1);
         let (admitted, value): (i64, String) = self
             .with("rate limit", async |c| {
@@ -228,7 +226,7 @@ impl RedisState {
     }
 
     /// Gives an admission back.
-    pub(crate) async fn refund(&self, name: &str, member: &str) -> Result<(), StateUnavailable> {
+    pub(crate) async fn refund(&self, name: &str, member: &str) -> Result<(), StoreUnavailable> {
         let key = self.key("rate", name);
         self.with("rate-limit refund", async |c| {
             redis::cmd("ZREM").arg(&key).arg(member).query_async(c).await
@@ -237,7 +235,7 @@ impl RedisState {
     }
 
     /// Reserves a request state's nonce for `keep`; `false` when it is already reserved or spent.
-    pub(crate) async fn reserve(&self, nonce: &str, keep: Duration) -> Result<bool, StateUnavailable> {
+    pub(crate) async fn reserve(&self, nonce: &str, keep: Duration) -> Result<bool, StoreUnavailable> {
         let key = self.key("nonce", nonce);
         let millis = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX / 2).max(1);
         let set: Option<String> = self
@@ -256,7 +254,7 @@ impl RedisState {
     }
 
     /// Marks a reserved nonce spent (kept for `keep`).
-    pub(crate) async fn spend(&self, nonce: &str, keep: Duration) -> Result<(), StateUnavailable> {
+    pub(crate) async fn spend(&self, nonce: &str, keep: Duration) -> Result<(), StoreUnavailable> {
         let key = self.key("nonce", nonce);
         let millis = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX / 2).max(1);
         self.with("request state", async |c| {
@@ -266,7 +264,7 @@ impl RedisState {
     }
 
     /// Releases a nonce that is still only reserved.
-    pub(crate) async fn release(&self, nonce: &str) -> Result<(), StateUnavailable> {
+    pub(crate) async fn release(&self, nonce: &str) -> Result<(), StoreUnavailable> {
         let key = self.key("nonce", nonce);
         let _: i64 =
             self.with("request state", async |c| self.inner.release.key(&key).invoke_async(c).await).await?;
@@ -276,10 +274,10 @@ impl RedisState {
     /// Takes one use of each grant (`(text, uses=N)`), all or none: `Ok(None)` when taken, else
     /// `Ok(Some(i))` naming a grant with no use left. A grant's count is kept under the digest of
     /// its text, so every replica configured with the same grant counts the same uses.
-    pub(crate) async fn take_uses(&self, grants: &[(&str, u64)]) -> Result<Option<usize>, StateUnavailable> {
+    pub(crate) async fn take_uses(&self, grants: &[(&str, u64)]) -> Result<Option<usize>, StoreUnavailable> {
         let mut invocation = self.inner.take_uses.prepare_invoke();
         for (text, total) in grants {
-            invocation.key(self.key("uses", &crate::policy::request_state::digest_of(&[text]))).arg(*total);
+            invocation.key(self.key("uses", &crate::digest::digest_of(&[text]))).arg(*total);
         }
         let found: i64 = self.with("grant uses", async |c| invocation.invoke_async(c).await).await?;
         Ok(usize::try_from(found).ok().filter(|i| *i > 0).map(|i| i - 1))
@@ -287,8 +285,8 @@ impl RedisState {
 
     /// Remembers an approval "for this session" (`key`: the caller and the call's tool and
     /// targets, as the policy forms it) for `ttl`, for every replica.
-    pub(crate) async fn approve_session(&self, key: &str, ttl: Duration) -> Result<(), StateUnavailable> {
-        let key = self.key("session", &crate::policy::request_state::digest_of(&[key]));
+    pub(crate) async fn approve_session(&self, key: &str, ttl: Duration) -> Result<(), StoreUnavailable> {
+        let key = self.key("session", &crate::digest::digest_of(&[key]));
         let seconds = ttl.as_secs().max(1);
         self.with("session approval", async |c| {
             redis::cmd("SET").arg(&key).arg(1).arg("EX").arg(seconds).query_async(c).await
@@ -297,13 +295,13 @@ impl RedisState {
     }
 
     /// Whether an approval "for this session" of `key` was given on any replica.
-    pub(crate) async fn session_approved(&self, key: &str) -> Result<bool, StateUnavailable> {
-        let key = self.key("session", &crate::policy::request_state::digest_of(&[key]));
+    pub(crate) async fn session_approved(&self, key: &str) -> Result<bool, StoreUnavailable> {
+        let key = self.key("session", &crate::digest::digest_of(&[key]));
         self.with("session approval", async |c| redis::cmd("EXISTS").arg(&key).query_async(c).await).await
     }
 
     /// Whether Redis answers `PING` now (for `/readyz` and start-up logs).
-    pub async fn ping(&self) -> Result<(), StateUnavailable> {
+    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
         let _: String = self.with("ping", async |c| redis::cmd("PING").query_async(c).await).await?;
         Ok(())
     }
@@ -328,11 +326,11 @@ mod tests {
     #[test]
     fn a_state_is_made_outside_any_runtime_and_fails_closed_without_redis() {
         // Made before the server's runtime exists, as `teaagent mcp serve` does.
-        let state = RedisState::new("redis://127.0.0.1:1", RedisOptions::default()).expect("made");
-        assert!(RedisState::new("http://x", RedisOptions::default()).is_err());
+        let state = RedisStore::new("redis://127.0.0.1:1", RedisOptions::default()).expect("made");
+        assert!(RedisStore::new("http://x", RedisOptions::default()).is_err());
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let refused = runtime.block_on(state.admit("t", 1, Duration::from_secs(1)));
-        assert!(matches!(refused, Err(StateUnavailable(_))), "nobody listens on port 1");
+        assert!(matches!(refused, Err(StoreUnavailable(_))), "nobody listens on port 1");
     }
 
     #[test]

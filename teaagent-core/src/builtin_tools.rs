@@ -25,7 +25,7 @@
 //!
 //! ```no_run
 //! # use teaagent_core::{Registry, Server};
-//! let registry = Registry::builder().tools(teaagent_core::tools::builtin()).registered().build();
+//! let registry = Registry::builder().tools(teaagent_core::builtin_tools::builtin()).registered().build();
 //! # let _ = registry.map(|r| Server::new(r));
 //! ```
 
@@ -41,6 +41,9 @@ pub mod read_file;
 pub mod search_text;
 pub mod shell_exec;
 pub mod write_file;
+
+#[cfg(test)]
+mod policy_tests;
 
 use crate::tool::{DefineTool, ToolDef};
 

@@ -1,0 +1,97 @@
+//! Bytes as the server hashes, draws and spells them: SHA-256 digests, the system's randomness,
+//! hex; and the digest of a call that preapprovals name ([`call_digest`]).
+//!
+//! SHA-256 comes from `hmac-sha256`: one small crate without dependencies (the RustCrypto `sha2`
+//! stack is seven crates, compiled by every server built on teaagent-core).
+
+mod call;
+
+pub use call::{call_digest, canonical_json, is_digest};
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// The bytes `text` spells in hex (either case); `None` unless it is an even number of hex
+/// digits and nothing else (no sign, no space).
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.as_bytes().chunks(2).map(|pair| Some(hex_value(pair[0])? << 4 | hex_value(pair[1])?)).collect()
+}
+
+/// The value of one hex digit.
+pub(crate) fn hex_value(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        b'A'..=b'F' => Some(digit - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// SHA-256 (hex) of `parts`, each length-prefixed so that no two lists hash alike.
+pub(crate) fn digest_of(parts: &[&str]) -> String {
+    let mut hash = hmac_sha256::Hash::new();
+    for part in parts {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    hex(&hash.finalize())
+}
+
+/// Fills `out` from the operating system's random source.
+///
+/// # Panics
+///
+/// When the system has no random source to give (`getrandom` fails), which Linux only does
+/// before its pool is initialised at boot: no secret is better than a guessable one.
+pub(crate) fn fill_random(out: &mut [u8]) {
+    let mut filled = 0;
+    while filled < out.len() {
+        match rustix::rand::getrandom(&mut out[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => panic!("the system's random source failed: {e}"),
+        }
+    }
+}
+
+/// `n` random bytes, in hex.
+pub(crate) fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    fill_random(&mut bytes);
+    hex(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_is_not_hex() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&bytes)), Some(bytes));
+        assert_eq!(hex(&[0x0f, 0xa0]), "0fa0");
+        assert_eq!(unhex("0FA0"), Some(vec![0x0f, 0xa0]));
+        for bad in ["+f", "abc", "g0", " 0", "0 "] {
+            assert_eq!(unhex(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lists_hash_apart_and_randomness_differs() {
+        assert_ne!(digest_of(&["ab", "c"]), digest_of(&["a", "bc"]));
+        assert_eq!(digest_of(&["x"]).len(), 64);
+        assert_ne!(random_hex(16), random_hex(16));
+        assert_eq!(random_hex(8).len(), 16);
+    }
+}

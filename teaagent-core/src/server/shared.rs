@@ -1,0 +1,169 @@
+//! What every request task of a server shares ([`Shared`]): the registry, the policy, the limits
+//! and the turns to run, the peer, the calls in flight.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::announcement::Announcement;
+use super::{ResourceProvider, Server, ServerConfig};
+use crate::error::{CallerShare, Error, Failure};
+use crate::jsonrpc::IdKey;
+use crate::mcp::modern::DiscoverResult;
+use crate::mcp::{ProtocolVersion, ServerCapabilities};
+use crate::registry::Registry;
+use crate::session::peer::Peer;
+use crate::task::TaskTracker;
+
+/// What every request task shares.
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) config: ServerConfig,
+    pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
+    /// The prompts ([`Server::prompts`]).
+    pub(crate) prompts: Arc<crate::prompt::Prompts>,
+    pub(crate) peer: Peer,
+    pub(crate) workspace: Option<crate::workspace::Workspace>,
+    pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
+    pub(crate) policy: crate::policy::Policy,
+    pub(crate) limiter: crate::rate_limit::RateLimiter,
+    /// The tools' shared state ([`Server::state`]), handed to every call's context.
+    pub(crate) states: crate::tool::state::States,
+    /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
+    pub(crate) blockers: super::watch::Blockers,
+    /// What the server announces ([`Server::announcement`], taken once: the parts it is made
+    /// of do not change while the server runs).
+    pub(crate) announcement: Announcement,
+    /// The announced `serverInfo` as JSON, for modern results.
+    pub(super) info_value: serde_json::Value,
+    pub(super) in_flight: Mutex<HashMap<IdKey, InFlight>>,
+    /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
+    pub(super) run_permits: Semaphore,
+    pub(super) waiting: AtomicUsize,
+    pub(crate) tracker: TaskTracker,
+    /// Cancelled when the server stops; every call's token is a child of it.
+    pub(super) stopping: CancellationToken,
+    /// Cancelled when the input ends: open `subscriptions/listen` streams end then (gracefully,
+    /// with their result) instead of holding the drain for its grace period.
+    pub(crate) input_closed: CancellationToken,
+    /// Open `subscriptions/listen` streams ([`crate::session::fairness::MAX_LISTENERS`]).
+    pub(crate) listeners: AtomicUsize,
+    /// Calls in progress per caller ([`super::CallerLimits::calls`]).
+    pub(crate) calls_per_caller: Arc<crate::session::fairness::Shares>,
+    /// `subscriptions/listen` streams per caller ([`super::CallerLimits::subscriptions`]).
+    pub(crate) listeners_per_caller: Arc<crate::session::fairness::Shares>,
+    /// Tools whose availability changes while the server runs ([`Server::availability`]).
+    pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
+}
+
+/// A request in progress: how to cancel it, and to abort its task.
+pub(super) struct InFlight {
+    pub(super) cancel: CancellationToken,
+    pub(super) abort: Option<AbortHandle>,
+}
+
+impl Shared {
+    /// Everything a call needs, from a server and the peer its answers go to.
+    pub(crate) fn new(server: Server, peer: Peer) -> Self {
+        let announcement = server.announcement();
+        let overrides = server
+            .config
+            .tool_overrides
+            .iter()
+            .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
+            .collect();
+        let registry = server.registry.into_registry();
+        let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides);
+        #[cfg(feature = "redis")]
+        let limiter = match server.shared_state {
+            Some(state) => {
+                server.policy.share(state.clone());
+                limiter.shared(state)
+            }
+            None => limiter,
+        };
+        Shared {
+            run_permits: Semaphore::new(server.config.max_in_flight),
+            policy: server.policy.questions_per_caller(server.config.per_caller.questions),
+            limiter,
+            blockers: super::watch::Blockers::new(server.config.slow_poll),
+            registry,
+            config: server.config,
+            resources: server.resources,
+            prompts: server.prompts,
+            peer,
+            workspace: server.workspace,
+            lock: server.lock,
+            info_value: serde_json::to_value(&announcement.server_info).unwrap_or_default(),
+            announcement,
+            states: server.states,
+            in_flight: Mutex::new(HashMap::new()),
+            waiting: AtomicUsize::new(0),
+            tracker: TaskTracker::new(),
+            stopping: CancellationToken::new(),
+            input_closed: CancellationToken::new(),
+            listeners: AtomicUsize::new(0),
+            calls_per_caller: crate::session::fairness::Shares::new(CallerShare::Calls),
+            listeners_per_caller: crate::session::fairness::Shares::new(CallerShare::Subscriptions),
+            availability: server.availability,
+        }
+    }
+
+    /// What the server implements, the same in both eras.
+    fn capabilities(&self) -> ServerCapabilities {
+        super::era::capabilities(&self.announcement)
+    }
+
+    /// `server/discover` (modern era): the versions a request may name, the capabilities, the
+    /// instructions. The server's name and version go in the result's `_meta`, as on every
+    /// modern result. Only modern versions are listed: the legacy ones are negotiated by
+    /// `initialize` in a process of their own.
+    pub(crate) fn discover(&self) -> DiscoverResult {
+        DiscoverResult {
+            supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
+            capabilities: self.capabilities(),
+            instructions: self.config.instructions.clone(),
+        }
+    }
+
+    /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result
+    /// carries in `_meta` (made once).
+    pub(crate) fn server_info_value(&self) -> &serde_json::Value {
+        &self.info_value
+    }
+
+    /// A share of [`super::CallerLimits::calls`] for a call of the request being handled
+    /// (`None` without a caller: stdio), or the refusal when its caller holds them all.
+    pub(crate) fn call_share(&self) -> Result<Option<crate::session::fairness::Share>, Error> {
+        self.calls_per_caller.take_for_current(self.config.per_caller.calls)
+    }
+
+    /// Waits for a turn to run; refuses when too many are already waiting.
+    pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::SemaphorePermit<'_>, Error> {
+        if let Ok(permit) = self.run_permits.try_acquire() {
+            return Ok(permit);
+        }
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::ToolFailed {
+                tool: tool.to_owned(),
+                reason: Failure::Overloaded,
+                details: format!(
+                    "{} calls are running and {} waiting; retry later",
+                    self.config.max_in_flight, self.config.max_queued
+                ),
+            });
+        }
+        let permit = self.run_permits.acquire().await;
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })
+    }
+
+    pub(super) fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
