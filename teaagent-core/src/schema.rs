@@ -44,39 +44,24 @@
 pub mod dialect;
 #[cfg(test)]
 mod differential;
+mod pointer;
 mod report;
+mod sanitize;
+#[cfg(test)]
+mod tests;
 pub mod validate;
 
+pub use pointer::compare_pointers;
 pub(crate) use report::argument_errors;
-pub use report::{PREVIEW_CHARS, bounded, compare_pointers, preview, preview_text};
+pub use report::{PREVIEW_CHARS, bounded, preview, preview_text};
+pub use sanitize::sanitize;
 pub use validate::Validator;
 
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-/// The formats of the JSON Schema 2020-12 vocabulary; any other is dropped.
-const STANDARD_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
+use validate::JsonType;
 
 /// teaagent's settings: 2020-12, inlined subschemas, no `$schema`.
 fn settings() -> SchemaSettings {
@@ -208,124 +193,12 @@ fn root_schema<T: JsonSchema + ?Sized>(mut generator: SchemaGenerator) -> Value 
     root
 }
 
-/// Shapes a schema for clients, in place (see the module docs).
-pub fn sanitize(schema: &mut Value) {
-    match schema {
-        Value::Object(o) => {
-            o.remove("$schema");
-            fix_format(o);
-            collapse_const_one_of(o);
-            split_type_union(o);
-            for value in o.values_mut() {
-                sanitize(value);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(sanitize),
-        _ => {}
-    }
-}
-
-fn fix_format(o: &mut Map<String, Value>) {
-    let Some(format) = o.get("format").and_then(Value::as_str).map(str::to_owned) else { return };
-    if STANDARD_FORMATS.contains(&format.as_str()) {
-        return;
-    }
-    o.remove("format");
-    let bounds: Option<(i64, u64)> = match format.as_str() {
-        "int8" => Some((i8::MIN.into(), i8::MAX as u64)),
-        "int16" => Some((i16::MIN.into(), i16::MAX as u64)),
-        "int32" => Some((i32::MIN.into(), i32::MAX as u64)),
-        "uint8" => Some((0, u8::MAX.into())),
-        "uint16" => Some((0, u16::MAX.into())),
-        "uint32" => Some((0, u32::MAX.into())),
-        _ => None,
-    };
-    if let Some((min, max)) = bounds {
-        o.entry("minimum").or_insert(json!(min));
-        o.entry("maximum").or_insert(json!(max));
-    } else if format.starts_with("uint") {
-        o.entry("minimum").or_insert(json!(0));
-    }
-}
-
-/// `type: ["string", "null"]` (what schemars writes for an `Option<String>`) becomes
-/// `anyOf: [{"type": "string"}, {"type": "null"}]`: the same values, in the form every client
-/// reads. A `type` list is legal JSON Schema, but clients that map tool schemas onto a
-/// single-`type` dialect (Gemini's function declarations, the OpenAPI subset) reject the tool or
-/// drop the constraint, and the MCP Inspector's `--strict` mode warns about it. Keywords of one
-/// type (`maxLength`, `minimum`, `properties`, ...) stay beside the `anyOf`: they apply only to
-/// values of their type, so the meaning is unchanged.
-fn split_type_union(o: &mut Map<String, Value>) {
-    let Some(Value::Array(types)) = o.get("type") else { return };
-    if types.len() == 1 {
-        let only = types[0].clone();
-        o.insert("type".into(), only);
-        return;
-    }
-    let branches: Vec<Value> = types.iter().map(|t| json!({ "type": t })).collect();
-    o.remove("type");
-    match o.get_mut("anyOf") {
-        None => {
-            o.insert("anyOf".into(), Value::Array(branches));
-        }
-        Some(_) => {
-            let all = o.entry("allOf").or_insert_with(|| json!([]));
-            if let Value::Array(all) = all {
-                all.push(json!({ "anyOf": branches }));
-            }
-        }
-    }
-}
-
-/// `oneOf: [{const: "a", description: ...}, ...]` (documented unit enum variants) becomes
-/// `enum: ["a", ...]`, with the variants' descriptions folded into the schema's description.
-fn collapse_const_one_of(o: &mut Map<String, Value>) {
-    let Some(Value::Array(variants)) = o.get("oneOf") else { return };
-    let mut values = Vec::with_capacity(variants.len());
-    let mut notes = Vec::new();
-    for v in variants {
-        let Some(v) = v.as_object() else { return };
-        if v.keys().any(|k| !matches!(k.as_str(), "const" | "description" | "type" | "title")) {
-            return;
-        }
-        let Some(value) = v.get("const") else { return };
-        if let Some(text) = v.get("description").and_then(Value::as_str) {
-            notes.push(format!(
-                "- `{}`: {}",
-                value.as_str().map_or_else(|| value.to_string(), str::to_owned),
-                text
-            ));
-        }
-        values.push(value.clone());
-    }
-    let types: Vec<&'static str> = values.iter().map(json_type).collect();
-    o.remove("oneOf");
-    if let Some(first) = types.first()
-        && types.iter().all(|t| t == first)
-    {
-        o.insert("type".into(), json!(first));
-    }
-    o.insert("enum".into(), Value::Array(values));
-    if !notes.is_empty() {
-        let text = notes.join("\n");
-        let description = match o.get("description").and_then(Value::as_str) {
-            Some(existing) => format!("{existing}\n\n{text}"),
-            None => text,
-        };
-        o.insert("description".into(), Value::String(description));
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+/// The JSON type name of `value`, as `type` spells it: `"null"`, `"boolean"`, `"integer"` (a
+/// number written without a fraction or an exponent), `"number"` (any other), `"string"`,
+/// `"array"`, `"object"`. The crate's one spelling of them ([`JsonType::of`] and
+/// [`JsonType::name`]); a message's `an integer` is [`JsonType::article`].
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
+    JsonType::of(value).name()
 }
 
 /// Whether a schema mentions `$ref` anywhere (true only for recursive types).
@@ -340,97 +213,4 @@ pub fn has_refs(schema: &Value) -> bool {
 /// A [`Schema`] as a plain JSON value.
 pub fn to_value(schema: Schema) -> Value {
     schema.to_value()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(JsonSchema)]
-    #[allow(dead_code)]
-    enum Mode {
-        /// Fast.
-        Fast,
-        /// Careful.
-        Careful,
-    }
-
-    #[derive(JsonSchema)]
-    #[allow(dead_code)]
-    struct Node {
-        name: String,
-        children: Vec<Node>,
-    }
-
-    #[test]
-    fn properties_in_order_with_bounds_and_enums() {
-        let mut s = ObjectSchema::new();
-        s.property::<String>("zeta", Some("First."), true);
-        s.property::<u32>("alpha", None, false);
-        s.property::<Mode>("mode", Some("How."), true);
-        let v = s.finish();
-        let keys: Vec<&String> = v["properties"].as_object().expect("properties").keys().collect();
-        assert_eq!(keys, ["zeta", "alpha", "mode"]);
-        assert_eq!(
-            v["properties"]["alpha"],
-            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
-        );
-        assert_eq!(v["properties"]["mode"]["enum"], json!(["Fast", "Careful"]));
-        assert_eq!(v["properties"]["mode"]["type"], "string");
-        assert_eq!(v["properties"]["mode"]["description"], "How.\n\n- `Fast`: Fast.\n- `Careful`: Careful.");
-        assert_eq!(v["required"], json!(["zeta", "mode"]));
-        assert_eq!(v["additionalProperties"], json!(false));
-        assert!(!has_refs(&v));
-    }
-
-    #[test]
-    fn recursive_types_keep_their_definitions() {
-        let mut s = ObjectSchema::new();
-        s.property::<Node>("tree", None, true);
-        let v = s.finish();
-        assert!(has_refs(&v));
-        assert!(v["$defs"]["Node"].is_object(), "{v}");
-    }
-
-    #[derive(JsonSchema)]
-    #[serde(tag = "kind", rename_all = "lowercase")]
-    #[allow(dead_code)]
-    enum Shape {
-        Circle { r: u32 },
-        Square { side: u32 },
-    }
-
-    #[derive(JsonSchema)]
-    #[allow(dead_code)]
-    struct Flattened {
-        name: String,
-        #[serde(flatten)]
-        shape: Shape,
-    }
-
-    #[test]
-    fn a_flattened_enum_keeps_its_fields_and_unknown_ones_are_refused() {
-        let schema = args_schema::<Flattened>();
-        assert_eq!(schema["unevaluatedProperties"], json!(false), "{schema}");
-        assert!(schema.get("additionalProperties").is_none(), "{schema}");
-        let v = Validator::compile(&schema).expect("compiles");
-        assert!(v.is_valid(&json!({"name": "n", "kind": "circle", "r": 1})));
-        let bad = json!({"name": "n", "kind": "circle", "r": 1, "side": 2});
-        let errors: Vec<(String, String)> =
-            argument_errors(&v, &bad).into_iter().map(|e| (e.pointer, e.message)).collect();
-        assert_eq!(
-            errors,
-            [("/side".to_owned(), "unknown property `side`; the properties are `name`".to_owned())]
-        );
-        // A plain struct still gets `additionalProperties: false`.
-        assert_eq!(args_schema::<Node>()["additionalProperties"], json!(false));
-    }
-
-    #[test]
-    fn empty_objects_still_have_properties() {
-        assert_eq!(
-            ObjectSchema::new().finish(),
-            json!({"type": "object", "properties": {}, "additionalProperties": false})
-        );
-    }
 }
