@@ -22,7 +22,9 @@ use std::sync::Arc;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, StatusCode};
 
-use super::{Answer, Authenticated, Endpoint, Reply, json};
+use super::auth::Authenticated;
+use super::listener::Endpoint;
+use super::reply::{Answer, Reply, json};
 use crate::error::Error;
 use crate::jsonrpc::error_line;
 
@@ -53,7 +55,7 @@ pub(super) async fn admitted(
         }
     };
     auth.caller = Some(caller);
-    let mut reply = super::mcp(endpoint, request, auth).await;
+    let mut reply = super::mcp::handle(endpoint, request, auth).await;
     // A stream holds the share until it ends; any other answer is complete now.
     if let Answer::Stream(stream) = reply.body_mut() {
         stream.held = Some(share);

@@ -20,7 +20,8 @@ use hyper::header::{self, HeaderValue};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
-use super::{Answer, Endpoint, Reply, plain, refused};
+use super::listener::Endpoint;
+use super::reply::{Answer, Reply, plain, refused};
 use crate::task::TaskTracker;
 
 /// Connections served in overflow mode at once.

@@ -28,9 +28,12 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Accepts, Authenticated, Endpoint, Reply, Route, empty, event_stream, json, refused, rpc_error, sse_event,
-};
+use super::answer::{Route, answer};
+use super::auth::Authenticated;
+use super::listener::Endpoint;
+use super::reply::{Reply, empty, json, refused, rpc_error};
+use super::request::Accepts;
+use super::stream::{event_stream, sse_event};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::{IdKey, Incoming as Message, Request};
 use crate::mcp::LoggingLevel;
@@ -181,7 +184,7 @@ impl Sessions {
             }
             if table.len() >= MAX_SESSIONS {
                 drop(table);
-                let mut reply = super::refused(
+                let mut reply = refused(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "too many sessions are open; end one (DELETE) or retry later",
                 );
@@ -295,15 +298,7 @@ impl Sessions {
                         auth: context.auth,
                         session: Some(session.clone()),
                     };
-                    super::answer(
-                        endpoint,
-                        request.id,
-                        request.method,
-                        request.params,
-                        route,
-                        context.accepts,
-                    )
-                    .await
+                    answer(endpoint, request.id, request.method, request.params, route, context.accepts).await
                 }
             },
         }

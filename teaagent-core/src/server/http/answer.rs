@@ -1,0 +1,237 @@
+//! Running a request through the pipeline and answering it: as JSON while the call is quick and
+//! quiet, else as a stream (the `http` module docs, "JSON or a stream").
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hyper::StatusCode;
+use tokio::sync::mpsc;
+
+use super::auth::Authenticated;
+use super::legacy;
+use super::listener::Endpoint;
+use super::reply::{Reply, empty, json};
+use super::request::Accepts;
+use super::stream::{CancelOnDrop, event_stream, sse_event};
+use crate::error::{Error, InvalidRequest, code};
+use crate::jsonrpc::{RawParams, RequestId, error_line};
+use crate::session::SessionInfo;
+use crate::session::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
+use crate::server::router;
+
+/// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
+/// session.
+pub(crate) struct Route {
+    pub(crate) caller: Arc<SessionInfo>,
+    pub(crate) log_level: Option<crate::mcp::LoggingLevel>,
+    /// The caller (its principal, and with OAuth its scopes).
+    pub(crate) auth: Authenticated,
+    /// The legacy session: its peer (requests to the client, answered on other POSTs) and its
+    /// calls in flight (`notifications/cancelled`). `None`: a modern request, on its own.
+    pub(crate) session: Option<Arc<legacy::Session>>,
+}
+
+/// How a request's handling ended, as far as its answer is concerned.
+enum Ended {
+    /// Its response line.
+    Answered(Vec<u8>),
+    /// Cancelled (no response is sent for it).
+    Cancelled,
+}
+
+/// Events queued for one streamed answer before notifications are dropped (a client that does
+/// not read its stream cannot make the server hold more).
+const QUEUED_EVENTS: usize = 1024;
+
+/// Runs the request through the pipeline and answers it (the `http` module docs, "JSON or a stream").
+pub(super) async fn answer(
+    endpoint: &Endpoint,
+    id: RequestId,
+    method: String,
+    params: Option<RawParams>,
+    route: Route,
+    accepts: Accepts,
+) -> Reply {
+    let Route { caller, log_level, auth, session } = route;
+    // With OAuth, the call's own scopes (its tool's tier), before anything runs.
+    #[cfg(feature = "oauth")]
+    if let (Some(oauth), Some(scopes)) = (&endpoint.oauth, &auth.scopes)
+        && let Err(refusal) =
+            oauth.authorize(&endpoint.shared.registry, scopes, &id, &method, params.as_ref())
+    {
+        return *refusal;
+    }
+    let (principal, counted_as) = (auth.principal, auth.caller);
+    let shared = endpoint.shared.clone();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
+    let peer = match &session {
+        // Requests to the client (an approval) need a stream to go out on.
+        Some(session) => session.peer.answering_on(out_tx, accepts.stream),
+        None => {
+            let peer = Peer::new(out_tx);
+            peer.choose_modern();
+            peer
+        }
+    };
+    let cancel = endpoint.stopping.child_token();
+    let key = id.key().clone();
+    // A legacy session's call is in its table before it starts: a `notifications/cancelled`
+    // finds it, and a second request with its id is refused.
+    if let Some(session) = &session
+        && !session.started(key.clone(), cancel.clone())
+    {
+        let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
+        return json(StatusCode::OK, error_line(Some(&id), &error.to_error_object()));
+    }
+    let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
+    let session_id = session.as_ref().map(|s| s.id.clone());
+    let task = {
+        let cancel = cancel.clone();
+        let session = session.clone();
+        let handling = async move {
+            let dispatched = router::dispatch(&shared, &id, &method, params, cancel, Some(caller));
+            let line = crate::logging::for_request(log_level, dispatched).await;
+            // Gone from the session's table means cancelled while running: no response.
+            let wanted = session.as_ref().is_none_or(|s| s.finished(id.key()));
+            if wanted {
+                let _ = done_tx.send(line);
+            }
+        };
+        let scoped = PRINCIPAL.scope(principal, SESSION_ID.scope(session_id, handling));
+        let scoped = crate::session::fairness::CALLER.scope(counted_as, scoped);
+        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, scoped))
+    };
+    if let Some(session) = &session {
+        session.running(&key, task.abort_handle());
+    }
+    // Dropped with the answer (the client left, in either form): the call is cancelled.
+    let call = CancelOnDrop {
+        call: Some((cancel, task.abort_handle())),
+        session: session.as_ref().map(|s| (s.clone(), key.clone())),
+    };
+    // JSON while the call is quick and quiet.
+    let deadline = tokio::time::sleep(endpoint.options.stream_after);
+    tokio::pin!(deadline);
+    let mut early: Vec<Vec<u8>> = Vec::new();
+    let ended = loop {
+        tokio::select! {
+            biased;
+            line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
+            event = out_rx.recv() => match event {
+                Some(Out::Line(line)) if accepts.stream => { early.push(line); break None; }
+                Some(_) => {} // notifications are dropped for a client that takes JSON only
+                None => {}
+            },
+            () = &mut deadline, if accepts.stream => break None,
+        }
+    };
+    // Notifications sent just before the response still go out (then as a stream).
+    if accepts.stream {
+        while let Ok(Out::Line(line)) = out_rx.try_recv() {
+            early.push(line);
+        }
+    }
+    match ended {
+        Some(Ended::Answered(line)) if early.is_empty() => {
+            call.disarm();
+            let status = status_of(&line);
+            return json(status, line);
+        }
+        Some(Ended::Answered(line)) => {
+            call.disarm();
+            let (events_tx, events_rx) = mpsc::channel::<Bytes>(early.len() + 1);
+            for event in early.iter().chain(std::iter::once(&line)) {
+                let _ = events_tx.try_send(sse_event(event));
+            }
+            return event_stream(events_rx, None);
+        }
+        // Cancelled by the client (`notifications/cancelled`): nothing to say.
+        Some(Ended::Cancelled) => {
+            call.disarm();
+            return empty(StatusCode::ACCEPTED);
+        }
+        None => {}
+    }
+    // A stream from here on.
+    let (events_tx, events_rx) = mpsc::channel::<Bytes>(QUEUED_EVENTS);
+    for event in &early {
+        let _ = events_tx.try_send(sse_event(event));
+    }
+    let keep_alive = endpoint.options.keep_alive;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(keep_alive);
+        tick.tick().await;
+        let mut dropped = 0u64;
+        loop {
+            tokio::select! {
+                biased;
+                line = &mut done_rx => {
+                    // Notifications queued before the response go first.
+                    while let Ok(Out::Line(event)) = out_rx.try_recv() {
+                        if events_tx.try_send(sse_event(&event)).is_err() {
+                            dropped += 1;
+                        }
+                    }
+                    if let Ok(line) = line {
+                        // The response always goes, however slowly the client reads.
+                        let _ = events_tx.send(sse_event(&line)).await;
+                    }
+                    break;
+                }
+                event = out_rx.recv() => {
+                    if let Some(Out::Line(event)) = event {
+                        match events_tx.try_send(sse_event(&event)) {
+                            Ok(()) => {}
+                            Err(mpsc::error::TrySendError::Full(_)) => dropped += 1,
+                            Err(mpsc::error::TrySendError::Closed(_)) => break,
+                        }
+                    }
+                }
+                _ = tick.tick() => {
+                    if let Err(mpsc::error::TrySendError::Closed(_)) =
+                        events_tx.try_send(Bytes::from_static(b": keep-alive\n\n"))
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+        if dropped > 0 {
+            tracing::warn!(dropped, "a client read its event stream too slowly: notifications were dropped");
+        }
+    });
+    event_stream(events_rx, Some(call))
+}
+
+/// The status of a finished answer: `400` for a missing client capability, `404` for an unknown
+/// method, else `200`.
+fn status_of(line: &[u8]) -> StatusCode {
+    /// The top level of an answer, as far as its status goes (the rest is skipped, not built).
+    #[derive(serde::Deserialize)]
+    struct Answered {
+        error: Option<Failed>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Failed {
+        code: i32,
+        data: Option<Reason>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Reason {
+        reason: Option<String>,
+    }
+    // Only an error changes the status, and an error answer always has this member.
+    if memchr::memmem::find(line, b"\"error\":{").is_none() {
+        return StatusCode::OK;
+    }
+    let Ok(Answered { error: Some(failed) }) = serde_json::from_slice::<Answered>(line) else {
+        return StatusCode::OK;
+    };
+    let reason = failed.data.and_then(|d| d.reason);
+    match failed.code {
+        code::MISSING_CLIENT_CAPABILITY => StatusCode::BAD_REQUEST,
+        // An unknown method, not an unknown tool (same code, answered in-band).
+        code::METHOD_NOT_FOUND if reason.as_deref() == Some("unknown_method") => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}

@@ -1,0 +1,169 @@
+//! The listener: what every request's handling shares, the accept loop (overflow mode past the
+//! connection limit), each request routed by its path, and the drain at shutdown.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::header;
+use hyper::{Method, Request, StatusCode};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::auth::checked;
+#[cfg(feature = "oauth")]
+use super::host::allowed_here;
+use super::host::{preflight, with_cors};
+#[cfg(feature = "oauth")]
+use super::oauth;
+use super::reply::{Reply, plain};
+use super::{HttpOptions, fairness, health, legacy};
+use crate::server::shared::Shared;
+
+/// What every request's handling shares.
+pub(crate) struct Endpoint {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) options: HttpOptions,
+    pub(crate) local: SocketAddr,
+    /// Cancelled when the server stops accepting (`/readyz` says so).
+    pub(crate) draining: CancellationToken,
+    /// Cancelled when the calls still running must stop; every call's token is its child.
+    pub(crate) stopping: CancellationToken,
+    /// The legacy era's sessions.
+    pub(crate) sessions: legacy::Sessions,
+    /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
+    pub(crate) requests: Arc<crate::session::fairness::Shares>,
+    /// OAuth resource-server mode, running.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<oauth::OAuth>>,
+}
+
+/// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
+/// period) and returns.
+pub(crate) async fn serve(
+    endpoint: Arc<Endpoint>,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let slots = Arc::new(Semaphore::new(endpoint.options.max_connections.max(1)));
+    // The gateway's tool list changes reach the legacy sessions' notification streams (modern
+    // clients hear them on their `subscriptions/listen` streams).
+    if let Some(availability) = endpoint.shared.availability.as_ref().filter(|a| a.may_change()) {
+        let mut changes = availability.changes();
+        let endpoint = endpoint.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => match changed {
+                        Ok(()) => endpoint.sessions.tools_changed(),
+                        Err(_) => return,
+                    },
+                    () = endpoint.draining.cancelled() => return,
+                }
+            }
+        });
+    }
+    // The authorization server's keys: loaded now, kept fresh while the server accepts.
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = &endpoint.oauth {
+        tokio::spawn(oauth.keys.clone().keep_fresh(endpoint.draining.clone()));
+    }
+    let connections = crate::task::TaskTracker::new();
+    let overflow = health::Overflow::new();
+    tracing::info!(address = %endpoint.local, "serving MCP over Streamable HTTP at http://{}/mcp", endpoint.local);
+    loop {
+        // Always accepted: a connection over the limit is served in overflow mode (health
+        // answers, `503` for the rest), so a client holding every slot cannot silence `/healthz`.
+        let (stream, remote) = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            overflow.serve(&endpoint, stream, &connections);
+            continue;
+        };
+        let endpoint = endpoint.clone();
+        let stop = shutdown.clone();
+        let header_timeout = endpoint.options.header_timeout;
+        connections.spawn(async move {
+            let _permit = permit;
+            let service = hyper::service::service_fn(move |request| {
+                let endpoint = endpoint.clone();
+                async move { Ok::<_, Infallible>(handle(&endpoint, request, remote).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    // Draining: no new connection; notification streams and `subscriptions/listen` streams end
+    // now (they would hold the server open); answers in progress get the grace period, then
+    // every call still running is cancelled.
+    endpoint.sessions.close_streams();
+    endpoint.shared.input_closed.cancel();
+    connections.close();
+    let grace = endpoint.shared.config.shutdown_grace;
+    if tokio::time::timeout(grace, connections.wait()).await.is_err() {
+        endpoint.stopping.cancel();
+        connections.wait().await;
+    }
+    endpoint.stopping.cancel();
+    endpoint.sessions.end_all();
+    Ok(())
+}
+
+/// One HTTP request, from `remote`.
+async fn handle(endpoint: &Endpoint, request: Request<Incoming>, remote: SocketAddr) -> Reply {
+    if let Some(reply) = health::answer(endpoint, request.uri().path()) {
+        return reply;
+    }
+    match request.uri().path() {
+        "/mcp" => {
+            let origin = request.headers().get(header::ORIGIN).cloned();
+            let reply = if request.method() == Method::OPTIONS {
+                preflight(endpoint, &request)
+            } else {
+                match checked(endpoint, &request).await {
+                    Err(refusal) => *refusal,
+                    Ok(auth) => fairness::admitted(endpoint, request, auth, remote).await,
+                }
+            };
+            with_cors(origin, reply)
+        }
+        _path => {
+            // Protected Resource Metadata: no token, but the same Host and Origin checks.
+            #[cfg(feature = "oauth")]
+            if let Some(oauth) = endpoint.oauth.as_ref().filter(|o| o.serves_metadata(_path)) {
+                let origin = request.headers().get(header::ORIGIN).cloned();
+                let reply = match allowed_here(endpoint, request.headers()) {
+                    Err(refusal) => *refusal,
+                    Ok(()) => oauth.metadata(request.method()),
+                };
+                return with_cors(origin, reply);
+            }
+            plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp\n")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The checks of a protocol 2026-07-28 request before it runs: `_meta` names the version and the
+//! client's capabilities, and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers
+//! say what the body says (the `http` module docs' table, in order).
+
+use std::sync::Arc;
+
+use hyper::StatusCode;
+use hyper::header::HeaderMap;
+
+use super::request::text;
+use crate::error::Error;
+use crate::jsonrpc::RawParams;
+use crate::mcp::ProtocolVersion;
+use crate::mcp::modern::META_PROTOCOL_VERSION;
+use crate::session::SessionInfo;
+use crate::server::era::{modern_caller, modern_meta};
+
+/// The modern checks of the `http` module docs' table, in order; the caller's session on success.
+pub(super) fn modern_checks(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawParams>,
+) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
+    let bad = |error| (StatusCode::BAD_REQUEST, error);
+    let mismatch = |details: String| bad(Error::HeaderMismatch { details });
+    let meta = modern_meta(params).map_err(bad)?;
+    let meta_version = meta.as_ref().and_then(|m| m.protocol_version.clone());
+    // `_meta` first: without it nothing else can be compared.
+    let invalid = |details: String| {
+        bad(Error::InvalidParams { reason: crate::error::ParamsProblem::InvalidMeta, details })
+    };
+    let Some(meta_version) = meta_version else {
+        return Err(invalid(format!(
+            "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
+        )));
+    };
+    if meta.as_ref().is_some_and(|m| m.client_capabilities.is_none()) {
+        return Err(invalid(
+            "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
+        ));
+    }
+    match text(headers, "mcp-protocol-version") {
+        None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
+        Some(v) if v != meta_version => {
+            return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
+        }
+        Some(_) => {}
+    }
+    if !ProtocolVersion::MODERN.iter().any(|v| v.as_str() == meta_version) {
+        return Err(bad(Error::UnsupportedVersion { requested: meta_version }));
+    }
+    match text(headers, "mcp-method") {
+        None => return Err(mismatch("the Mcp-Method header is missing".into())),
+        Some(m) if m != method => {
+            return Err(mismatch(format!("Mcp-Method is {m:?}, but the body's method is {method:?}")));
+        }
+        Some(_) => {}
+    }
+    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+        let key = if method == "resources/read" { "uri" } else { "name" };
+        /// Only the two members compared (everything else, a large argument included, is
+        /// skipped by the parser, not built).
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<String>,
+            uri: Option<String>,
+        }
+        let named = params
+            .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
+            .and_then(|n| if method == "resources/read" { n.uri } else { n.name });
+        match (text(headers, "mcp-name"), named) {
+            (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
+            (Some(h), Some(b)) if h == b => {}
+            (Some(h), b) => {
+                return Err(mismatch(format!(
+                    "Mcp-Name is {h:?}, but the body's {key} is {:?}",
+                    b.unwrap_or_default()
+                )));
+            }
+        }
+    }
+    // A method this server does not have is answered by the pipeline itself (`404` from
+    // `status_of`): the router is the one list of methods.
+    modern_caller(method, meta).map_err(|e| {
+        let status = if matches!(e, Error::MethodNotFound { .. }) {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        (status, e)
+    })
+}

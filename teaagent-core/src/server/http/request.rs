@@ -1,0 +1,196 @@
+//! Reading a request strictly: its header values (`=?base64?…?=` decoded), what it accepts, its
+//! query string (percent-decoded), and a POST's media type, length and body.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::StatusCode;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap};
+
+use super::listener::Endpoint;
+use super::reply::{Reply, refused};
+
+/// How long a client may take to send a request's body once its headers are in.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A POST's body, read once its media types and declared length are acceptable (the `http`
+/// module docs' table, in order: `Content-Type`, `Accept`, the length), with what the client
+/// accepts; else the refusal.
+pub(super) async fn read_body(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<(Accepts, Bytes), Box<Reply>> {
+    let json = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if !json {
+        return Err(Box::new(refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON (Content-Type: application/json)",
+        )));
+    }
+    let accepts = Accepts::of(headers);
+    if !accepts.json && !accepts.stream {
+        return Err(Box::new(refused(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must allow application/json or text/event-stream",
+        )));
+    }
+    let limit = endpoint.options.max_body_bytes;
+    // A declared length over the limit is refused at once, before a byte of the body is read.
+    if let Some(declared) =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        && declared > limit as u64
+    {
+        return Err(Box::new(refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("the body is larger than {limit} bytes"),
+        )));
+    }
+    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect());
+    let Ok(read) = reading.await else {
+        return Err(Box::new(refused(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time")));
+    };
+    match read {
+        Ok(body) => Ok((accepts, body.to_bytes())),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(Box::new(refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("the body is larger than {limit} bytes"),
+        ))),
+        Err(_) => Err(Box::new(refused(StatusCode::BAD_REQUEST, "the body could not be read"))),
+    }
+}
+
+/// What the client accepts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    pub(super) json: bool,
+    pub(super) stream: bool,
+}
+
+impl Accepts {
+    pub(super) fn of(headers: &HeaderMap) -> Self {
+        let values: Vec<&str> =
+            headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
+        if values.is_empty() {
+            return Self { json: true, stream: true };
+        }
+        let mut out = Self { json: false, stream: false };
+        for range in values.iter().flat_map(|v| v.split(',')) {
+            let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            match media.as_str() {
+                "*/*" => (out.json, out.stream) = (true, true),
+                "application/json" | "application/*" => out.json = true,
+                "text/event-stream" | "text/*" => out.stream = true,
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// A header's value as text, with `=?base64?…?=` decoded, trimmed.
+pub(super) fn text(headers: &HeaderMap, name: &str) -> Option<String> {
+    let raw = headers.get(name)?.to_str().ok()?.trim();
+    if let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok());
+    }
+    Some(raw.to_owned())
+}
+
+/// Standard base64, with or without padding.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    LENIENT.decode(text).ok()
+}
+
+/// Whether a query string carries `access_token` (RFC 6750 §2.3's form, refused here), in any
+/// spelling: pairs split at `&` or `;`, each percent-decoded (`%61ccess_token`,
+/// `access_token%3D…`) before its name is compared, case-insensitively, spaces (and `+`) around
+/// it ignored.
+pub(super) fn names_access_token(query: &str) -> bool {
+    query.split(['&', ';']).any(|pair| {
+        let decoded = percent_decoded(pair).replace('+', " ");
+        let key = decoded.split('=').next().unwrap_or("");
+        key.trim().eq_ignore_ascii_case("access_token")
+    })
+}
+
+/// `text` with every `%XX` decoded (invalid escapes kept as they are; bytes that are not UTF-8
+/// replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(hi), Some(lo)) =
+                (bytes.get(i + 1).and_then(|b| hex(*b)), bytes.get(i + 2).and_then(|b| hex(*b)))
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn base64_header_values_decode() {
+        assert_eq!(decode_base64("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_base64("aGVsbG8").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(
+            decode_base64("4pyTIMOgIGxhIG1vZGU=").map(String::from_utf8),
+            Some(Ok("✓ à la mode".into()))
+        );
+        assert_eq!(decode_base64("a$=="), None);
+    }
+
+    #[test]
+    fn a_token_in_the_query_is_noticed() {
+        assert!(names_access_token("access_token=abc"));
+        assert!(names_access_token("x=1&ACCESS_TOKEN=abc"));
+        assert!(names_access_token("access%5Ftoken=abc"));
+        assert!(!names_access_token("token=abc&access_tokens=1"));
+        for spelling in [
+            "%61ccess_token=abc",
+            "access_token%3Dabc",
+            "x=1;access_token=abc",
+            "Access%5FToken=a",
+            "%20access_token=a",
+            "access_token",
+        ] {
+            assert!(names_access_token(spelling), "{spelling}");
+        }
+        assert!(!names_access_token("tokens=access_token"));
+    }
+
+    #[test]
+    fn accept_headers() {
+        let mut h = HeaderMap::new();
+        let a = Accepts::of(&h);
+        assert!(a.json && a.stream);
+        h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        let a = Accepts::of(&h);
+        assert!(a.json && a.stream);
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
+        let a = Accepts::of(&h);
+        assert!(!a.json && !a.stream);
+    }
+}
