@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::validate::Validator;
 use super::{ObjectSchema, args_schema};
-use crate::Bounded;
+use crate::schema::tests::OneToTen;
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -167,7 +167,7 @@ fn sample() -> Vec<Value> {
 }
 
 /// The schemas: the whole `#[args]` struct, the same properties through `ObjectSchema` (with a
-/// `Bounded` and optional ones), and each property alone.
+/// an integer from 1 to 10 and optional ones), and each property alone.
 fn schemas() -> Vec<(Value, Vec<Value>)> {
     let samples = sample();
     let mut out = vec![(args_schema::<Args>(), samples.clone())];
@@ -189,7 +189,7 @@ fn schemas() -> Vec<(Value, Vec<Value>)> {
     s.property::<char>("ch", None, true);
     s.property::<u64>("wide", None, true);
     s.property::<i16>("small", None, true);
-    s.property::<Option<Bounded<1, 10>>>("bounded", None, false);
+    s.property::<Option<OneToTen>>("bounded", None, false);
     s.property::<Option<Vec<Inner>>>("inners", None, false);
     let with_extra: Vec<Value> = samples
         .iter()

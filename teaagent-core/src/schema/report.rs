@@ -27,7 +27,6 @@
 //!   dropped; where an `enum` or `const` problem already says what is allowed, a `type` problem at
 //!   the same pointer is dropped.
 
-mod alternatives;
 mod kinds;
 mod phrasing;
 mod preview;

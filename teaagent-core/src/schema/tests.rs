@@ -86,3 +86,21 @@ fn empty_objects_still_have_properties() {
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
+
+/// An integer from 1 to 10, with the schema `crate::Bounded<1, 10>` has (written here: `Bounded`
+/// is a tool parameter type, a floor above the schemas these tests check).
+pub(super) struct OneToTen;
+
+impl schemars::JsonSchema for OneToTen {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OneToTen".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 10})
+    }
+}

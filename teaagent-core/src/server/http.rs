@@ -74,13 +74,28 @@ mod modern;
 pub mod oauth;
 mod reply;
 mod request;
+mod session;
 mod stream;
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::Response;
+use hyper::body::{Body, Frame};
+use tokio_util::sync::CancellationToken;
+
 pub use auth::BearerToken;
-pub(crate) use listener::{Endpoint, serve};
+pub(crate) use listener::serve;
+use session::Sessions;
+use stream::EventStream;
+
+use crate::server::shared::Shared;
 
 /// How a Streamable HTTP server runs.
 #[derive(Debug, Clone)]
@@ -153,4 +168,85 @@ impl Default for HttpOptions {
 /// Whether `addr` is a loopback address (an HTTP server may bind it without authentication).
 pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
+}
+
+/// What every request's handling shares.
+pub(crate) struct Endpoint {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) options: HttpOptions,
+    pub(crate) local: SocketAddr,
+    /// Cancelled when the server stops accepting (`/readyz` says so).
+    pub(crate) draining: CancellationToken,
+    /// Cancelled when the calls still running must stop; every call's token is its child.
+    pub(crate) stopping: CancellationToken,
+    /// The legacy era's sessions.
+    pub(crate) sessions: Sessions,
+    /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
+    pub(crate) requests: Arc<crate::session::fairness::Shares>,
+    /// OAuth resource-server mode, running.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<oauth::OAuth>>,
+}
+
+/// The answer body: all at once, or a stream of events.
+pub(crate) enum Answer {
+    Full(Full<Bytes>),
+    Stream(EventStream),
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Answer::Full(full) => Pin::new(full).poll_frame(cx),
+            Answer::Stream(stream) => Pin::new(stream).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Answer::Full(full) => full.is_end_stream(),
+            Answer::Stream(_) => false,
+        }
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            // Exact: the answer goes with a Content-Length.
+            Answer::Full(full) => full.size_hint(),
+            Answer::Stream(_) => hyper::body::SizeHint::default(),
+        }
+    }
+}
+
+/// What every request is answered with.
+pub(super) type Reply = Response<Answer>;
+
+/// Who sent a request, once [`checked`]: the principal the audit names (none without
+/// authentication) and, with OAuth, the scopes the token grants.
+#[derive(Clone, Default)]
+pub(crate) struct Authenticated {
+    pub(crate) principal: Option<Arc<str>>,
+    /// Who the fair shares count this request against (`fairness`): the principal, or the
+    /// client's address without authentication. Set once the request is admitted.
+    pub(crate) caller: Option<Arc<str>>,
+    #[cfg(feature = "oauth")]
+    pub(crate) scopes: Option<Arc<oauth::Scopes>>,
+}
+
+impl Authenticated {
+    /// A caller known by `principal`, not limited by scopes.
+    pub(super) fn named(principal: String) -> Self {
+        Authenticated {
+            principal: Some(Arc::from(principal)),
+            caller: None,
+            #[cfg(feature = "oauth")]
+            scopes: None,
+        }
+    }
 }

@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use super::phrasing::units;
 use crate::schema::validate::JsonType;
-use crate::visible;
 
 /// Longest piece of a string value quoted back in a message, in characters.
 pub const PREVIEW_CHARS: usize = 48;
@@ -37,16 +36,7 @@ pub fn preview_text(text: &str) -> String {
     bounded(text, PREVIEW_CHARS)
 }
 
-/// `text` escaped ([`visible::escape`]) and cut to `max` characters, saying how many more there
-/// were.
-pub fn bounded(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return visible::escape(text);
-    }
-    let head: String = text.chars().take(max).collect();
-    format!("{}…⟪{} more characters⟫", visible::escape(&head), total - max)
-}
+pub use crate::visible::bounded;
 
 /// A string's length (`1 character`), or any other value with its type.
 pub(super) fn length(value: &Value) -> String {

@@ -121,7 +121,7 @@ fn check(args: Value) -> Vec<(String, String)> {
     s.property::<Option<Priority>>("priority", None, false);
     s.property::<Due>("due", None, true);
     s.property::<Option<Slot>>("slot", None, false);
-    s.property::<Option<crate::Bounded<1, 10>>>("repeat", None, false);
+    s.property::<Option<crate::schema::tests::OneToTen>>("repeat", None, false);
     s.property::<Option<Vec<String>>>("tags", None, false);
     s.property::<Option<Shape>>("shape", None, false);
     let schema = s.finish();

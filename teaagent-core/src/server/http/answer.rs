@@ -7,17 +7,17 @@ use bytes::Bytes;
 use hyper::StatusCode;
 use tokio::sync::mpsc;
 
-use super::auth::Authenticated;
-use super::legacy;
-use super::listener::Endpoint;
-use super::reply::{Reply, empty, json};
+use super::Authenticated;
+use super::Endpoint;
+use super::Reply;
+use super::reply::{empty, json};
 use super::request::Accepts;
 use super::stream::{CancelOnDrop, event_stream, sse_event};
 use crate::error::{Error, InvalidRequest, code};
 use crate::jsonrpc::{RawParams, RequestId, error_line};
+use crate::server::router;
 use crate::session::SessionInfo;
 use crate::session::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
-use crate::server::router;
 
 /// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
 /// session.
@@ -28,7 +28,7 @@ pub(crate) struct Route {
     pub(crate) auth: Authenticated,
     /// The legacy session: its peer (requests to the client, answered on other POSTs) and its
     /// calls in flight (`notifications/cancelled`). `None`: a modern request, on its own.
-    pub(crate) session: Option<Arc<legacy::Session>>,
+    pub(crate) session: Option<Arc<super::session::Session>>,
 }
 
 /// How a request's handling ended, as far as its answer is concerned.

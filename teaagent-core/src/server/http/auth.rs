@@ -2,17 +2,15 @@
 //! constant time), OAuth access tokens (the `oauth` module), or none on a loopback bind; and the
 //! checks before it (`Host` and `Origin`, no token in the URL).
 
-use std::sync::Arc;
-
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, StatusCode};
 
+use super::Authenticated;
+use super::Endpoint;
+use super::Reply;
 use super::host::allowed_here;
-use super::listener::Endpoint;
-#[cfg(feature = "oauth")]
-use super::oauth;
-use super::reply::{Reply, refused};
+use super::reply::refused;
 use super::request::names_access_token;
 
 /// One accepted bearer token: its name (the principal the audit names) and the SHA-256 of the
@@ -66,30 +64,6 @@ impl BearerToken {
             out.push(BearerToken::new(name, token));
         }
         Ok(out)
-    }
-}
-
-/// Who sent a request, once [`checked`]: the principal the audit names (none without
-/// authentication) and, with OAuth, the scopes the token grants.
-#[derive(Clone, Default)]
-pub(crate) struct Authenticated {
-    pub(crate) principal: Option<Arc<str>>,
-    /// Who the fair shares count this request against (`fairness`): the principal, or the
-    /// client's address without authentication. Set once the request is admitted.
-    pub(crate) caller: Option<Arc<str>>,
-    #[cfg(feature = "oauth")]
-    pub(crate) scopes: Option<Arc<oauth::Scopes>>,
-}
-
-impl Authenticated {
-    /// A caller known by `principal`, not limited by scopes.
-    fn named(principal: String) -> Self {
-        Authenticated {
-            principal: Some(Arc::from(principal)),
-            caller: None,
-            #[cfg(feature = "oauth")]
-            scopes: None,
-        }
     }
 }
 

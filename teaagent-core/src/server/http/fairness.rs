@@ -22,9 +22,10 @@ use std::sync::Arc;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, StatusCode};
 
-use super::auth::Authenticated;
-use super::listener::Endpoint;
-use super::reply::{Answer, Reply, json};
+use super::Authenticated;
+use super::Endpoint;
+use super::reply::json;
+use super::{Answer, Reply};
 use crate::error::Error;
 use crate::jsonrpc::error_line;
 

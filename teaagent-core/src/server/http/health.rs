@@ -20,8 +20,9 @@ use hyper::header::{self, HeaderValue};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
-use super::listener::Endpoint;
-use super::reply::{Answer, Reply, plain, refused};
+use super::Endpoint;
+use super::reply::{plain, refused};
+use super::{Answer, Reply};
 use crate::task::TaskTracker;
 
 /// Connections served in overflow mode at once.

@@ -5,9 +5,10 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Request, StatusCode};
 
+use super::Endpoint;
+use super::Reply;
 use super::is_loopback;
-use super::listener::Endpoint;
-use super::reply::{Reply, empty, refused};
+use super::reply::{empty, refused};
 
 /// A browser's origin, once allowed, is told so on the answer (CORS).
 pub(super) fn with_cors(origin: Option<HeaderValue>, mut reply: Reply) -> Reply {

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use hyper::StatusCode;
@@ -28,107 +28,24 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::Authenticated;
+use super::Endpoint;
+use super::Reply;
 use super::answer::{Route, answer};
-use super::auth::Authenticated;
-use super::listener::Endpoint;
-use super::reply::{Reply, empty, json, refused, rpc_error};
+use super::reply::{empty, json, refused, rpc_error};
 use super::request::Accepts;
+use super::session::{IDLE, MAX_SESSIONS, MAX_SESSIONS_PER_PRINCIPAL, Session, Sessions, lock, session_id};
 use super::stream::{event_stream, sse_event};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::{IdKey, Incoming as Message, Request};
-use crate::mcp::LoggingLevel;
 use crate::server::era::initialize_answer;
 use crate::session::peer::Peer;
-
-/// Sessions kept at once.
-pub(crate) const MAX_SESSIONS: usize = 256;
-/// Sessions one caller (a token's principal; every caller without a token counts as one) keeps
-/// at once: opening one more ends that caller's longest-idle session.
-pub(crate) const MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
-/// A session unused this long is forgotten.
-pub(crate) const IDLE: Duration = Duration::from_secs(30 * 60);
-
-/// The open sessions.
-#[derive(Default)]
-pub(crate) struct Sessions {
-    table: Mutex<HashMap<String, Arc<Session>>>,
-}
-
-/// One legacy session.
-pub(crate) struct Session {
-    /// Its id (approvals "for this session" are keyed by it).
-    pub(crate) id: Arc<str>,
-    /// The session's peer: its era (the negotiated version) and its requests to the client.
-    /// Its own channel goes nowhere; each POST answers on its own ([`Peer::answering_on`]).
-    pub(crate) peer: Peer,
-    principal: Option<Arc<str>>,
-    last_used: Mutex<Instant>,
-    level: Mutex<Option<LoggingLevel>>,
-    stream: Mutex<Option<mpsc::Sender<Bytes>>>,
-    /// Cancelled when its notification stream must end (the session ends, the server stops).
-    stream_closed: CancellationToken,
-    in_flight: Mutex<HashMap<IdKey, (CancellationToken, Option<tokio::task::AbortHandle>)>>,
-}
 
 /// What a POST of a session brings besides its message.
 pub(crate) struct Context {
     pub(crate) accepts: Accepts,
     pub(crate) auth: Authenticated,
     pub(crate) version: Option<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Session {
-    /// A call is about to start (for `notifications/cancelled`); `false` when a call with its
-    /// id is still in flight.
-    pub(crate) fn started(&self, id: IdKey, cancel: CancellationToken) -> bool {
-        let mut in_flight = lock(&self.in_flight);
-        if in_flight.contains_key(&id) {
-            return false;
-        }
-        in_flight.insert(id, (cancel, None));
-        true
-    }
-
-    /// The task of a call that started.
-    pub(crate) fn running(&self, id: &IdKey, abort: tokio::task::AbortHandle) {
-        if let Some(entry) = lock(&self.in_flight).get_mut(id) {
-            entry.1 = Some(abort);
-        }
-    }
-
-    /// A call finished; `false` when it was cancelled meanwhile (no response then).
-    pub(crate) fn finished(&self, id: &IdKey) -> bool {
-        lock(&self.in_flight).remove(id).is_some()
-    }
-
-    fn cancel(&self, id: &IdKey) {
-        if let Some((cancel, abort)) = lock(&self.in_flight).remove(id) {
-            cancel.cancel();
-            if let Some(abort) = abort {
-                abort.abort();
-            }
-        }
-    }
-
-    fn close_stream(&self) {
-        self.stream_closed.cancel();
-        lock(&self.stream).take();
-    }
-
-    fn end(&self) {
-        let calls: Vec<_> = lock(&self.in_flight).drain().collect();
-        for (_, (cancel, abort)) in calls {
-            cancel.cancel();
-            if let Some(abort) = abort {
-                abort.abort();
-            }
-        }
-        self.close_stream();
-    }
 }
 
 impl Sessions {
@@ -385,11 +302,4 @@ impl Sessions {
 
 fn unknown_session() -> Reply {
     refused(StatusCode::NOT_FOUND, "no such session (it ended or expired): send `initialize` again")
-}
-
-/// 128 random bits, as 32 hex digits.
-fn session_id() -> String {
-    let mut bytes = [0u8; 16];
-    crate::digest::fill_random(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

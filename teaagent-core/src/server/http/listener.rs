@@ -14,33 +14,14 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::Endpoint;
+use super::Reply;
 use super::auth::checked;
 #[cfg(feature = "oauth")]
 use super::host::allowed_here;
 use super::host::{preflight, with_cors};
-#[cfg(feature = "oauth")]
-use super::oauth;
-use super::reply::{Reply, plain};
-use super::{HttpOptions, fairness, health, legacy};
-use crate::server::shared::Shared;
-
-/// What every request's handling shares.
-pub(crate) struct Endpoint {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) options: HttpOptions,
-    pub(crate) local: SocketAddr,
-    /// Cancelled when the server stops accepting (`/readyz` says so).
-    pub(crate) draining: CancellationToken,
-    /// Cancelled when the calls still running must stop; every call's token is its child.
-    pub(crate) stopping: CancellationToken,
-    /// The legacy era's sessions.
-    pub(crate) sessions: legacy::Sessions,
-    /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
-    pub(crate) requests: Arc<crate::session::fairness::Shares>,
-    /// OAuth resource-server mode, running.
-    #[cfg(feature = "oauth")]
-    pub(crate) oauth: Option<Arc<oauth::OAuth>>,
-}
+use super::reply::plain;
+use super::{fairness, health};
 
 /// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
 /// period) and returns.

@@ -5,12 +5,13 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, StatusCode};
 
+use super::Authenticated;
+use super::Endpoint;
+use super::Reply;
 use super::answer::{Route, answer};
-use super::auth::Authenticated;
 use super::legacy;
-use super::listener::Endpoint;
 use super::modern::modern_checks;
-use super::reply::{Reply, empty, refused, rpc_error};
+use super::reply::{empty, refused, rpc_error};
 use super::request::{read_body, text};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::Incoming as Message;
@@ -46,7 +47,9 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
     }
     let message = match Message::parse_line(body.to_vec()) {
         Ok(message) => message,
-        Err(rejected) => return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &Error::from(&rejected.reason)),
+        Err(rejected) => {
+            return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &Error::from(&rejected.reason));
+        }
     };
     // The era, per request (the `http` module docs, "Both eras").
     let header_version = text(&headers, "mcp-protocol-version");

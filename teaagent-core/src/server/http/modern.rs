@@ -12,8 +12,8 @@ use crate::error::Error;
 use crate::jsonrpc::RawParams;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::modern::META_PROTOCOL_VERSION;
-use crate::session::SessionInfo;
 use crate::server::era::{modern_caller, modern_meta};
+use crate::session::SessionInfo;
 
 /// The modern checks of the `http` module docs' table, in order; the caller's session on success.
 pub(super) fn modern_checks(

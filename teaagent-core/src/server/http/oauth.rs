@@ -90,9 +90,11 @@ mod url;
 
 use jsonwebtoken::Algorithm;
 
-pub use config::{OAuthConfig, OAuthConfigError, ScopeProblem, UrlRole};
-pub(crate) use resource::{OAuth, Scopes};
+pub use config::{OAuthConfig, OAuthConfigError, ScopeProblem};
+pub(crate) use resource::OAuth;
+pub(crate) use token::Scopes;
 pub use url::UrlProblem;
+pub use url::UrlRole;
 
 /// The signature algorithms accepted: RSA (PKCS#1 v1.5 and PSS), ECDSA on P-256, Ed25519.
 /// Never `none`, never a shared secret (`HS*`): anyone holding a shared secret could sign.

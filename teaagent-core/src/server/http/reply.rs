@@ -1,58 +1,14 @@
 //! The answers: their body (all at once, or a stream of events) and the common responses
 //! (JSON, a JSON-RPC error, a refusal before any JSON-RPC, plain text, nothing).
 
-use std::convert::Infallible;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::{Body, Frame};
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use super::stream::EventStream;
+use super::{Answer, Reply};
 use crate::error::{Error, code};
 use crate::jsonrpc::{RequestId, error_line};
-
-/// The answer body: all at once, or a stream of events.
-pub(crate) enum Answer {
-    Full(Full<Bytes>),
-    Stream(EventStream),
-}
-
-impl Body for Answer {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Answer::Full(full) => Pin::new(full).poll_frame(cx),
-            Answer::Stream(stream) => Pin::new(stream).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            Answer::Full(full) => full.is_end_stream(),
-            Answer::Stream(_) => false,
-        }
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            // Exact: the answer goes with a Content-Length.
-            Answer::Full(full) => full.size_hint(),
-            Answer::Stream(_) => hyper::body::SizeHint::default(),
-        }
-    }
-}
-
-/// What every request is answered with.
-pub(super) type Reply = Response<Answer>;
 
 pub(super) fn json(status: StatusCode, line: Vec<u8>) -> Reply {
     let mut line = line;

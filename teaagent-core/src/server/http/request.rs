@@ -9,8 +9,9 @@ use hyper::StatusCode;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap};
 
-use super::listener::Endpoint;
-use super::reply::{Reply, refused};
+use super::Endpoint;
+use super::Reply;
+use super::reply::refused;
 
 /// How long a client may take to send a request's body once its headers are in.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);

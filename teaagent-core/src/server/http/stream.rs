@@ -12,8 +12,7 @@ use hyper::header::{self, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::legacy;
-use super::reply::{Answer, Reply};
+use super::{Answer, Reply};
 
 /// The events of one streamed answer; dropping it (the client went away) cancels the call.
 pub(crate) struct EventStream {
@@ -40,7 +39,7 @@ impl Body for EventStream {
 pub(super) struct CancelOnDrop {
     pub(super) call: Option<(CancellationToken, tokio::task::AbortHandle)>,
     /// A legacy session's call: forgotten there too, so its id can be used again.
-    pub(super) session: Option<(Arc<legacy::Session>, crate::jsonrpc::IdKey)>,
+    pub(super) session: Option<(Arc<super::session::Session>, crate::jsonrpc::IdKey)>,
 }
 
 impl CancelOnDrop {

@@ -1,30 +1,8 @@
 //! The settings of OAuth resource-server mode ([`OAuthConfig`]), each checked when it is set, and
 //! the scopes a request needs under them.
 
-use super::url::{Url, UrlProblem};
+use super::url::{Url, UrlProblem, UrlRole};
 use crate::tool::Tier;
-
-/// Which setting a URL is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UrlRole {
-    /// This server's resource URL ([`OAuthConfig::new`]'s `resource`).
-    Resource,
-    /// The authorization server's issuer identifier.
-    Issuer,
-    /// The authorization server's key set ([`OAuthConfig::jwks_uri`]).
-    JwksUri,
-}
-
-impl std::fmt::Display for UrlRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            UrlRole::Resource => "resource URL",
-            UrlRole::Issuer => "issuer",
-            UrlRole::JwksUri => "key set URL (jwks_uri)",
-        })
-    }
-}
 
 /// What is wrong with a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,8 +73,8 @@ impl OAuthConfig {
     /// `iss` exactly as given here.
     pub fn new(resource: &str, issuer: &str) -> Result<Self, OAuthConfigError> {
         Ok(OAuthConfig {
-            resource: Url::parse(resource, UrlRole::Resource)?,
-            issuer: Url::parse(issuer, UrlRole::Issuer)?,
+            resource: parse_url(resource, UrlRole::Resource)?,
+            issuer: parse_url(issuer, UrlRole::Issuer)?,
             jwks_uri: None,
             required: Vec::new(),
             tiers: Vec::new(),
@@ -107,7 +85,7 @@ impl OAuthConfig {
 
     /// The issuer's key set, instead of the one its metadata names.
     pub fn jwks_uri(mut self, uri: &str) -> Result<Self, OAuthConfigError> {
-        self.jwks_uri = Some(Url::parse(uri, UrlRole::JwksUri)?);
+        self.jwks_uri = Some(parse_url(uri, UrlRole::JwksUri)?);
         Ok(self)
     }
 
@@ -241,4 +219,9 @@ mod tests {
             }
         }
     }
+}
+
+/// [`Url::parse`], its problem told as the configuration error that names the URL and its role.
+pub(crate) fn parse_url(text: &str, role: UrlRole) -> Result<Url, OAuthConfigError> {
+    Url::parse(text, role).map_err(|problem| OAuthConfigError::Url { role, url: text.to_owned(), problem })
 }

@@ -227,13 +227,15 @@ impl Keys {
                     format!("names the issuer {:?}, not {:?}", m.issuer, self.issuer.as_str())
                 }
                 Ok(Metadata { jwks_uri: None, .. }) => "names no jwks_uri".into(),
-                Ok(Metadata { jwks_uri: Some(jwks), .. }) => match Url::parse(&jwks, UrlRole::JwksUri) {
-                    Ok(jwks) => {
-                        tracing::info!(metadata = %url, jwks_uri = %jwks, "found the authorization server's key set");
-                        return Ok(jwks);
+                Ok(Metadata { jwks_uri: Some(jwks), .. }) => {
+                    match super::config::parse_url(&jwks, UrlRole::JwksUri) {
+                        Ok(jwks) => {
+                            tracing::info!(metadata = %url, jwks_uri = %jwks, "found the authorization server's key set");
+                            return Ok(jwks);
+                        }
+                        Err(e) => e.to_string(),
                     }
-                    Err(e) => e.to_string(),
-                },
+                }
             };
             tried.push(format!("{url}: {problem}"));
         }

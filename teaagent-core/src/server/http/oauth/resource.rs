@@ -13,22 +13,13 @@ use hyper::{Method, StatusCode};
 use super::config::OAuthConfig;
 use super::fetch;
 use super::keys::{Current, Keys};
-use super::token;
+use super::token::{self, Scopes};
 use crate::error::code;
 use crate::jsonrpc::{ErrorObject, RawParams, RequestId, error_line};
 use crate::registry::Registry;
-use crate::server::http::auth::Authenticated;
-use crate::server::http::reply::{Answer, Reply, json, refused};
-
-/// The scopes a token grants.
-#[derive(Debug, Default)]
-pub(crate) struct Scopes(pub(crate) Vec<String>);
-
-impl Scopes {
-    fn lacks_any(&self, needed: &[&str]) -> bool {
-        needed.iter().any(|n| !self.0.iter().any(|s| s == n))
-    }
-}
+use crate::server::http::Authenticated;
+use crate::server::http::reply::{json, refused};
+use crate::server::http::{Answer, Reply};
 
 /// The running resource server: the settings, the keys, what is answered.
 pub(crate) struct OAuth {

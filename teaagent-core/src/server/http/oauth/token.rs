@@ -25,8 +25,8 @@ use std::sync::Arc;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 
+use super::ALGORITHMS;
 use super::keys::{Current, KeySet, Keys};
-use super::{ALGORITHMS, Scopes};
 
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 pub(crate) const LEEWAY: u64 = 60;
@@ -170,4 +170,14 @@ fn refusal(kind: &ErrorKind) -> Rejected {
         ErrorKind::Json(_) => "the token's claims are malformed (scope must be a string, scp a list)",
         _ => "the token is not a well-formed signed JWT",
     })
+}
+
+/// The scopes a token grants.
+#[derive(Debug, Default)]
+pub(crate) struct Scopes(pub(crate) Vec<String>);
+
+impl Scopes {
+    pub(super) fn lacks_any(&self, needed: &[&str]) -> bool {
+        needed.iter().any(|n| !self.0.iter().any(|s| s == n))
+    }
 }

@@ -18,8 +18,6 @@
 
 use std::fmt;
 
-use super::{OAuthConfigError, UrlRole};
-
 /// A checked absolute URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Url {
@@ -79,49 +77,70 @@ impl fmt::Display for UrlProblem {
     }
 }
 
+/// Which setting a URL is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlRole {
+    /// This server's resource URL ([`OAuthConfig::new`]'s `resource`).
+    Resource,
+    /// The authorization server's issuer identifier.
+    Issuer,
+    /// The authorization server's key set ([`OAuthConfig::jwks_uri`]).
+    JwksUri,
+}
+
+impl std::fmt::Display for UrlRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UrlRole::Resource => "resource URL",
+            UrlRole::Issuer => "issuer",
+            UrlRole::JwksUri => "key set URL (jwks_uri)",
+        })
+    }
+}
+
 impl Url {
     /// Checks `text` as a URL of `role` (module docs' table).
-    pub(crate) fn parse(text: &str, role: UrlRole) -> Result<Url, OAuthConfigError> {
-        let fail = |problem| OAuthConfigError::Url { role, url: text.to_owned(), problem };
+    pub(crate) fn parse(text: &str, role: UrlRole) -> Result<Url, UrlProblem> {
         if text.bytes().any(|b| !b.is_ascii_graphic() || matches!(b, b'"' | b'\\' | b'<' | b'>')) {
-            return Err(fail(UrlProblem::Character));
+            return Err(UrlProblem::Character);
         }
         if text.contains('#') {
-            return Err(fail(UrlProblem::Fragment));
+            return Err(UrlProblem::Fragment);
         }
-        let (scheme, rest) = text.split_once("://").ok_or_else(|| fail(UrlProblem::NotAbsolute))?;
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| UrlProblem::NotAbsolute)?;
         let https = match scheme.to_ascii_lowercase().as_str() {
             "https" => true,
             "http" => false,
-            _ => return Err(fail(UrlProblem::NotAbsolute)),
+            _ => return Err(UrlProblem::NotAbsolute),
         };
         let authority_len = rest.find(['/', '?']).unwrap_or(rest.len());
         let authority = &rest[..authority_len];
         if authority.contains('@') {
-            return Err(fail(UrlProblem::UserInfo));
+            return Err(UrlProblem::UserInfo);
         }
-        let (host, port) = split_host_port(authority).ok_or_else(|| fail(UrlProblem::Port))?;
+        let (host, port) = split_host_port(authority).ok_or_else(|| UrlProblem::Port)?;
         if host.is_empty() || host == "[]" {
-            return Err(fail(UrlProblem::NotAbsolute));
+            return Err(UrlProblem::NotAbsolute);
         }
         let port = port.unwrap_or(if https { 443 } else { 80 });
         let origin_len = scheme.len() + 3 + authority_len;
         let path_end = text[origin_len..].find('?').map_or(text.len(), |at| origin_len + at);
         let url = Url { text: text.to_owned(), https, host: host.to_owned(), port, origin_len, path_end };
         if !https && !url.is_loopback() {
-            return Err(fail(UrlProblem::PlainHttp));
+            return Err(UrlProblem::PlainHttp);
         }
         if role == UrlRole::Resource
             && (scheme.bytes().any(|b| b.is_ascii_uppercase())
                 || host.bytes().any(|b| b.is_ascii_uppercase()))
         {
-            return Err(fail(UrlProblem::NotLowercase));
+            return Err(UrlProblem::NotLowercase);
         }
         if role != UrlRole::JwksUri && url.path_end != text.len() {
-            return Err(fail(UrlProblem::Query));
+            return Err(UrlProblem::Query);
         }
         if role == UrlRole::Resource && text.ends_with('/') {
-            return Err(fail(UrlProblem::TrailingSlash));
+            return Err(UrlProblem::TrailingSlash);
         }
         Ok(url)
     }
@@ -206,11 +225,7 @@ mod tests {
     use super::*;
 
     fn problem(text: &str, role: UrlRole) -> Option<UrlProblem> {
-        match Url::parse(text, role) {
-            Ok(_) => None,
-            Err(OAuthConfigError::Url { problem, .. }) => Some(problem),
-            Err(other) => panic!("{other}"),
-        }
+        Url::parse(text, role).err()
     }
 
     #[test]
