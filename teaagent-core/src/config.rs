@@ -178,24 +178,28 @@ use serde::Deserialize;
 use crate::policy::grant::{Grant, GrantError};
 use crate::policy::request_state::RequestStateKey;
 
+mod bounds;
 mod choices;
 mod error;
 mod files;
+mod fleet;
 mod mcp_server;
 mod server;
 mod shell;
+use crate::Registry;
 pub use crate::env::{
     ENV_DENY, ENV_GRANTS, ENV_PERMISSION_MODE, ENV_PREAPPROVE, ENV_REDIS_PASSWORD, ENV_REDIS_URL,
     ENV_REQUEST_STATE_KEY, ENV_REQUEST_STATE_PREVIOUS_KEY, VARIABLES, Variable, is_secret_variable,
 };
 use crate::policy::{PermissionMode, Policy};
 use crate::tool::RateLimit;
-use crate::visible;
-use crate::{Registry, Workspace};
+use bounds::{MAX_CALLS, TIMEOUT_SECS, ToolConfig, WINDOW_SECS};
 pub use choices::Choices;
 pub use error::ConfigError;
-pub use files::UserFile;
 use files::read_workspace;
+pub use files::{Sources, UserFile, server_file};
+pub use fleet::StateSettings;
+use fleet::{StateConfig, state_settings, with_password};
 pub use mcp_server::McpServer;
 pub use server::{ServerConfig, ToolOverride};
 use shell::ShellConfig;
@@ -229,158 +233,6 @@ pub struct ConfigFile {
     shell: Option<ShellConfig>,
 }
 
-/// `[state]` as written.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StateConfig {
-    redis_url: Option<String>,
-    password_env: Option<String>,
-    prefix: Option<String>,
-    timeout_ms: Option<u64>,
-    per_principal: Option<bool>,
-    fallback_local: Option<bool>,
-}
-
-/// Where a fleet's shared state lives (module docs, `[state]`).
-#[derive(Clone, PartialEq, Eq)]
-pub struct StateSettings {
-    /// The Redis URL, with the password from the environment put in.
-    pub redis_url: String,
-    /// Key prefix.
-    pub prefix: String,
-    /// Connect and answer timeout.
-    pub timeout: std::time::Duration,
-    /// Rate-limit windows per caller.
-    pub per_principal: bool,
-    /// Redis down: this replica's own windows.
-    pub fallback_local: bool,
-}
-
-impl std::fmt::Debug for StateSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The URL may carry a password.
-        f.debug_struct("StateSettings").field("prefix", &self.prefix).finish_non_exhaustive()
-    }
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolConfig {
-    rate_limit: Option<RateLimitConfig>,
-    timeout_secs: Option<toml::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RateLimitConfig {
-    max_calls: toml::Value,
-    window_secs: toml::Value,
-}
-
-/// The allowed range of a numeric configuration value.
-#[derive(Debug, Clone, Copy)]
-struct Bounds {
-    min: f64,
-    max: f64,
-    /// Only whole numbers.
-    whole: bool,
-    /// What the range says in a message.
-    text: &'static str,
-}
-
-const MAX_CALLS: Bounds =
-    Bounds { min: 1.0, max: 1_000_000.0, whole: true, text: "a whole number from 1 to 1000000" };
-const WINDOW_SECS: Bounds = Bounds {
-    min: 0.001,
-    max: 2_592_000.0,
-    whole: false,
-    text: "a number of seconds from 0.001 to 2592000 (30 days)",
-};
-const TIMEOUT_SECS: Bounds = Bounds {
-    min: 1.0,
-    max: 86_400.0,
-    whole: true,
-    text: "a whole number of seconds from 1 to 86400 (1 day)",
-};
-
-impl Bounds {
-    /// `value` as a number within the bounds, or an error naming `key` in `file`.
-    fn check(self, value: &toml::Value, key: &str, file: &Path) -> Result<f64, ConfigError> {
-        let number = match value {
-            toml::Value::Integer(i) => Some(*i as f64),
-            toml::Value::Float(f) if !self.whole => Some(*f),
-            _ => None,
-        };
-        match number {
-            Some(n) if n.is_finite() && n >= self.min && n <= self.max => Ok(n),
-            _ => Err(ConfigError::OutOfRange {
-                file: file.to_path_buf(),
-                key: key.to_owned(),
-                value: shown_value(value),
-                allowed: self.text,
-            }),
-        }
-    }
-}
-
-/// A TOML value as a message shows it.
-fn shown_value(value: &toml::Value) -> String {
-    match value {
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => format!("{f:?}"),
-        toml::Value::Boolean(b) => b.to_string(),
-        toml::Value::String(s) => format!("\"{s}\""),
-        toml::Value::Datetime(d) => format!("{d:?}"),
-        toml::Value::Array(_) => "an array".to_owned(),
-        toml::Value::Table(_) => "a table".to_owned(),
-    }
-}
-
-/// Which sources [`Settings::load`] reads.
-#[derive(Debug, Default)]
-pub struct Sources<'a> {
-    /// The user's file, if not the home's `config.toml` (`--config FILE`).
-    pub user_file: Option<&'a Path>,
-    /// Whether to create the home directory when it is missing (the `teaagent` command keeps
-    /// its state there); otherwise a missing home means no user file.
-    pub create_home: bool,
-    /// The workspace whose `.teaagent/config.toml` may tighten the settings.
-    pub workspace: Option<&'a Workspace>,
-    /// A server's own file (`$TEAAGENT_HOME/servers/NAME.toml`, [`server_file`]), read after the
-    /// user's when it exists: the same keys, for that server only.
-    pub server_file: Option<&'a Path>,
-    /// Whether to read the `TEAAGENT_*` variables.
-    pub environment: bool,
-    /// Choices applied last (the command's flags).
-    pub flags: Choices,
-    /// Whether `[tools.NAME]` for a tool the registry does not have is an error (else a
-    /// warning; see "One file, many servers" in the module docs).
-    pub strict_tool_names: bool,
-}
-
-impl Sources<'_> {
-    /// What a server built on this crate reads by default: the user's file (the home is not
-    /// created) and the environment; add [`Sources::workspace`] for a server with one.
-    pub fn environment() -> Self {
-        Sources { environment: true, ..Sources::default() }
-    }
-}
-
-/// The file of a server's own settings, `$TEAAGENT_HOME/servers/NAME.toml`, for a server named
-/// `name` (its `serverInfo` name): `None` for the default name `teaagent` (shared by every server
-/// that has not named itself, and by the `teaagent` command) or a name that is not a plain file
-/// name (`[A-Za-z0-9._-]`, at most 64 bytes, not starting with `.`).
-pub fn server_file(name: &str) -> Option<PathBuf> {
-    let plain = !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with('.')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    if !plain || name == "teaagent" {
-        return None;
-    }
-    Some(crate::home::dir().ok()?.join("servers").join(format!("{name}.toml")))
-}
-
 /// What the calls will run under.
 #[derive(Debug, Default)]
 pub struct Settings {
@@ -406,62 +258,6 @@ pub struct Settings {
     pub state: Option<StateSettings>,
     /// What commands may reach (`[shell]`).
     pub shell: ShellSettings,
-}
-
-/// `[state]` checked: a Redis URL (`redis://` or `rediss://`), the password from the
-/// environment, the timeout in range.
-fn state_settings(
-    state: &StateConfig,
-    file: &Path,
-    get: &dyn Fn(&str) -> Option<String>,
-) -> Result<StateSettings, ConfigError> {
-    let invalid = |why: String| ConfigError::Invalid { file: file.to_path_buf(), why };
-    let url = state.redis_url.clone().ok_or_else(|| invalid("`[state]` needs `redis_url`".into()))?;
-    let timeout_ms = state.timeout_ms.unwrap_or(500);
-    if !(1..=60_000).contains(&timeout_ms) {
-        return Err(invalid(format!("`[state] timeout_ms` must be 1 to 60000 (got {timeout_ms})")));
-    }
-    let password_env = state.password_env.as_deref().unwrap_or(ENV_REDIS_PASSWORD);
-    let redis_url = with_password(&url, get(password_env).as_deref())
-        .map_err(|why| invalid(format!("`[state] redis_url`: {why}")))?;
-    Ok(StateSettings {
-        redis_url,
-        prefix: state.prefix.clone().unwrap_or_else(|| "teaagent:".into()),
-        timeout: std::time::Duration::from_millis(timeout_ms),
-        per_principal: state.per_principal.unwrap_or(false),
-        fallback_local: state.fallback_local.unwrap_or(false),
-    })
-}
-
-/// `url` checked to be a Redis URL, with `password` put in when given (a password already in
-/// the URL stays).
-fn with_password(url: &str, password: Option<&str>) -> Result<String, String> {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!("`{}` is not a redis:// or rediss:// URL", visible::escape(url)));
-    };
-    if scheme != "redis" && scheme != "rediss" {
-        return Err(format!("the scheme must be redis or rediss (got `{}`)", visible::escape(scheme)));
-    }
-    match password {
-        Some(password) if !rest.contains('@') => {
-            let encoded = percent_encode_userinfo(password);
-            Ok(format!("{scheme}://:{encoded}@{rest}"))
-        }
-        _ => Ok(url.to_owned()),
-    }
-}
-
-/// Percent-encodes what a URL's userinfo cannot hold as is.
-fn percent_encode_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 impl Settings {
@@ -801,129 +597,4 @@ fn check_rules(rules: &[String], key: &str, file: &Path) -> Result<(), ConfigErr
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> Result<Choices, ConfigError> {
-        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
-        Choices::from_variables(|name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
-    }
-
-    #[test]
-    fn the_shared_state_is_checked_and_its_password_comes_from_the_environment() {
-        let file = Path::new("/home/u/.teaagent/config.toml");
-        let written = |url: &str| StateConfig { redis_url: Some(url.into()), ..StateConfig::default() };
-        let env = |name: &str| (name == ENV_REDIS_PASSWORD).then(|| "p@ss:w/rd".to_owned());
-        let state = state_settings(&written("redis://db:6379/1"), file, &env).expect("good");
-        assert_eq!(state.redis_url, "redis://:p%40ss%3Aw%2Frd@db:6379/1");
-        assert_eq!((state.prefix.as_str(), state.timeout.as_millis()), ("teaagent:", 500));
-        assert!(!format!("{state:?}").contains("p%40ss"), "no password in Debug");
-        let own = state_settings(&written("rediss://:inline@db"), file, &env).expect("good");
-        assert_eq!(own.redis_url, "rediss://:inline@db", "a password in the URL stays");
-        for (config, why) in [
-            (written("http://db"), "redis or rediss"),
-            (written("db:6379"), "not a redis://"),
-            (StateConfig::default(), "needs `redis_url`"),
-            (StateConfig { timeout_ms: Some(0), ..written("redis://db") }, "timeout_ms"),
-        ] {
-            let e = state_settings(&config, file, &env).expect_err("refused").to_string();
-            assert!(e.contains(why) && e.contains("config.toml"), "{e}");
-        }
-        // The environment's URL wins over the file's, keeping the file's other settings.
-        let mut settings = Settings {
-            state: Some(StateSettings { prefix: "teaagent:prod:".into(), ..state }),
-            ..Settings::default()
-        };
-        let vars = |name: &str| match name {
-            ENV_REDIS_URL => Some("redis://other:7000".to_owned()),
-            _ => None,
-        };
-        settings.state_from_environment(&vars).expect("good");
-        let state = settings.state.expect("state");
-        assert_eq!(
-            (state.redis_url.as_str(), state.prefix.as_str()),
-            ("redis://other:7000", "teaagent:prod:")
-        );
-        let bad = |name: &str| (name == ENV_REDIS_URL).then(|| "memcached://x".to_owned());
-        let e = Settings::default().state_from_environment(&bad).expect_err("refused").to_string();
-        assert!(e.contains(ENV_REDIS_URL), "{e}");
-    }
-
-    #[test]
-    fn request_state_keys_come_from_two_variables() {
-        let (a, b) = ("ab".repeat(32), "cd".repeat(32));
-        let choices =
-            vars(&[(ENV_REQUEST_STATE_KEY, &a), (ENV_REQUEST_STATE_PREVIOUS_KEY, &b)]).expect("keys");
-        let (key, previous) = choices.request_state_keys.expect("chosen");
-        assert_eq!(key, RequestStateKey::parse(&a).expect("key"));
-        assert_eq!(previous, Some(RequestStateKey::parse(&b).expect("key")));
-        assert!(vars(&[]).expect("none").request_state_keys.is_none());
-        for (pairs, var) in [
-            (vec![(ENV_REQUEST_STATE_KEY, "short")], ENV_REQUEST_STATE_KEY),
-            (
-                vec![(ENV_REQUEST_STATE_KEY, a.as_str()), (ENV_REQUEST_STATE_PREVIOUS_KEY, "zz")],
-                ENV_REQUEST_STATE_PREVIOUS_KEY,
-            ),
-            (vec![(ENV_REQUEST_STATE_PREVIOUS_KEY, b.as_str())], ENV_REQUEST_STATE_PREVIOUS_KEY),
-        ] {
-            let e = vars(&pairs).expect_err("refused").to_string();
-            assert!(e.contains(var), "{e}");
-        }
-    }
-
-    #[test]
-    fn rules_are_one_per_line_and_may_hold_semicolons_and_spaces() {
-        let choices = vars(&[
-            (
-                ENV_GRANTS,
-                "delete_note;uses=3\n\n  shell_exec:command=cargo test*  \r\nedit_file:path={a,b}/**\n",
-            ),
-            (ENV_DENY, "*:path=secrets/**"),
-            (ENV_PERMISSION_MODE, " read-only "),
-            (ENV_PREAPPROVE, &format!("sha256:{0}, SHA256:{0}\nsha256:{0}", "a".repeat(64))),
-        ])
-        .expect("valid");
-        assert_eq!(
-            choices.grants,
-            ["delete_note;uses=3", "shell_exec:command=cargo test*", "edit_file:path={a,b}/**"]
-        );
-        assert_eq!(choices.deny, ["*:path=secrets/**"]);
-        assert_eq!(choices.permission_mode, Some(PermissionMode::ReadOnly));
-        assert_eq!(choices.preapprove.len(), 3);
-        assert!(choices.preapprove.iter().all(|d| d.starts_with("sha256:")));
-        let none = vars(&[(ENV_GRANTS, ""), (ENV_PERMISSION_MODE, "")]).expect("empty is unset");
-        assert!(none.grants.is_empty() && none.permission_mode.is_none());
-    }
-
-    #[test]
-    fn bad_values_name_the_variable() {
-        for (var, value, says) in [
-            (ENV_PERMISSION_MODE, "yolo", "unknown permission mode `yolo`"),
-            (ENV_GRANTS, "ok\nx;uses=many", "`uses` must be a number"),
-            (ENV_DENY, "x:path", "write `TOOL:ARG=PATTERN`"),
-            (ENV_PREAPPROVE, "sha256:abc", "expected `sha256:` and 64 hex digits"),
-        ] {
-            let e = vars(&[(var, value)]).expect_err(value).to_string();
-            assert!(e.starts_with(&format!("environment variable {var}: ")), "{e}");
-            assert!(e.contains(says), "{e}");
-        }
-    }
-
-    #[test]
-    fn later_choices_win() {
-        let env = Choices {
-            permission_mode: Some(PermissionMode::ReadOnly),
-            grants: vec!["a".into()],
-            ..Choices::default()
-        };
-        let flags = Choices {
-            permission_mode: Some(PermissionMode::Allow),
-            grants: vec!["b".into()],
-            ..Choices::default()
-        };
-        let both = env.clone().then(flags);
-        assert_eq!(both.permission_mode, Some(PermissionMode::Allow));
-        assert_eq!(both.grants, ["a", "b"]);
-        assert_eq!(env.then(Choices::default()).permission_mode, Some(PermissionMode::ReadOnly));
-    }
-}
+mod tests;

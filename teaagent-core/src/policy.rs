@@ -56,266 +56,39 @@
 //! # }
 //! ```
 
+mod advice;
 pub(crate) mod ask;
 pub mod audit;
+mod facts;
 pub mod grant;
+mod mode;
+mod offer;
 mod questions;
 pub mod request_state;
 mod unmatched;
+mod uses;
 
+pub use advice::Advice;
+use advice::how_to_allow;
+pub(crate) use advice::question;
+pub use facts::{CallFacts, Decision, Question};
+pub use mode::PermissionMode;
 pub use unmatched::UnmatchedRule;
+pub use uses::{GrantUses, UsesRefused};
 
 use std::collections::HashSet;
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
 use self::ask::Answer;
 use self::audit::{AuditLog, AuditRecord};
-use self::grant::{Grant, GrantError, shell_quote, suggest_rule};
+use self::grant::{Grant, GrantError};
 use crate::registry::Registry;
 use crate::session::Peer;
-use crate::tool::{ParamRole, Tier, ToolDef};
+use crate::tool::{ParamRole, ToolDef};
 use crate::visible::shown;
 use crate::workspace::HiddenPaths;
-
-/// How much runs without an approval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PermissionMode {
-    /// Only read-only tools.
-    ReadOnly,
-    /// Read-only tools and non-destructive `low`/`medium` tools.
-    #[default]
-    WorkspaceWrite,
-    /// Read-only tools; everything else is asked.
-    Prompt,
-    /// Everything up to `high`.
-    Allow,
-    /// Everything.
-    DangerFullAccess,
-}
-
-impl PermissionMode {
-    /// Every mode, in the table's order.
-    pub const ALL: [PermissionMode; 5] = [
-        PermissionMode::ReadOnly,
-        PermissionMode::WorkspaceWrite,
-        PermissionMode::Prompt,
-        PermissionMode::Allow,
-        PermissionMode::DangerFullAccess,
-    ];
-
-    /// The flag's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::ReadOnly => "read-only",
-            PermissionMode::WorkspaceWrite => "workspace-write",
-            PermissionMode::Prompt => "prompt",
-            PermissionMode::Allow => "allow",
-            PermissionMode::DangerFullAccess => "danger-full-access",
-        }
-    }
-
-    /// How permissive the mode is, for "may only tighten" comparisons: `read-only` 0 …
-    /// `danger-full-access` 4 (`prompt` sits with `workspace-write`'s reads but asks for the
-    /// rest, so it counts as tighter than `workspace-write`).
-    pub fn permissiveness(self) -> u8 {
-        match self {
-            PermissionMode::ReadOnly => 0,
-            PermissionMode::Prompt => 1,
-            PermissionMode::WorkspaceWrite => 2,
-            PermissionMode::Allow => 3,
-            PermissionMode::DangerFullAccess => 4,
-        }
-    }
-
-    /// The rule recorded for calls this mode runs without an approval.
-    fn no_approval_rule(self) -> &'static str {
-        match self {
-            PermissionMode::ReadOnly => "mode `read-only` runs read-only tools without an approval",
-            PermissionMode::WorkspaceWrite => "mode `workspace-write` runs this tool without an approval",
-            PermissionMode::Prompt => "mode `prompt` runs read-only tools without an approval",
-            PermissionMode::Allow => "mode `allow` runs this tool without an approval",
-            PermissionMode::DangerFullAccess => "mode `danger-full-access` runs everything",
-        }
-    }
-
-    /// `None` when `tool` runs without an approval in this mode, else the rule that asks for one.
-    fn requirement(self, tool: &ToolDef) -> Option<String> {
-        let b = tool.behavior();
-        if b.read_only {
-            return None;
-        }
-        let tier = tool.tier();
-        let mode = self.as_str();
-        match self {
-            PermissionMode::ReadOnly => {
-                Some(format!("mode `{mode}`: only read-only tools run without an approval"))
-            }
-            PermissionMode::Prompt => {
-                Some(format!("mode `{mode}`: tools that are not read-only need the user's approval"))
-            }
-            PermissionMode::WorkspaceWrite if b.destructive => {
-                Some(format!("mode `{mode}`: destructive tools need an approval"))
-            }
-            PermissionMode::WorkspaceWrite if tier >= Tier::High => {
-                Some(format!("mode `{mode}`: tier `{tier}` tools need an approval"))
-            }
-            PermissionMode::Allow if tier == Tier::Critical => {
-                Some(format!("mode `{mode}`: tier `critical` tools need an approval"))
-            }
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for PermissionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for PermissionMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|m| m.as_str() == s).ok_or_else(|| {
-            format!(
-                "unknown permission mode `{s}`; expected one of {}",
-                Self::ALL.map(|m| format!("`{m}`")).join(", ")
-            )
-        })
-    }
-}
-
-/// A call as policy sees it.
-#[derive(Debug)]
-pub struct CallFacts<'a> {
-    /// The tool.
-    pub tool: &'a ToolDef,
-    /// Its role arguments in this call: name, role, normalised value (for a path: where it
-    /// leads, every link followed).
-    pub roles: Vec<(&'a str, ParamRole, &'a str)>,
-    /// Its path arguments as the entries they name (a link in the last component not followed),
-    /// which deny rules also match.
-    pub entries: Vec<(&'a str, &'a str)>,
-    /// The payload digest of the call as the client sent it.
-    pub digest: &'a str,
-    /// Path arguments that do not lead where they are spelled (a link on the way): name, as
-    /// spelled (normalised), where it leads. A preapproval covers the spelling only, so it does
-    /// not cover these.
-    pub detours: Vec<(&'a str, String, &'a str)>,
-    /// Arguments of this call that the rules cannot look into (a tool of another program's
-    /// argument whose role is unknown, or that did not resolve): a deny rule with an argument
-    /// that names the tool refuses the call.
-    pub unchecked: Vec<String>,
-}
-
-/// The outcome of a decision.
-#[derive(Debug)]
-pub enum Decision {
-    /// Run it.
-    Allow {
-        /// What allowed it.
-        rule: std::borrow::Cow<'static, str>,
-        /// The counted grants this approval rests on: their uses are [`GrantUses::spend`]t only
-        /// when the call is admitted to run, after every other check.
-        uses: GrantUses,
-    },
-    /// Refuse it (`-32001`).
-    Deny {
-        /// What blocked it.
-        rule: String,
-        /// How to allow it.
-        details: String,
-    },
-}
-
-/// The grants with a use count that approved a call, not yet spent. Policy only looks at the
-/// counts when it decides; the pipeline spends the uses once the call passed every other check
-/// (rate limit, workspace lock, unchanged targets), so a call refused at any step uses no grant
-/// and calls waiting for a step never hold uses that others need. Dropping it spends nothing.
-#[derive(Debug, Default)]
-pub struct GrantUses(Vec<Arc<Grant>>);
-
-impl GrantUses {
-    /// [`GrantUses::spend`], counted in the fleet's shared state when `policy` has one (one
-    /// round trip, all or none). A grant the fleet has used up is also marked used up here, so
-    /// this replica stops offering it (and asks, in `prompt` mode).
-    pub async fn spend_anywhere(self, policy: &Policy) -> Result<(), UsesRefused> {
-        #[cfg(feature = "redis")]
-        if let Some(state) = policy.shared.get()
-            && !self.0.is_empty()
-        {
-            let grants: Vec<(&str, u64)> =
-                self.0.iter().map(|g| (g.text(), g.uses_total().unwrap_or(0))).collect();
-            return match state.take_uses(&grants).await {
-                Ok(None) => Ok(()),
-                Ok(Some(i)) => {
-                    let grant = &self.0[i.min(self.0.len() - 1)];
-                    grant.exhaust();
-                    Err(UsesRefused::NoneLeft(grant.text().to_owned()))
-                }
-                Err(e) => Err(UsesRefused::Unavailable(e.0)),
-            };
-        }
-        let _ = policy;
-        self.spend().map_err(UsesRefused::NoneLeft)
-    }
-
-    /// Spends one use of each grant, all or none: `Err(grant)` names a grant whose last use was
-    /// spent by a call admitted since the decision (the call is then refused).
-    pub fn spend(self) -> Result<(), String> {
-        for (i, grant) in self.0.iter().enumerate() {
-            if !grant.take_use() {
-                for taken in &self.0[..i] {
-                    taken.refund_use();
-                }
-                return Err(grant.text().to_owned());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Where the policy of a server is configured, so that a denial's advice names what works for
-/// that server (module docs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Advice {
-    /// The `teaagent` command: `--grant`, `--preapprove`, `--permission-mode`.
-    Flags,
-    /// The `TEAAGENT_*` environment variables and the user's configuration file
-    /// ([`crate::config`]).
-    Environment {
-        /// The configuration file named in the advice: the server's own
-        /// (`config::server_file`), else the user's (`None`: only the variables).
-        file: Option<PathBuf>,
-        /// Whether that file is shared by every server on the machine (the server has no name
-        /// of its own): the advice then says how to get a file of its own.
-        shared: bool,
-    },
-    /// The code that built the [`Policy`]: [`Policy::grant`], [`Policy::preapprove`],
-    /// [`Policy::new`].
-    #[default]
-    Code,
-}
-
-/// A call only the user can still approve (from [`Policy::decide_now`]), with the rule that asks.
-#[derive(Debug)]
-pub struct Question(String);
-
-impl Question {
-    /// The rule that asks (the start of a denial's rule when the answer is no).
-    pub(crate) fn requirement(&self) -> &str {
-        &self.0
-    }
-}
 
 /// A server's policy: mode, grants, deny rules, preapprovals, session approvals, audit log.
 #[derive(Debug)]
@@ -341,15 +114,6 @@ pub struct Policy {
     /// A fleet's shared state: counted grants' uses and "for this session" answers there too.
     #[cfg(feature = "redis")]
     shared: std::sync::OnceLock<crate::fleet::RedisStore>,
-}
-
-/// Why [`GrantUses::spend_anywhere`] spent nothing.
-#[derive(Debug, Clone)]
-pub enum UsesRefused {
-    /// This grant has no use left (calls admitted since the decision spent them).
-    NoneLeft(String),
-    /// The fleet's shared state cannot be reached.
-    Unavailable(String),
 }
 
 /// How long a "for this session" answer is remembered in a fleet's shared state (a session
@@ -441,100 +205,6 @@ impl Policy {
     /// Where this policy is configured.
     pub fn advised(&self) -> &Advice {
         &self.advice
-    }
-
-    /// One line for stderr at startup: the tools of `registry` that need an approval under this
-    /// policy's mode (each with why: `destructive`, its tier, or `not read-only`) and how to allow
-    /// them, or `None` when every tool runs without one. Tools that a deny rule refuses as a
-    /// whole, or that a grant allows as a whole, are left out.
-    ///
-    /// ```text
-    /// tools that need an approval in workspace-write mode: delete_note (destructive); allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS='delete_note') or `grants` in /home/me/.teaagent/config.toml, or choose another TEAAGENT_PERMISSION_MODE
-    /// ```
-    pub fn approvals_needed(&self, registry: &Registry) -> Option<String> {
-        let now = SystemTime::now();
-        let needing: Vec<(&str, String)> = registry
-            .iter()
-            .filter(|tool| self.mode.requirement(tool).is_some())
-            .filter(|tool| {
-                !self.denies.iter().any(|d| d.is_live(now) && d.covers_tool(tool.name()))
-                    && !self.grants.iter().any(|g| g.is_live(now) && g.covers_tool(tool.name()))
-            })
-            .map(|tool| {
-                let b = tool.behavior();
-                let mut why = Vec::new();
-                if b.destructive {
-                    why.push("destructive".to_owned());
-                }
-                if tool.tier() >= Tier::High {
-                    why.push(format!("tier {}", tool.tier()));
-                }
-                if why.is_empty() {
-                    why.push("not read-only".to_owned());
-                }
-                (tool.name(), why.join(", "))
-            })
-            .collect();
-        let (first, _) = needing.first()?;
-        let list: Vec<String> =
-            needing.iter().map(|(name, why)| format!("{} ({why})", shown(name))).collect();
-        let mode = self.mode;
-        let verb = if mode == PermissionMode::Prompt { "ask the user" } else { "need an approval" };
-        let how = match &self.advice {
-            Advice::Flags => format!(
-                "allow them with --grant (e.g. --grant {}), --preapprove, or another --permission-mode",
-                shell_quote(first)
-            ),
-            Advice::Environment { file, shared } => format!(
-                "allow them with TEAAGENT_GRANTS (one rule per line, e.g. TEAAGENT_GRANTS={}){}, or choose another TEAAGENT_PERMISSION_MODE{}",
-                shell_quote(first),
-                file.as_ref().map(|f| format!(" or `grants` in {}", f.display())).unwrap_or_default(),
-                if *shared { SHARED_FILE } else { "" }
-            ),
-            Advice::Code => format!(
-                "allow them in the server's code with `Policy::grant` (e.g. `.grant({first:?})`) or another `Policy::new(mode)`, or let the server take its policy from the environment (`Server::policy_from_environment`)"
-            ),
-        };
-        Some(format!("tools that {verb} in {mode} mode: {}; {how}", list.join(", ")))
-    }
-
-    /// Whether every call of `tool` would be refused, whatever its arguments: a live deny rule
-    /// covers the tool as a whole, or the mode needs an approval that nothing configured can
-    /// give (not `prompt`, no live grant naming the tool, no preapproved digest at all — a
-    /// digest does not say which tool it is for). Such tools are left out of what the model
-    /// sees where the server chooses so (the gateway's external tools); they are still refused
-    /// at `tools/call`.
-    pub fn always_refuses(&self, tool: &ToolDef) -> bool {
-        let now = SystemTime::now();
-        if self.denies.iter().any(|d| d.is_live(now) && d.covers_tool(tool.name())) {
-            return true;
-        }
-        if self.cannot_check(tool).is_some() {
-            return true;
-        }
-        self.mode.requirement(tool).is_some()
-            && self.mode != PermissionMode::Prompt
-            && self.preapproved.is_empty()
-            && !self.grants.iter().any(|g| g.is_live(now) && g.names_tool(tool.name()))
-    }
-
-    /// Why the deny rules cannot be checked on `tool` (a tool of another program, an external
-    /// server's): a live rule with an argument names it, and some of its arguments have no role
-    /// the rule can look at. Such a tool is refused, every call (fail closed); the server says so
-    /// when it starts.
-    pub fn cannot_check(&self, tool: &ToolDef) -> Option<String> {
-        let unchecked = &tool.foreign()?.unchecked;
-        if unchecked.is_empty() {
-            return None;
-        }
-        let now = SystemTime::now();
-        let rule = self.denies.iter().find(|d| d.is_live(now) && d.has_arg() && d.names_tool(tool.name()))?;
-        let args: Vec<String> = unchecked.iter().map(|a| format!("`{}`", shown(a))).collect();
-        Some(format!(
-            "deny rule `{rule}` applies to it, and its argument{} {} may hold a path or a command that teaagent cannot tell",
-            if args.len() == 1 { "" } else { "s" },
-            args.join(", ")
-        ))
     }
 
     /// The mode.
@@ -894,166 +564,4 @@ fn session_key(call: &CallFacts<'_>) -> String {
         key.push_str(value);
     }
     key
-}
-
-/// The question shown to the user: tool, tier, what it does to what.
-///
-/// Every part a client or a tool author controls — the tool's name, argument names and values,
-/// the description line — is shown through [`shown`]: escaped so no terminal control, bidi
-/// override, zero-width character or line break can hide or fake a part of it, and never cut
-/// (only long runs of one character are folded, with their count), so the part of a long command
-/// that differs from a harmless one is always in the question.
-pub(crate) fn question(call: &CallFacts<'_>) -> String {
-    let tool = call.tool;
-    let b = tool.behavior();
-    let mut flags = Vec::new();
-    if b.destructive {
-        flags.push("destructive");
-    }
-    if b.stateful {
-        flags.push("stateful");
-    }
-    if b.open_world {
-        flags.push("open world");
-    }
-    let mut text = format!("Allow `{}` (tier {}", shown(tool.name()), tool.tier());
-    for f in flags {
-        text.push_str(", ");
-        text.push_str(f);
-    }
-    text.push_str(")?");
-    for (arg, _, value) in &call.roles {
-        let chars = value.chars().count();
-        let size = if chars > 300 { format!(" ({chars} characters)") } else { String::new() };
-        text.push_str(&format!("\n{}: {}{size}", shown(arg), shown(value)));
-        // A path through a link: what it is called, and (above) where the call will act.
-        if let Some((_, entry)) = call.entries.iter().find(|(a, e)| a == arg && e != value) {
-            text.push_str(&format!(" (named {})", shown(entry)));
-        }
-    }
-    text.push_str(&format!("\n{}", shown(first_line(tool.description()))));
-    text
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
-}
-
-/// The exact settings that would allow this call, spelled for where the policy is configured
-/// (module docs): this exact call (its digest), calls with these role arguments (or every call
-/// of a tool without any), every such call (the least permissive mode that runs the tool).
-fn how_to_allow(call: &CallFacts<'_>, advice: &Advice) -> String {
-    let name = call.tool.name();
-    let rules: Vec<String> = if call.roles.is_empty() {
-        vec![suggest_rule(name, None)]
-    } else {
-        call.roles.iter().map(|(arg, role, value)| suggest_rule(name, Some((arg, *role, value)))).collect()
-    };
-    let which = if call.roles.is_empty() { "every call of the tool" } else { "calls with these arguments" };
-    let mode = PermissionMode::needed_for(call.tool);
-    let digest = call.digest;
-    // A rule can only be advised when its text is plain: `TEAAGENT_GRANTS` holds one rule per
-    // line, so a value with a line break (`echo hi⏎shell_exec`) would turn into a second rule
-    // — a grant of the whole tool — once pasted; and no grant covers such a value anyway (a
-    // command with a line break is compound). Then only this exact call or the mode is advised.
-    if rules.iter().any(|r| r.chars().any(char::is_control)) {
-        return match advice {
-            Advice::Flags => format!(
-                "allow it with --preapprove {digest} (this exact call; no grant covers an argument with a line break or control character), or --permission-mode {mode} if you trust every such call"
-            ),
-            Advice::Environment { .. } => format!(
-                "allow it in the server's environment (the `env` of its entry in the MCP client's configuration) with TEAAGENT_PREAPPROVE={digest} (this exact call; no grant covers an argument with a line break or control character), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call"
-            ),
-            Advice::Code => format!(
-                "allow it in the server's code, on the `Policy` given to `Server::policy`: `.preapprove(\"{digest}\")?` (this exact call; no grant covers an argument with a line break or control character), or `Policy::new(PermissionMode::{})` if you trust every such call",
-                mode.rust_name()
-            ),
-        };
-    }
-    match advice {
-        // The grant first (the fix the error's message carries), then this exact call, then
-        // the mode.
-        Advice::Flags => {
-            let grants: Vec<String> = rules.iter().map(|r| format!("--grant {}", shell_quote(r))).collect();
-            format!(
-                "allow it with {} ({which}), or --preapprove {digest} (this exact call), or --permission-mode {mode} if you trust every such call",
-                grants.join(" ")
-            )
-        }
-        Advice::Environment { file, shared } => {
-            let in_file = file
-                .as_ref()
-                .map(|f| {
-                    let grants: Vec<String> = rules.iter().map(|r| toml_string(r)).collect();
-                    format!(
-                        "; or in {} with grants = [{}] or permission_mode = \"{mode}\"{}",
-                        f.display(),
-                        grants.join(", "),
-                        if *shared { SHARED_FILE } else { "" }
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-                "allow it with {} ({which}) in the server's environment (the `env` of its entry in the MCP client's configuration), or TEAAGENT_PREAPPROVE={digest} (this exact call), or TEAAGENT_PERMISSION_MODE={mode} if you trust every such call{in_file}",
-                env_lines("TEAAGENT_GRANTS", &rules)
-            )
-        }
-        Advice::Code => {
-            let grants: String = rules.iter().map(|r| format!(".grant({r:?})?")).collect();
-            format!(
-                "allow it with `{grants}` ({which}) on the `Policy` given to `Server::policy`, or `.preapprove(\"{digest}\")?` (this exact call), or `Policy::new(PermissionMode::{})` if you trust every such call; or let the server take its policy from the environment (`Server::policy_from_environment`)",
-                mode.rust_name()
-            )
-        }
-    }
-}
-
-/// Said of a configuration file every server on the machine reads (the server has no name).
-const SHARED_FILE: &str = " (that file is read by every server on this machine that has no name of its own, and by the `teaagent` command: name this server with `Server::server_info` to give it a file of its own, $TEAAGENT_HOME/servers/NAME.toml)";
-
-/// `NAME='value'` for a POSIX shell; several lines as `NAME=$'a\nb'` (bash, zsh, ksh).
-fn env_lines(name: &str, lines: &[String]) -> String {
-    if let [one] = lines {
-        return format!("{name}={}", shell_quote(one));
-    }
-    let escaped: Vec<String> = lines.iter().map(|l| l.replace('\\', "\\\\").replace('\'', "\\'")).collect();
-    format!("{name}=$'{}'", escaped.join("\\n"))
-}
-
-/// A TOML basic string: `"…"` with `\`, `"` and control characters escaped.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-impl PermissionMode {
-    /// The least permissive mode that runs `tool` without an approval.
-    fn needed_for(tool: &ToolDef) -> PermissionMode {
-        Self::ALL
-            .into_iter()
-            .filter(|m| *m != PermissionMode::Prompt)
-            .find(|m| m.requirement(tool).is_none())
-            .unwrap_or(PermissionMode::DangerFullAccess)
-    }
-
-    /// The variant's name in Rust (`WorkspaceWrite`), for advice about code.
-    fn rust_name(self) -> &'static str {
-        match self {
-            PermissionMode::ReadOnly => "ReadOnly",
-            PermissionMode::WorkspaceWrite => "WorkspaceWrite",
-            PermissionMode::Prompt => "Prompt",
-            PermissionMode::Allow => "Allow",
-            PermissionMode::DangerFullAccess => "DangerFullAccess",
-        }
-    }
 }

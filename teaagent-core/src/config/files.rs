@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Choices;
 use super::{ConfigError, ConfigFile, USER_FILE, WORKSPACE_FILE};
-use crate::Workspace;
 use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
 use crate::visible;
 use crate::workspace::PathError;
+use crate::workspace::Workspace;
 
 /// Where the user's configuration is: a file the user named, or `config.toml` in the home.
 #[derive(Debug)]
@@ -174,4 +175,49 @@ pub(super) fn key_at(text: &str, at: usize) -> Option<String> {
         Some(table) if !table.is_empty() => format!("{table}.{key}"),
         _ => key,
     })
+}
+
+/// Which sources [`Settings::load`] reads.
+#[derive(Debug, Default)]
+pub struct Sources<'a> {
+    /// The user's file, if not the home's `config.toml` (`--config FILE`).
+    pub user_file: Option<&'a Path>,
+    /// Whether to create the home directory when it is missing (the `teaagent` command keeps
+    /// its state there); otherwise a missing home means no user file.
+    pub create_home: bool,
+    /// The workspace whose `.teaagent/config.toml` may tighten the settings.
+    pub workspace: Option<&'a Workspace>,
+    /// A server's own file (`$TEAAGENT_HOME/servers/NAME.toml`, [`server_file`]), read after the
+    /// user's when it exists: the same keys, for that server only.
+    pub server_file: Option<&'a Path>,
+    /// Whether to read the `TEAAGENT_*` variables.
+    pub environment: bool,
+    /// Choices applied last (the command's flags).
+    pub flags: Choices,
+    /// Whether `[tools.NAME]` for a tool the registry does not have is an error (else a
+    /// warning; see "One file, many servers" in the module docs).
+    pub strict_tool_names: bool,
+}
+
+impl Sources<'_> {
+    /// What a server built on this crate reads by default: the user's file (the home is not
+    /// created) and the environment; add [`Sources::workspace`] for a server with one.
+    pub fn environment() -> Self {
+        Sources { environment: true, ..Sources::default() }
+    }
+}
+
+/// The file of a server's own settings, `$TEAAGENT_HOME/servers/NAME.toml`, for a server named
+/// `name` (its `serverInfo` name): `None` for the default name `teaagent` (shared by every server
+/// that has not named itself, and by the `teaagent` command) or a name that is not a plain file
+/// name (`[A-Za-z0-9._-]`, at most 64 bytes, not starting with `.`).
+pub fn server_file(name: &str) -> Option<PathBuf> {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !plain || name == "teaagent" {
+        return None;
+    }
+    Some(crate::home::dir().ok()?.join("servers").join(format!("{name}.toml")))
 }
