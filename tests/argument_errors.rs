@@ -1,4 +1,4 @@
-//! Arguments a model can fix (issue 11, item 2; SPEC §4 "arguments fail the input schema"),
+//! Arguments a model can fix (arguments that fail the input schema),
 //! against the real binaries:
 //!
 //! - up to protocol `2025-06-18`: `-32602` with `data: {tool, reason: "invalid_arguments",
@@ -9,7 +9,7 @@
 //! - the message text itself lists every problem at its innermost pointer, with the allowed
 //!   values of enums, and never the validator's "not valid under any of the schemas";
 //! - a refusal met while decoding (after the schema) takes the same form;
-//! - a refused `#[path]` stays `-32602` in every version (SPEC §8);
+//! - a refused `#[path]` stays `-32602` in every version;
 //! - refused arguments use no rate-limit budget, in either form;
 //! - the official SDK's client sees the `2025-11-25` form as a tool result;
 //! - `teaagent run` (no client, no session) prints the report and exits with 1.

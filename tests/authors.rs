@@ -1,4 +1,4 @@
-//! What a tool author meets first (issue 11, items 3, 5, 6, 8 and 9), against real binaries: the
+//! What a tool author meets first, against real binaries: the
 //! `author` test binary (a server written as the README shows, with the usual mistakes) and the
 //! shipped `teaagent`.
 //!

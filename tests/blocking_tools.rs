@@ -1,4 +1,4 @@
-//! A blocking async tool (issue 11, item 7), against the real `author` binary (the README's
+//! A blocking async tool, against the real `author` binary (the README's
 //! `run_stdio()` shape: a single-threaded runtime): the first call that blocks is named on stderr
 //! with the fix, and its later calls run on a thread of their own, so `ping` is answered while
 //! they sleep.

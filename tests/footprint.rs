@@ -1,4 +1,4 @@
-//! What a tool author's server compiles (issue 11, item 4): teaagent-core's normal dependency
+//! What a tool author's server compiles: teaagent-core's normal dependency
 //! tree without features, as `cargo tree` resolves it from the lock file (offline, no build).
 //!
 //! - Without `builtin-tools` none of the built-in tools' crates is in the tree (ripgrep's
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Distinct crates (name and version) in a one-tool server's normal dependency tree, the
-/// server's own crate included (issue 11: "the echo example's normal dependency tree ≤ 100").
+/// server's own crate included (the README promises "the echo example's normal dependency tree ≤ 100").
 const BUDGET: usize = 100;
 
 /// Crates only the built-in tools and workspace resources need.

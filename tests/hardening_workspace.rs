@@ -1,4 +1,4 @@
-//! Hardening (issue 10): the workspace attack classes, each against the real binary
+//! Hardening: the workspace attack classes, each against the real binary
 //! (`teaagent mcp serve`), each with a tree an attacker could commit or a call an injected prompt
 //! could make.
 //!

@@ -1,4 +1,4 @@
-//! The library's policy story (issue 11, item 1), against real binaries: the `author` test
+//! The library's policy story, against real binaries: the `author` test
 //! binary (a server built on teaagent-core the way the README shows, with a destructive
 //! `delete_note`) and the shipped `teaagent`.
 //!

@@ -1,5 +1,5 @@
 //! The permission matrix, through the real server: every mode × every kind of tool × every
-//! source of approval, each call's outcome compared with the SPEC §6 table. The test is the
+//! source of approval, each call's outcome compared with the README's permission table. The test is the
 //! client: it declares elicitation when the scenario answers questions, and answers the
 //! server's `elicitation/create` requests itself.
 
@@ -69,7 +69,7 @@ const SOURCES: [Source; 8] = [
 
 const MODES: [&str; 5] = ["read-only", "workspace-write", "prompt", "allow", "danger-full-access"];
 
-/// SPEC §6: whether the mode runs this kind without an approval.
+/// The README's permission table: whether the mode runs this kind without an approval.
 fn runs_unapproved(mode: &str, kind: Kind) -> bool {
     match (mode, kind) {
         (_, Kind::ReadOnly) | ("danger-full-access", _) => true,

@@ -1,5 +1,5 @@
-//! The README's first-tool section, followed as a new tool author would (issue 11, "done
-//! means"): its `Cargo.toml` and `src/main.rs` become a fresh crate outside this workspace
+//! The README's first-tool section, followed as a new tool author
+//! would: its `Cargo.toml` and `src/main.rs` become a fresh crate outside this workspace
 //! (teaagent-core by path, every other version from this workspace's lock, offline), which must
 //! build and serve: shared state across calls, a destructive tool refused with advice for *this*
 //! server and allowed by the `TEAAGENT_GRANTS` line the README shows, a rate-limited tool.

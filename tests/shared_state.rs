@@ -1,4 +1,4 @@
-//! The fleet's shared state (`teaagent_core::fleet`, SPEC §12) against a real Redis started by
+//! The fleet's shared state (`teaagent_core::fleet`) against a real Redis started by
 //! the test: two rate limiters stand for two replicas sharing one Redis; the window is exact
 //! across them under concurrency, refunds give the budget back fleet-wide, an unreachable Redis
 //! refuses (or falls back to the replica's own window when configured), and the limiters recover

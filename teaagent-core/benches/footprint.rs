@@ -1,5 +1,5 @@
 //! What a one-tool server costs its author, next to the same server written with rmcp (the
-//! official Rust SDK), measured in the same run on the same machine (issue 11, item 4).
+//! official Rust SDK), measured in the same run on the same machine.
 //!
 //! ```sh
 //! flock /tmp/teaagent-cargo.lock cargo bench -p teaagent-core --bench footprint   # ~6 min on 2 cores

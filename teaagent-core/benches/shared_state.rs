@@ -1,4 +1,4 @@
-//! The cost of the fleet's shared rate limiter (issue 15, SPEC §12): an admission by
+//! The cost of the fleet's shared rate limiter: an admission by
 //! `RateLimiter::admit_shared` against a real local `redis-server`, next to the in-process
 //! limiter and a bare Redis `PING`, all in the same run.
 //!

@@ -1,4 +1,4 @@
-//! The built-in workspace tools of the shipped server (SPEC §9), each defined with `#[tool]` in
+//! The built-in workspace tools of the shipped server, each defined with `#[tool]` in
 //! its own file. Every path argument is a `#[path]` parameter (confined before the body runs);
 //! tools that may write act through the handles that were judged and approved
 //! ([`ToolContext::path_target`](crate::ToolContext::path_target)), read tools resolve beneath

@@ -1,4 +1,4 @@
-//! The gateway (SPEC §11): the tools of external MCP servers the user allowed, served next to a
+//! The gateway: the tools of external MCP servers the user allowed, served next to a
 //! server's own under the same policy.
 //!
 //! The `teaagent` command decides *which* servers may start (the trust store: allowed, with a

@@ -1,21 +1,32 @@
 //! # teaagent-core
 //!
 //! A framework for [Model Context Protocol](https://modelcontextprotocol.io) servers in Rust:
-//! protocol types, a tool registry and a fast stdio server.
+//! write a function, add `#[tool]`, and serve it — over stdio or Streamable HTTP, in both
+//! protocol eras, under a permission policy — alone or as a fleet of replicas.
 //!
-//! - [`jsonrpc`] and [`mcp`]: the wire (ids echoed byte for byte, every method's types).
-//! - [`error`]: every error the server answers with, mapped to JSON-RPC in one place.
-//! - [`tool`](mod@tool) and [`registry`]: what a tool is, and the checked set a server offers.
-//! - [`State`]: shared application state, given once with [`Server::state`] and taken by tools
-//!   as a parameter (see [`tool::state`]).
-//! - [`server`]: the stdio server (framing, concurrency, cancellation, shutdown).
-//! - [`policy`] and [`config`]: which calls run, and where a server takes that from.
-//! - [`logging`]: logs to stderr and, on request, to the client.
-//! - [`policy`], [`workspace`], [`home`]: who may call what, the one directory tools may reach
-//!   (`#[path]` parameters are confined to it), the lock that keeps two servers from writing it.
+//! What a tool author uses:
+//!
+//! - [`tool`](macro@tool), [`Registry`] and [`Server`]: define tools, check them, serve them
+//!   ([`Server::run_stdio`], [`Server::serve_http`] with the `http` feature).
+//! - [`ToolContext`], [`State`], [`Json`], [`ToolError`]: what a tool receives and returns
+//!   ([`tool`](mod@tool)); [`PromptDef`] and [`resource::ResourceProvider`] for prompts and
+//!   resources.
+//! - [`Policy`] and [`config`]: which calls run (modes, grants, deny rules, approvals, audit),
+//!   and the files and variables a server reads them from.
+//! - [`testing`]: an in-process client for your tools' tests.
+//!
+//! How the crate is put together — its floors, every import pointing down, what each module owns
+//! and the order of checks of a call — is in the repository's `ARCHITECTURE.md`.
 //!
 //! ## Cargo features
 //!
+//! - **`http`** (off by default): Streamable HTTP ([`Server::serve_http`],
+//!   [`server::http`]): hyper's HTTP/1 server and its glue crates.
+//! - **`oauth`** (off by default, implies `http`): OAuth 2.1 resource-server mode for HTTP
+//!   (`server::http::oauth`): JWT access tokens checked against the issuer's key set.
+//! - **`redis`** (off by default): a fleet's shared state ([`fleet`]): rate-limit windows,
+//!   request-state nonces, counted grants' uses and "for this session" approvals in Redis, so
+//!   replicas behind a load balancer decide as one server.
 //! - **`gateway`** (off by default): `teaagent_core::gateway` — external MCP servers started as
 //!   child processes, their tools served under this server's policy (what `teaagent mcp serve`
 //!   does with the servers the user allowed). Only tokio's `process` feature, no new crate.
@@ -31,6 +42,8 @@
 //!   ```toml
 //!   teaagent-core = { version = "0.1", features = ["builtin-tools"] }
 //!   ```
+//!
+//! Every feature gated item says so in these docs (built with `--cfg docsrs`, as docs.rs does).
 //!
 //! Always there, feature or not: the protocol, the registry and `#[tool]`, validation of every
 //! call's arguments against the tool's JSON Schema (a model's mistakes are answered with a
@@ -54,6 +67,8 @@
 //! too). It stays: it shares its regex engine with `regex` (the validator's `pattern`), so it
 //! costs two crates, and a matcher of our own would be a second glob dialect to learn.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // `#[tool]` generates `::teaagent_core::...` paths; inside this crate they must resolve too (the
 // built-in tools, tests). Without the `builtin-tools` feature nothing in the library uses it.
 #[allow(unused_extern_crates)]
@@ -63,6 +78,7 @@ extern crate self as teaagent_core;
 #[path = "private.rs"]
 pub mod __private;
 #[cfg(feature = "builtin-tools")]
+#[cfg_attr(docsrs, doc(cfg(feature = "builtin-tools")))]
 pub mod builtin_tools;
 pub mod config;
 #[cfg(any(feature = "builtin-tools", feature = "gateway"))]
@@ -72,8 +88,10 @@ pub mod digest;
 pub mod env;
 pub mod error;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod fleet;
 #[cfg(feature = "gateway")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
 pub mod gateway;
 pub mod home;
 pub mod jsonrpc;
@@ -85,6 +103,7 @@ pub mod rate_limit;
 pub mod registry;
 pub mod resource;
 #[cfg(any(feature = "builtin-tools", feature = "gateway"))]
+#[doc(hidden)] // the command sandbox `teaagent` sets up; not a tool author's API
 pub mod sandbox;
 pub mod schema;
 pub mod server;

@@ -1,4 +1,4 @@
-//! The permission policy (SPEC §6): which calls run, which need an approval, and which approval
+//! The permission policy: which calls run, which need an approval, and which approval
 //! counts. The client never chooses or raises the mode; deny rules always win.
 //!
 //! | mode | runs without approval | needs an approval |

@@ -1,4 +1,4 @@
-//! Per-tool rate limits (SPEC §7): a sliding window admitting at most `max_calls` calls in any
+//! Per-tool rate limits: a sliding window admitting at most `max_calls` calls in any
 //! `window`. Each tool's window is a queue of admission times under a mutex, so the count is
 //! exact however many calls arrive at once. An admission can be refunded: a call that a later
 //! step refuses (the workspace lock) leaves the budget as it found it.

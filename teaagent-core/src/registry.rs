@@ -294,7 +294,7 @@ impl RegistryBuilder {
     }
 
     /// Checks every definition and builds the registry. Duplicate names are refused naming both
-    /// definitions; every other rule of SPEC §3 that a hand-written definition could break is
+    /// definitions; every other rule of a tool definition that a hand-written definition could break is
     /// checked here too (the `#[tool]` attribute already checks them at compile time). Every
     /// input schema is compiled here for argument validation ([`crate::schema::validate`]): a
     /// schema with a keyword the validator does not know, or a `pattern` the `regex` crate

@@ -1,4 +1,4 @@
-//! Input and output schemas that every client accepts (SPEC §3).
+//! Input and output schemas that every client accepts.
 //!
 //! Schemas are generated with schemars (draft 2020-12, for deserialization) and then shaped for
 //! clients: the root is always `{"type": "object", "properties": {...}}`; subschemas are inlined

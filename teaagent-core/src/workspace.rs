@@ -1,4 +1,4 @@
-//! The workspace: the one directory tools and resources may reach (SPEC §8).
+//! The workspace: the one directory tools and resources may reach.
 //!
 //! - [`Workspace`] is the root, canonicalised once and held open. Every path from a client goes
 //!   through [`Workspace::resolve`]: component by component, relative to open directory handles,

@@ -1,4 +1,4 @@
-//! Every rule of SPEC §3 that can be checked at compile time, with all errors reported together.
+//! Every rule of a tool definition (README, "Write your first tool") that can be checked at compile time, with all errors reported together.
 //! The result is the tool as codegen needs it: names, texts and flags settled, defaults applied.
 
 use proc_macro2::Span;

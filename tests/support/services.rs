@@ -1,4 +1,4 @@
-//! The services a fleet runs next to its replicas (SPEC §12, `deploy/`): a real Redis server and
+//! The services a fleet runs next to its replicas (`deploy/`): a real Redis server and
 //! the nginx load balancer of `deploy/nginx/`, each started by the test on a free loopback port,
 //! with its files in a temporary directory, and killed when dropped.
 //!

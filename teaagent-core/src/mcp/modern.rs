@@ -1,4 +1,4 @@
-//! The messages of the modern era (protocol `2026-07-28`, SPEC §12): per-request `_meta`,
+//! The messages of the modern era (protocol `2026-07-28`): per-request `_meta`,
 //! `server/discover`, results that say what they are (`resultType`), cache hints, multi
 //! round-trip requests (`input_required`) and `subscriptions/listen`.
 

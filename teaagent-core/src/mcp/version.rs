@@ -16,7 +16,7 @@ pub enum ProtocolVersion {
     V2025_11_25,
     /// `2026-07-28`, the modern era: no `initialize` and no session; every request carries its
     /// version and the client's capabilities in `_meta`, and `server/discover` tells what the
-    /// server speaks (SPEC §12).
+    /// server speaks.
     V2026_07_28,
 }
 

@@ -1,5 +1,4 @@
-//! Sealed `requestState` for approvals through multi round-trip requests (modern era, SPEC
-//! §12).
+//! Sealed `requestState` for approvals through multi round-trip requests (modern era).
 //!
 //! In the modern era a server cannot ask the client anything: a call that needs the user's
 //! approval is answered with `resultType: "input_required"`, one elicitation question and a
@@ -15,10 +14,10 @@
 //! - a random nonce, so each state approves **one** call: opening it reserves the nonce for the
 //!   call (a concurrent second use is a replay), the call spends it when it is admitted to run,
 //!   and a call refused after the approval (rate limit, workspace lock, overload — or the user's
-//!   "no") releases it, so the approval is not lost to a refusal that was not about it (SPEC §4:
-//!   a refused call uses no approval). Nonces are remembered, in this process, for longer than a
-//!   state lives; replicas that share a key (below) do not share them yet, so until they do (the
-//!   fleet's shared state) a state can approve one call on each replica,
+//!   "no") releases it, so the approval is not lost to a refusal that was not about it (a refused
+//!   call uses no approval). Nonces are remembered for longer than a state lives: in this
+//!   process, or, for replicas that share a key (below), in the fleet's shared store
+//!   ([`crate::fleet`]), so that a state approves one call across every replica,
 //! - an expiry, at most [`MAX_LIFETIME`] away.
 //!
 //! A state that does not verify, has expired, was used already, or is for another call is

@@ -1,5 +1,5 @@
 //! The report of arguments that fail a tool's input schema, written for the model that sent them
-//! (SPEC §4): every problem, each at its innermost JSON pointer, in words that say what to send
+//!: every problem, each at its innermost JSON pointer, in words that say what to send
 //! instead.
 //!
 //! What the validator finds ([`super::validate`]'s errors) is not yet what a model can act on:

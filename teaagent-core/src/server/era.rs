@@ -23,7 +23,7 @@ pub(super) fn capabilities(offers: &Announcement) -> ServerCapabilities {
             .resources
             .then_some(ResourcesCapability { subscribe: offers.resource_subscribe, list_changed: false }),
         // Without prompts, `prompts/list` still answers (empty) for clients that call it anyway,
-        // but the capability is not declared (SPEC §4: each only when the server has it), so
+        // but the capability is not declared (a capability is declared only when the server has it), so
         // clients do not show an empty prompts menu.
         prompts: offers.prompts.then(ListCapability::default),
         completions: offers.completions.then(Default::default),

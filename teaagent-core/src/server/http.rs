@@ -71,6 +71,7 @@ mod listener;
 mod mcp;
 mod modern;
 #[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod reply;
 mod request;

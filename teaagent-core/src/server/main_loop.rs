@@ -248,7 +248,7 @@ impl Shared {
         }
     }
 
-    /// Who is asking (SPEC §12): the legacy session `initialize` settled, or, in the modern era,
+    /// Who is asking: the legacy session `initialize` settled, or, in the modern era,
     /// what this request's `_meta` says. The first message fixes the era: a request that names
     /// a protocol version in `_meta` (or is `server/discover`) chooses the modern one. `Ok(None)`:
     /// a `ping` before any era is chosen.

@@ -198,7 +198,7 @@ pub(crate) async fn dispatch(
 }
 
 /// How long a modern client may keep a result (`ttlMs`/`cacheScope`, on lists, reads and
-/// discovery; SPEC §12).
+/// discovery).
 #[derive(Clone, Copy)]
 enum Cache {
     /// Not a cacheable result.

@@ -37,7 +37,7 @@ pub struct SessionInfo {
     pub log_level: Option<crate::mcp::LoggingLevel>,
 }
 
-/// The era a process serves, fixed by its first message (SPEC §12).
+/// The era a process serves, fixed by its first message.
 #[derive(Debug)]
 pub(crate) enum Era {
     /// `initialize` came first: this is the session it settled.

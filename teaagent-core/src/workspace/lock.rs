@@ -1,4 +1,4 @@
-//! The global lock registry: one writer server per workspace (SPEC §8).
+//! The global lock registry: one writer server per workspace.
 //!
 //! `$TEAAGENT_HOME/workspace_registry.json` holds one record per locked workspace:
 //! `{workspace_path, owner_pid, acquired_at}` plus `owner_start` (the process's start time, in

@@ -1,4 +1,4 @@
-//! The workspace's files as MCP resources (SPEC §8).
+//! The workspace's files as MCP resources.
 //!
 //! `resources/list` walks the tree beneath the root's handle with [`Walk`] (`.gitignore`
 //! honoured also outside git repositories, `.git` skipped, hidden files kept, links not followed,

@@ -1,5 +1,5 @@
-//! A tool that blocks its thread inside an `async fn`, the mistake of issue 11 item 7, and a
-//! prompt handler that does the same.
+//! A tool that blocks its thread inside an `async fn` (the server names it and isolates its
+//! calls), and a prompt handler that does the same.
 
 use teaagent_core::mcp::prompts::GetPromptResult;
 use teaagent_core::{PromptDef, Prompts, tool};
