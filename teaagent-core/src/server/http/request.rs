@@ -132,12 +132,11 @@ fn percent_decoded(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
+        let hex = |at: usize| bytes.get(at).copied().and_then(crate::digest::hex_value);
         if bytes[i] == b'%'
-            && let (Some(hi), Some(lo)) =
-                (bytes.get(i + 1).and_then(|b| hex(*b)), bytes.get(i + 2).and_then(|b| hex(*b)))
+            && let (Some(hi), Some(lo)) = (hex(i + 1), hex(i + 2))
         {
-            out.push((hi * 16 + lo) as u8);
+            out.push(hi << 4 | lo);
             i += 3;
         } else {
             out.push(bytes[i]);
