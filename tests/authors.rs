@@ -63,7 +63,8 @@ fn run_stdio_inside_tokio_main_serves_and_names_serve_stdio() {
         assert_eq!(called["content"][0]["text"], "hi", "{mode}: {called}");
         let named =
             |stderr: &str| stderr.lines().any(|l| l.contains(level) && l.contains("serve_stdio().await"));
-        let stderr = server.stderr_once(named);
+        // Read on until the `initialize` line is there too (INFO): it may come in a later read.
+        let stderr = server.stderr_once(|s| named(s) && (level != "INFO" || s.contains("initialize")));
         assert!(!stderr.contains("panic"), "{mode}: {stderr}");
         assert!(named(&stderr), "{mode}: no {level} line naming serve_stdio().await:\n{stderr}");
         if level == "INFO" {

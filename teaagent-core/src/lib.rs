@@ -93,6 +93,7 @@ pub mod fleet;
 #[cfg(feature = "gateway")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
 pub mod gateway;
+#[doc(hidden)] // the `teaagent` command's home directory; a library server reads it through `config`
 pub mod home;
 pub mod jsonrpc;
 pub mod logging;
