@@ -11,7 +11,8 @@ use teaagent_core::{Registry, ToolDef, visible};
 
 use crate::cli::CallFlags;
 use crate::config::McpServer;
-use crate::{config, one_line, registry, trust};
+use crate::setup::registry;
+use crate::{config, one_line, trust};
 
 /// What `mcp tools` shows of the external servers.
 pub(crate) struct Listing {

@@ -6,7 +6,8 @@ use teaagent_core::builtin_tools::shell_exec::ShellEnvironment;
 use teaagent_core::sandbox::{Sandbox, Support, WhenUnavailable};
 
 use crate::cli::CallFlags;
-use crate::{config, registry, workspace};
+use crate::config;
+use crate::setup::{registry, workspace};
 
 /// The sandbox `shell_exec` commands run in: the mode's, with `[shell]`'s network and
 /// directories; teaagent's home is never writable from a command.

@@ -23,8 +23,6 @@
 //! or a zero-width character in a name, command or argument is shown, never interpreted, and
 //! nothing is cut but long runs of one character (folded with their count).
 
-pub(crate) mod command;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
-//! The set-up of the gateway's end-to-end tests (`gateway.rs`, `gateway_hostile.rs`): a home
-//! whose configuration declares `rogue` (a server written to misbehave, `tests/bin/rogue`), a
-//! workspace, and helpers to allow it, serve, call and watch processes.
+//! The set-up of the gateway's end-to-end tests (`gateway_*.rs`): a home whose configuration
+//! declares `rogue` (a server written to misbehave, `tests/bin/rogue`), a workspace, and helpers
+//! to allow it, serve, call and watch processes.
 
 #![allow(dead_code)] // each test file uses its own part
 

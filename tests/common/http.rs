@@ -1,6 +1,7 @@
-//! A raw HTTP/1.1 client for the end-to-end tests of Streamable HTTP (tests/http.rs,
-//! tests/oauth.rs, tests/fleet.rs, tests/shared_state.rs): a server binary on a free loopback port, one exchange per connection, and the
-//! headers and `_meta` a conforming client of protocol 2026-07-28 sends.
+//! A raw HTTP/1.1 client for the end-to-end tests of Streamable HTTP (tests/http_*.rs,
+//! tests/oauth_*.rs, tests/fleet_*.rs, tests/shared_state.rs): a server binary on a free loopback
+//! port, one exchange per connection, the headers and `_meta` a conforming client of protocol
+//! 2026-07-28 sends, and a POST whose answer is read as it streams.
 
 #![allow(dead_code)] // each test file uses its part
 
@@ -265,4 +266,37 @@ pub(crate) fn in_session(server: &Http, session: &str, message: &Value, extra: &
     ];
     headers.extend_from_slice(extra);
     server.exchange("POST", "/mcp", &headers, message.to_string().as_bytes())
+}
+
+/// A POST whose answer is read as it streams: its SSE events, one by one.
+pub(crate) struct Streaming {
+    reader: BufReader<TcpStream>,
+}
+
+impl Streaming {
+    pub(crate) fn post(server: &Http, headers: &[(&str, &str)], body: &Value) -> Self {
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        let mut head =
+            format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", server.addr, body.len());
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        stream.write_all(format!("{head}\r\n{body}").as_bytes()).expect("send");
+        Streaming { reader: BufReader::new(stream) }
+    }
+
+    /// The next `data:` line's JSON (chunk sizes and other lines skipped).
+    pub(crate) fn next_event(&mut self) -> Value {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("read the stream");
+            assert!(n > 0, "the stream ended");
+            if let Some(data) = line.trim_end().strip_prefix("data: ") {
+                return serde_json::from_str(data).expect("JSON event");
+            }
+        }
+    }
 }

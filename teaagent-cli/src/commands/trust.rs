@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use teaagent_core::visible;
 
+use super::print_table;
 use crate::cli::Trust;
-use crate::{config, pins, print_table, trust};
+use crate::{config, pins, trust};
 
 /// `teaagent mcp trust …`.
 pub(crate) fn run(command: Trust) -> anyhow::Result<ExitCode> {

@@ -1,120 +1,18 @@
-//! Hardening (issue 10): the shell attack classes, each against the real binary.
-//!
-//! - Item 16, honest limits: every integer parameter a built-in tool limits states the limit in
-//!   its schema, and a value outside is refused with `-32602` naming the argument (no silent
-//!   clamp).
-//! - Item 18, contained commands: nothing a `shell_exec` command starts survives the call, however
-//!   it detaches (`setsid`, double fork, `nohup`, a daemon ignoring SIGTERM and SIGHUP), on the
-//!   cgroup path and on the subreaper fallback.
+//! Hardening (issue 10, item 18, contained commands), against the real binary (the set-up:
+//! `common/shell_setup.rs`): nothing a `shell_exec` command starts survives the call, however it
+//! detaches (`setsid`, double fork, `nohup`, a daemon ignoring SIGTERM and SIGHUP), on the cgroup
+//! path and on the subreaper fallback.
+
+#[path = "common/shell_setup.rs"]
+mod shell_setup;
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+use shell_setup::{call, serve};
 use teaagent_tests::{Bin, RawServer, Tree};
-
-/// A server on a fresh workspace in `danger-full-access` (no approval questions), with `env`.
-fn serve(tree: &Tree, home: &Tree, env: &[(&str, &str)]) -> RawServer {
-    let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--permission-mode", "danger-full-access", "--root"])
-        .arg(tree.root())
-        .env("TEAAGENT_HOME", home.base());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut server = RawServer::start(cmd);
-    server.initialize("2025-06-18");
-    server
-}
-
-fn call(server: &mut RawServer, tool: &str, arguments: Value) -> Value {
-    server.request("tools/call", json!({"name": tool, "arguments": arguments}))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 16: schemas state the limits the tools apply.
-
-/// (tool, parameter, minimum, maximum, other arguments the call needs)
-const LIMITS: &[(&str, &str, i64, i64, &str)] = &[
-    ("list_directory", "depth", 1, 10, "{}"),
-    ("search_text", "context", 0, 10, r#"{"pattern": "needle"}"#),
-    ("search_text", "max_results", 1, 2000, r#"{"pattern": "needle"}"#),
-    ("shell_exec", "timeout_secs", 1, 3600, r#"{"command": "echo ran"}"#),
-];
-
-#[test]
-fn schemas_state_the_real_limits() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(&tree, &home, &[]);
-    let tools = server.request("tools/list", json!({}))["result"]["tools"].clone();
-    for &(tool, param, min, max, _) in LIMITS {
-        let entry = tools
-            .as_array()
-            .and_then(|t| t.iter().find(|t| t["name"] == tool))
-            .unwrap_or_else(|| panic!("{tool} is listed"));
-        let schema = &entry["inputSchema"]["properties"][param];
-        assert_eq!(schema["type"], "integer", "{tool}.{param}: {schema}");
-        assert_eq!(schema["maximum"], json!(max), "{tool}.{param}: {schema}");
-        assert_eq!(schema["minimum"], json!(min), "{tool}.{param}: {schema}");
-    }
-    server.finish();
-}
-
-#[test]
-fn values_outside_the_limits_are_refused_naming_the_argument() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(&tree, &home, &[]);
-    for &(tool, param, min, max, base) in LIMITS {
-        let far = if max < 255 { 255 } else { i64::from(u32::MAX) };
-        for bad in [json!(max + 1), json!(far), json!(min - 1), json!(u64::MAX), json!(-1)] {
-            let mut args: Value = serde_json::from_str(base).expect("arguments");
-            args[param] = bad.clone();
-            let answer = call(&mut server, tool, args);
-            let error = &answer["error"];
-            assert_eq!(error["code"], -32602, "{tool}.{param} = {bad}: {answer}");
-            assert_eq!(error["data"]["reason"], "invalid_arguments", "{answer}");
-            let pointers: Vec<&Value> =
-                error["data"]["errors"].as_array().into_iter().flatten().map(|e| &e["pointer"]).collect();
-            assert!(pointers.contains(&&json!(format!("/{param}"))), "{tool}.{param} = {bad}: {answer}");
-        }
-    }
-    server.finish();
-}
-
-#[test]
-fn values_at_the_limits_work() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut deep = String::from("ws/d");
-    for i in 0..12 {
-        deep.push_str(&format!("/l{i}"));
-    }
-    tree.write(&format!("{deep}/bottom.txt"), "x\n");
-    let lines: String = (0..2100).map(|i| format!("needle {i}\n")).collect();
-    tree.write("ws/many.txt", &lines);
-    let mut server = serve(&tree, &home, &[]);
-
-    let listing = call(&mut server, "list_directory", json!({"path": "d", "depth": 10}));
-    let entries = listing["result"]["structuredContent"]["entries"].as_array().cloned().unwrap_or_default();
-    assert_eq!(entries.len(), 10, "ten levels and no more: {listing}");
-
-    let found = call(&mut server, "search_text", json!({"pattern": "needle", "max_results": 2000}));
-    let matches = found["result"]["structuredContent"]["matches"].as_array().cloned().unwrap_or_default();
-    assert_eq!(matches.len(), 2000, "{}", found["result"]["structuredContent"]["truncated"]);
-
-    let context = call(&mut server, "search_text", json!({"pattern": "^needle 50$", "context": 10}));
-    let hit = &context["result"]["structuredContent"]["matches"][0];
-    assert_eq!(hit["before"].as_array().map(Vec::len), Some(10), "{context}");
-    assert_eq!(hit["after"].as_array().map(Vec::len), Some(10), "{context}");
-
-    let ran = call(&mut server, "shell_exec", json!({"command": "echo ran", "timeout_secs": 3600}));
-    assert_eq!(ran["result"]["isError"], false, "{ran}");
-    assert!(ran["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("ran"), "{ran}");
-    server.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 18: nothing a command starts survives its call.
 
 /// What every marker of this test process starts with.
 fn marker_prefix() -> String {
@@ -501,103 +399,4 @@ fn auto_falls_back_to_the_subreaper_without_a_writable_cgroup() {
         assert_no_zombies(&server, &format!("auto without cgroup, {what}"));
     }
     server.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hardening round 3, "Secrets and the environment": a command never sees the server's own
-// secrets, and by default no credential of the user; `[shell.env]` decides the rest.
-
-/// `env` as a `shell_exec` command sees it, with the server's environment `env` and `config`.
-fn command_env(config: &str, env: &[(&str, &str)]) -> String {
-    let (tree, home) = (Tree::new(), Tree::new());
-    home.write("config.toml", config);
-    let mut server = serve(&tree, &home, env);
-    let answer = call(&mut server, "shell_exec", json!({"command": "env"}));
-    server.finish();
-    answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}")).to_owned()
-}
-
-#[test]
-fn commands_never_see_the_servers_secrets_nor_by_default_the_users_credentials() {
-    // A fleet configured on a real Redis that wants a password, the password in a variable the
-    // configuration names, and the user's own credentials in the environment.
-    let redis = teaagent_tests::services::Redis::start();
-    // TEAAGENT_REDIS_PASSWORD is the password the URL of the environment is used with.
-    let password = "redis-secret-2";
-    redis.command(&["CONFIG", "SET", "requirepass", password]).expect("set the password");
-    let config = format!("[state]\nredis_url = {:?}\npassword_env = \"FLEET_PASS\"\n", redis.url());
-    let config = config.as_str();
-    let key = "ab".repeat(32);
-    let url = redis.url();
-    let env = [
-        ("TEAAGENT_REDIS_URL", url.as_str()),
-        ("TEAAGENT_REDIS_PASSWORD", password),
-        ("FLEET_PASS", "fleet-secret-3"),
-        ("TEAAGENT_REQUEST_STATE_KEY", key.as_str()),
-        ("TEAAGENT_HTTP_TOKENS", "ci:http-secret-4-0123456789"),
-        ("AWS_SECRET_ACCESS_KEY", "aws-secret-5"),
-        ("GITHUB_TOKEN", "gh-secret-6"),
-        ("Db_Password", "db-secret-7"),
-        ("VISIBLE_SETTING", "plain-value"),
-    ];
-    let seen = command_env(config, &env);
-    assert!(seen.contains("VISIBLE_SETTING=plain-value") && seen.contains("PATH="), "{seen}");
-    for secret in [
-        "url-secret-1",
-        "redis-secret-2",
-        "fleet-secret-3",
-        &"ab".repeat(32),
-        "http-secret-4",
-        "aws-secret-5",
-        "gh-secret-6",
-        "db-secret-7",
-    ] {
-        assert!(!seen.contains(secret), "`{secret}` reached the command:\n{seen}");
-    }
-    // The user brings back what a build needs, and sets values; the server's own stay out.
-    let config = format!(
-        "{config}[shell.env]\ninclude = [\"GITHUB_TOKEN\"]\nexclude = [\"VISIBLE_*\"]\nset = {{ CI = \"1\", TEAAGENT_REDIS_PASSWORD = \"set\" }}\n"
-    );
-    let seen = command_env(&config, &env);
-    assert!(seen.contains("GITHUB_TOKEN=gh-secret-6") && seen.contains("CI=1"), "{seen}");
-    assert!(
-        !seen.contains("VISIBLE_SETTING")
-            && !seen.contains("redis-secret-2")
-            && !seen.contains("TEAAGENT_REDIS_PASSWORD"),
-        "{seen}"
-    );
-    let seen = command_env("[shell.env]\ninherit_secrets = true\n", &env);
-    assert!(seen.contains("aws-secret-5") && !seen.contains("redis-secret-2"), "{seen}");
-}
-
-/// Every `TEAAGENT_*` variable the code reads is declared in `config::VARIABLES` (which says
-/// whether it is a secret), so a new secret cannot be forgotten by the environment filter.
-#[test]
-fn every_teaagent_variable_is_declared_in_one_place() {
-    let declared: Vec<&str> = teaagent_core::config::VARIABLES.iter().map(|v| v.name).collect();
-    let mut missing = Vec::new();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut dirs = vec![root.join("teaagent-core/src"), root.join("teaagent-cli/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("source dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).expect("source");
-            for (at, _) in text.match_indices("\"TEAAGENT_") {
-                // `"TEAAGENT_"` itself is a prefix, not a variable.
-                let name: String =
-                    text[at + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
-                if !name.ends_with('_') && !declared.contains(&name.as_str()) {
-                    missing.push(format!("{}: {name}", path.display()));
-                }
-            }
-        }
-    }
-    assert!(missing.is_empty(), "read but not declared in config::VARIABLES: {missing:#?}");
 }

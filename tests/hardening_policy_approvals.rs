@@ -1,19 +1,21 @@
-//! Hardening (issue 10): the policy attack classes, each against the real binary.
+//! Hardening (issue 10): approvals, each against the real binary, with an rmcp client answering
+//! the approval questions (the set-up: `common/policy_setup.rs`).
 //!
-//! - deny rules on commands are fail-closed (item 5);
-//! - deny rules on paths cover every path argument, whatever they are called (item 6);
 //! - an approval binds the target that was judged, not its spelling (item 7);
-//! - a call refused at any step uses no grant and no rate-limit budget (item 8);
-//! - command grants match whole words (item 9);
+//! - a call the rate limit refuses is not asked about (item 8);
 //! - approval questions show every value escaped and uncut (item 10).
 
 #![allow(deprecated)]
+
+#[path = "common/policy_setup.rs"]
+mod policy_setup;
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use policy_setup::{call, code, serve};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
@@ -26,183 +28,6 @@ use teaagent_core::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// `teaagent mcp serve` on `tree` with `flags`, its home holding `config` (TOML) if not empty.
-fn serve(tree: &Tree, home: &Tree, config: &str, flags: &[&str]) -> RawServer {
-    if !config.is_empty() {
-        std::fs::write(home.base().join("config.toml"), config).expect("config");
-    }
-    let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--root"]).arg(tree.root()).args(flags).env("TEAAGENT_HOME", home.base());
-    let mut server = RawServer::start(cmd);
-    server.initialize("2025-06-18");
-    // `initialize` is answered before the workspace lock is settled; any later line waits for
-    // it, so after this answer the lock is this server's (or known to be another's).
-    server.request("ping", json!({}));
-    server
-}
-
-fn call(server: &mut RawServer, tool: &str, args: Value) -> Value {
-    server.request("tools/call", json!({"name": tool, "arguments": args}))
-}
-
-fn code(answer: &Value) -> i64 {
-    if answer["result"].is_object() { 0 } else { answer["error"]["code"].as_i64().unwrap_or(i64::MIN) }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 5: deny rules on commands.
-
-#[test]
-fn a_command_deny_rule_refuses_every_line_that_may_run_the_program() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(
-        &tree,
-        &home,
-        "deny = [\"shell_exec:command=touch*\"]\n",
-        &["--permission-mode", "danger-full-access"],
-    );
-    for attack in [
-        "touch x",
-        "true && touch x",
-        "touch x; true",
-        "echo | touch x",
-        "true || touch x",
-        "true & touch x",
-        "true\ntouch x",
-        "(touch x)",
-        "{ touch x; }",
-        "echo $(touch x)",
-        "echo `touch x`",
-        "eval touch x",
-        "exec touch x",
-        "command touch x",
-        "builtin command touch x",
-        "/usr/bin/env touch x",
-        "env -S touch x",
-        "env -Stouch",
-        "nice -n 5 touch x",
-        "nohup touch x",
-        "time touch x",
-        "timeout -s KILL 5 touch x",
-        "echo x | xargs touch",
-        "sudo -n touch x",
-        "sh -c 'touch x'",
-        "sh -c touch\\ x",
-        "t'ouch' x",
-        "\\touch x",
-        "\"touch\" x",
-        "TOUCH=1 touch x",
-        "A=1 B=2 touch x",
-        "/usr/bin/touch x",
-        "/usr/bin/tou?h x",
-        "/usr/bin/tou[c]h x",
-        "to{uch,} x",
-        "touch x > /dev/null",
-        "busybox touch x",
-    ] {
-        let answer = call(&mut server, "shell_exec", json!({"command": attack}));
-        assert_eq!(code(&answer), -32001, "{attack:?}: {answer}");
-        let rule = answer["error"]["data"]["rule"].as_str().unwrap_or_default();
-        assert!(rule.contains("deny rule `shell_exec:command=touch*`"), "{rule}");
-    }
-    assert!(!tree.root().join("x").exists(), "no variant ran `touch`");
-    // A line that provably runs no `touch` still runs.
-    let fine = call(&mut server, "shell_exec", json!({"command": "echo fine"}));
-    assert_eq!(code(&fine), 0, "{fine}");
-    server.finish();
-}
-
-#[test]
-fn a_deny_rule_with_several_words_finds_them_wherever_the_program_runs() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(
-        &tree,
-        &home,
-        "deny = [\"shell_exec:command=git push*\"]\n",
-        &["--permission-mode", "danger-full-access"],
-    );
-    for attack in [
-        "git push",
-        "git -C . push origin",
-        "git --no-pager push",
-        "env GIT_DIR=x git push --force",
-        "/usr/bin/git push",
-        "git push-all",
-        "nice git -c x=y push",
-    ] {
-        let answer = call(&mut server, "shell_exec", json!({"command": attack}));
-        assert_eq!(code(&answer), -32001, "{attack:?}: {answer}");
-    }
-    for fine in ["git status", "echo pushed", "true"] {
-        let answer = call(&mut server, "shell_exec", json!({"command": fine}));
-        assert_eq!(code(&answer), 0, "{fine:?}: {answer}");
-    }
-    server.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 6: deny rules on paths.
-
-#[test]
-fn a_path_deny_rule_covers_every_path_argument_of_every_tool() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    tree.write("ws/secrets/key.pem", "PRIVATE\n");
-    tree.write("ws/pub/readme.txt", "public\n");
-    tree.symlink("ws/pub/key", "../secrets/key.pem");
-    let mut server =
-        serve(&tree, &home, "deny = [\"*:path=secrets/**\"]\n", &["--permission-mode", "danger-full-access"]);
-    for (tool, args) in [
-        ("read_file", json!({"path": "secrets/key.pem"})),
-        ("read_file", json!({"path": "./pub/../secrets/key.pem"})),
-        // Through a link that leads there.
-        ("read_file", json!({"path": "pub/key"})),
-        ("file_info", json!({"path": "secrets/key.pem"})),
-        // A directory whose children the rule denies.
-        ("list_directory", json!({"path": "secrets"})),
-        ("search_text", json!({"pattern": "PRIVATE", "path": "secrets"})),
-        ("find_files", json!({"pattern": "*", "path": "secrets"})),
-        // The rule says `path`; `from`, `to` and `cwd` are paths too.
-        ("move_path", json!({"from": "secrets/key.pem", "to": "pub/stolen.pem"})),
-        ("move_path", json!({"from": "pub/readme.txt", "to": "secrets/planted.txt"})),
-        ("shell_exec", json!({"command": "cat key.pem", "cwd": "secrets"})),
-        ("write_file", json!({"path": "secrets/key.pem", "content": "x"})),
-        ("delete_path", json!({"path": "pub/key"})),
-    ] {
-        let answer = call(&mut server, tool, args.clone());
-        assert_eq!(code(&answer), -32001, "{tool} {args}: {answer}");
-    }
-    assert_eq!(std::fs::read_to_string(tree.root().join("secrets/key.pem")).expect("kept"), "PRIVATE\n");
-    assert!(tree.root().join("pub/key").symlink_metadata().is_ok(), "the link was not deleted");
-    // Paths outside the rule still work.
-    assert_eq!(code(&call(&mut server, "read_file", json!({"path": "pub/readme.txt"}))), 0);
-    assert_eq!(code(&call(&mut server, "list_directory", json!({"path": "."}))), 0);
-    server.finish();
-}
-
-/// The other half of item 6: what the rule denies is also left out of walks, searches and
-/// resources. The walk helpers consult the filter this server installs
-/// (`Workspace::set_hidden`); they land in another branch of issue 10.
-#[test]
-fn a_path_deny_rule_hides_the_files_from_searches_and_resources() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    tree.write("ws/secrets/key.pem", "PRIVATE\n");
-    let mut server =
-        serve(&tree, &home, "deny = [\"*:path=secrets/**\"]\n", &["--permission-mode", "danger-full-access"]);
-    let search = call(&mut server, "search_text", json!({"pattern": "PRIVATE"}));
-    assert!(!search.to_string().contains("PRIVATE"), "{search}");
-    let found = call(&mut server, "find_files", json!({"pattern": "**/*.pem"}));
-    assert!(!found.to_string().contains("key.pem"), "{found}");
-    let listed = server.request("resources/list", json!({}));
-    assert!(!listed.to_string().contains("key.pem"), "{listed}");
-    let uri = format!("file://{}", tree.root().join("secrets/key.pem").display());
-    let read = server.request("resources/read", json!({"uri": uri}));
-    assert!(!read.to_string().contains("PRIVATE"), "{read}");
-    server.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Items 7 and 10: an rmcp client answering the approval questions.
 
 /// Something to do to the workspace while a question is open.
 type Meanwhile = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
@@ -496,107 +321,5 @@ fn terminal_questions_show_every_value_escaped_and_uncut() {
     // (The terminal itself turns each line break the server writes into `\r\n`.)
     let question = question[..question.find("allow?").expect("the prompt")].replace("\r\n", "\n");
     assert_shown_safely(&question);
-    server.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 8: nothing is used by a refused call.
-
-#[test]
-fn calls_refused_by_the_rate_limit_use_no_grant() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(
-        &tree,
-        &home,
-        "[tools.write_file]\nrate_limit = { max_calls = 1, window_secs = 1.0 }\n",
-        &["--permission-mode", "read-only", "--grant", "write_file:path=notes/**;uses=2"],
-    );
-    let write = |n: u32| {
-        format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{n},\"method\":\"tools/call\",\"params\":{{\"name\":\"write_file\",\"arguments\":{{\"path\":\"notes/{n}.md\",\"content\":\"x\"}}}}}}\n"
-        )
-    };
-    // One admitted, then two refused by the rate limit (sent together, inside one window).
-    server.send_raw(format!("{}{}{}", write(1), write(2), write(3)).as_bytes());
-    let codes: Vec<i64> = (1..=3).map(|id| code(&server.response(&json!(id)))).collect();
-    assert_eq!(codes, [0, -32002, -32002]);
-    // The second use of the grant is still there once the window has passed…
-    std::thread::sleep(Duration::from_millis(1100));
-    server.send_raw(write(4).as_bytes());
-    assert_eq!(code(&server.response(&json!(4))), 0, "the refused calls used no grant");
-    // …and it was the last one.
-    std::thread::sleep(Duration::from_millis(1100));
-    server.send_raw(write(5).as_bytes());
-    assert_eq!(code(&server.response(&json!(5))), -32001);
-    server.finish();
-}
-
-#[test]
-fn calls_refused_by_the_lock_use_no_grant_and_no_budget() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let config = "[tools.write_file]\nrate_limit = { max_calls = 2, window_secs = 600 }\n";
-    let flags = ["--permission-mode", "read-only", "--grant", "write_file:path=notes/**;uses=2"];
-    let mut owner = serve(&tree, &home, config, &flags);
-    let mut second = serve(&tree, &home, "", &flags);
-    // Twelve pipelined calls to a locked root: every one is refused by the lock, none by the
-    // rate limit (which they would have exhausted), and none takes a use of the grant.
-    let mut batch = String::new();
-    for id in 0..12 {
-        batch.push_str(&format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"write_file\",\"arguments\":{{\"path\":\"notes/{id}.md\",\"content\":\"x\"}}}}}}\n"
-        ));
-    }
-    second.send_raw(batch.as_bytes());
-    for id in 0..12 {
-        let answer = second.response(&json!(id));
-        assert_eq!(code(&answer), -32003, "{answer}");
-    }
-    owner.signal("KILL");
-    owner.wait(Duration::from_secs(10));
-    let write = |server: &mut RawServer, n: u32| {
-        code(&call(server, "write_file", json!({"path": format!("notes/after-{n}.md"), "content": "x"})))
-    };
-    assert_eq!(write(&mut second, 1), 0, "budget and grant are whole");
-    assert_eq!(write(&mut second, 2), 0);
-    assert_eq!(write(&mut second, 3), -32001, "and both uses are spent now");
-    second.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Item 9: command grants match whole words.
-
-#[test]
-fn command_grants_cover_their_words_and_nothing_glued_to_them() {
-    let (tree, home) = (Tree::new(), Tree::new());
-    let mut server = serve(
-        &tree,
-        &home,
-        "",
-        &[
-            "--permission-mode",
-            "read-only",
-            "--grant",
-            "shell_exec:command=echo safe*",
-            "--grant",
-            "shell_exec:command=true ok",
-        ],
-    );
-    for covered in ["echo safe", "echo safe and sound", "echo  safe\t'x y'"] {
-        let answer = call(&mut server, "shell_exec", json!({"command": covered}));
-        assert_eq!(code(&answer), 0, "{covered:?}: {answer}");
-    }
-    for refused in [
-        "echo safex",
-        "echo safe'x'",
-        "echo safe\"x y\"",
-        "echo 'safe' x",
-        "echosafe",
-        "true ok --config x",
-        "true okay",
-    ] {
-        let answer = call(&mut server, "shell_exec", json!({"command": refused}));
-        assert_eq!(code(&answer), -32001, "{refused:?}: {answer}");
-    }
-    assert_eq!(code(&call(&mut server, "shell_exec", json!({"command": "true ok"}))), 0);
     server.finish();
 }

@@ -1,0 +1,184 @@
+//! `teaagent mcp serve`: the workspace's tools served over stdio, or over Streamable HTTP with
+//! `--http`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
+use teaagent_core::{Announcement, Server, Workspace};
+
+use crate::cli::{self, CallFlags};
+use crate::setup::{harden, server, workspace};
+
+/// `mcp serve`'s first answer, given before the command line is parsed in full (clap builds
+/// its whole command tree first, a tenth of a millisecond): when the arguments are `mcp serve`
+/// and options, the root they name is opened (a handshake answered means the workspace is this
+/// one) and a waiting `initialize` is answered (`teaagent_core::server::early`; `mcp serve`
+/// always serves resources and has no instructions). Anything unusual — help, version, a root
+/// that cannot be opened — is left to the normal path, which reports it.
+pub(crate) struct EarlyServe {
+    root: PathBuf,
+    workspace: Workspace,
+    answer: teaagent_core::EarlyStdio,
+}
+
+impl EarlyServe {
+    pub(crate) fn start() -> Option<Self> {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        if args.len() < 2 || args[0] != "mcp" || args[1] != "serve" {
+            return None;
+        }
+        let mut root = PathBuf::from(".");
+        let mut rest = args[2..].iter();
+        while let Some(arg) = rest.next() {
+            let text = arg.to_str()?;
+            // Over HTTP, stdin and stdout are not the protocol: nothing is answered there.
+            if text == "--http" || text.starts_with("--http=") {
+                return None;
+            }
+            if matches!(text, "-h" | "--help" | "-V" | "--version" | "--") {
+                return None;
+            }
+            if text == "--root" {
+                root = PathBuf::from(rest.next()?);
+            } else if let Some(value) = text.strip_prefix("--root=") {
+                root = PathBuf::from(value);
+            }
+        }
+        let workspace = Workspace::open(&root).ok()?;
+        let answer = Server::answer_initialize_early(serve_announcement());
+        Some(Self { root, workspace, answer })
+    }
+}
+
+/// What `mcp serve` announces: resources, and `tools.listChanged` (its gateway may withhold the
+/// tools of an external server while it runs; known before the configuration is read, so said
+/// whether or not servers are configured — a capability to send, never a promise that it will).
+fn serve_announcement() -> Announcement {
+    Announcement { tools_list_changed: true, ..Announcement::teaagent(true) }
+}
+
+/// `mcp serve` over stdio: JSON-RPC on stdin and stdout, logs on stderr.
+pub(crate) fn stdio(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
+    teaagent_core::logging::init(&flags.log_level);
+    harden();
+    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    let (workspace, early) = match early {
+        // The root the full parse names is the one opened early; if the quick look read the
+        // arguments otherwise, the right one is opened now (what was read early is kept).
+        Some(early) if early.root == root => (early.workspace, early.answer),
+        Some(early) => (workspace(&flags)?, early.answer),
+        None => (workspace(&flags)?, Server::answer_initialize_early(serve_announcement())),
+    };
+    let (server, workspace, gateway) = server(&flags, workspace, |_| true)?;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "teaagent {} — an MCP server for {}\n\
+             It speaks JSON-RPC on stdin/stdout and is meant to be started by an MCP client, e.g.\n  \
+             claude mcp add teaagent -- teaagent mcp serve --root {}\n\
+             (see the README for Claude Desktop, Cursor, VS Code and Codex). Waiting for a client on stdin; Ctrl-C stops.",
+            env!("CARGO_PKG_VERSION"),
+            workspace.root().display(),
+            workspace.root().display()
+        );
+    }
+    tracing::info!(root = %workspace.root().display(), "workspace");
+    let code = server.run_stdio_after(early);
+    gateway.shutdown();
+    Ok(code)
+}
+
+/// `mcp serve --http ADDR`: the same server as over stdio, at `http://ADDR/mcp`, until SIGINT or
+/// SIGTERM (then calls in progress get the grace period).
+pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode> {
+    use teaagent_core::server::http::{BearerToken, HttpOptions};
+    teaagent_core::logging::init(&flags.log_level);
+    harden();
+    let Some(addr) = http.http else { bail!("--http needs an address") };
+    let mut tokens = Vec::new();
+    if let Some(file) = &http.http_token_file {
+        // Read as the user's other named files are: never a FIFO or a device, at most 1 MiB.
+        let bytes = teaagent_core::home::read_path(file, teaagent_core::home::MAX_CONFIG_BYTES)
+            .with_context(|| format!("cannot read {}", file.display()))?
+            .with_context(|| format!("{} does not exist", file.display()))?;
+        let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", file.display()))?;
+        tokens
+            .extend(BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+    }
+    let oauth = oauth_config(&http.oauth)?;
+    if let Ok(text) = std::env::var(teaagent_core::env::ENV_HTTP_TOKENS) {
+        if oauth.is_some() {
+            bail!(
+                "TEAAGENT_HTTP_TOKENS is set, and --oauth-issuer: a server takes tokens or OAuth, not both (unset the variable)"
+            );
+        }
+        tokens.extend(
+            BearerToken::parse_lines(&text).map_err(|e| anyhow::anyhow!("TEAAGENT_HTTP_TOKENS: {e}"))?,
+        );
+    }
+    let limits = http.caller_limits();
+    let options = HttpOptions {
+        tokens,
+        max_connections_per_caller: http
+            .http_caller_connections
+            .map_or(HttpOptions::default().max_connections_per_caller, |n| n as usize),
+        allowed_origins: http.http_allow_origin,
+        allowed_hosts: http.http_allow_host,
+        oauth,
+        ..HttpOptions::default()
+    };
+    let (server, workspace, gateway) = server(&flags, workspace(&flags)?, |_| true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        // The one line a script waits for (stderr, like every log).
+        eprintln!("teaagent: serving {} over Streamable HTTP at http://{local}/mcp", workspace.root().display());
+        let stop = tokio_util::sync::CancellationToken::new();
+        let signals = stop.clone();
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                Some(()) = async { match term.as_mut() { Some(t) => t.recv().await, None => std::future::pending().await } } => {}
+            }
+            signals.cancel();
+        });
+        server.caller_limits(limits).serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
+    });
+    gateway.shutdown();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `--oauth-*` flags as settings (`None` without `--oauth-issuer`); a bad value names its
+/// flag (and is a usage error: exit 2).
+fn oauth_config(flags: &cli::OAuthFlags) -> anyhow::Result<Option<OAuthConfig>> {
+    use teaagent_core::tool::Tier;
+    let (Some(issuer), Some(resource)) = (&flags.oauth_issuer, &flags.oauth_resource) else {
+        return Ok(None);
+    };
+    let named = |flag: &'static str| move |e: OAuthConfigError| anyhow::Error::new(e).context(flag);
+    let mut config = OAuthConfig::new(resource, issuer).map_err(|e| {
+        let flag = match &e {
+            OAuthConfigError::Url { role: UrlRole::Issuer, .. } => "--oauth-issuer",
+            _ => "--oauth-resource",
+        };
+        anyhow::Error::new(e).context(flag)
+    })?;
+    if let Some(jwks) = &flags.oauth_jwks_uri {
+        config = config.jwks_uri(jwks).map_err(named("--oauth-jwks-uri"))?;
+    }
+    for scope in &flags.oauth_scope {
+        config = config.required_scope(scope).map_err(named("--oauth-scope"))?;
+    }
+    if let Some(scope) = &flags.oauth_write_scope {
+        config = config.tier_scope(Tier::Medium, scope).map_err(named("--oauth-write-scope"))?;
+    }
+    if let Some(scope) = &flags.oauth_exec_scope {
+        config = config.tier_scope(Tier::High, scope).map_err(named("--oauth-exec-scope"))?;
+    }
+    Ok(Some(config))
+}

@@ -1,0 +1,109 @@
+//! What the subcommands that serve or call tools share: the shipped tools, the workspace, the
+//! server with its configuration, policy and gateway, and the process's hardening.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use teaagent_core::gateway::{Gateway, SEPARATOR};
+use teaagent_core::policy::Advice;
+use teaagent_core::policy::audit::AuditLog;
+use teaagent_core::workspace::lock::LockRegistry;
+use teaagent_core::workspace::resources::WorkspaceResources;
+use teaagent_core::{Registry, Server, ServerConfig, Workspace, visible};
+
+use crate::cli::CallFlags;
+use crate::{config, external, sandbox};
+
+/// The shipped tools.
+pub(crate) fn registry() -> anyhow::Result<Registry> {
+    Registry::builder()
+        .tools(teaagent_core::builtin_tools::builtin())
+        .build()
+        .context("the built-in tools are invalid")
+}
+
+/// The workspace of `--root` (default: the current directory), opened: from here on the server
+/// works through this handle, whatever happens to the path.
+pub(crate) fn workspace(flags: &CallFlags) -> anyhow::Result<Workspace> {
+    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
+    Ok(Workspace::open(&root)?)
+}
+
+/// Everything `mcp serve` and `run` share: the configuration, the policy, the gateway, on
+/// `workspace`.
+pub(crate) fn server(
+    flags: &CallFlags,
+    workspace: Workspace,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<(Server, Workspace, Gateway)> {
+    for id in &flags.approve_call_id {
+        eprintln!(
+            "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
+        );
+    }
+    let (registry, gateway) = external::registry_with_gateway(flags, wanted)?;
+    let settings = match config::load(flags, &workspace, &registry) {
+        Ok(settings) => settings,
+        Err(e) => {
+            gateway.shutdown();
+            return Err(e.into());
+        }
+    };
+    for warning in &settings.warnings {
+        eprintln!("teaagent: warning: {}", visible::escape(warning));
+    }
+    let sandbox = sandbox::command_sandbox(&settings);
+    let policy = settings
+        .policy()?
+        .advice(Advice::Flags)
+        .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
+        .command_sandbox(sandbox.summary());
+    sandbox::announce(&sandbox);
+    // A rule that names no tool is a typo that leaves calls refused (or allowed) against what was
+    // meant: refused, as an unknown key is; one naming an external server's tools only warns
+    // (that server may be withheld or not allowed right now).
+    for rule in policy.rules_naming_no_tool(&registry) {
+        if rule.rule.contains(SEPARATOR) {
+            eprintln!("teaagent: warning: {}", visible::escape(&rule.to_string()));
+        } else {
+            gateway.shutdown();
+            return Err(config::ConfigError::RuleNamesNoTool(rule.to_string()).into());
+        }
+    }
+    external::announce_unchecked(&registry, &gateway, &policy);
+    let config = settings.server_config(ServerConfig::default());
+    let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
+    let root = workspace.root().to_path_buf();
+    let mut server = Server::new(registry)
+        .config(config)
+        .policy(policy)
+        .workspace(workspace.clone())
+        .resources(WorkspaceResources::new(workspace.clone()))
+        .lock(locks, root)
+        .availability(gateway.clone())
+        .state(sandbox)
+        .state(sandbox::shell_environment(&settings)?);
+    if let Some(state) = &settings.state {
+        // A fleet's shared state (`[state]`, TEAAGENT_REDIS_URL): connected at its first use, so
+        // the server starts while Redis is down and refuses only what needs it.
+        let options = teaagent_core::fleet::RedisOptions {
+            prefix: state.prefix.clone(),
+            timeout: state.timeout,
+            per_principal: state.per_principal,
+            fallback_local: state.fallback_local,
+        };
+        let shared = teaagent_core::fleet::RedisStore::new(&state.redis_url, options).map_err(|why| {
+            anyhow::anyhow!("the shared state (`[state]` or {}): {why}", teaagent_core::config::ENV_REDIS_URL)
+        })?;
+        server = server.shared_state(shared);
+    }
+    Ok((server, workspace, gateway))
+}
+
+/// Children of this process (shell_exec) must not reach its stdin or stdout through
+/// `/proc/PID/fd`: a process that is not dumpable keeps those entries to itself.
+pub(crate) fn harden() {
+    if let Err(e) = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable) {
+        tracing::warn!(error = %e, "cannot mark the process non-dumpable; commands could reach its stdio through /proc");
+    }
+}

@@ -1,0 +1,79 @@
+//! Every contender built with `--release` and linked alike.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub(crate) struct Built {
+    pub(crate) examples: PathBuf,
+    pub(crate) rmcp_echo: PathBuf,
+    pub(crate) teaagent: PathBuf,
+    /// Whether every server is linked with packed relative relocations.
+    pub(crate) packed_relocs: bool,
+}
+
+/// The link argument `teaagent-cli/build.rs` gives the shipped binary where glibc applies it.
+pub(crate) const PACK_RELATIVE_RELOCS: &str = "link-arg=-Wl,-z,pack-relative-relocs";
+
+/// Builds every server with `--release`: the shipped binary, the echo and baseline examples, and
+/// the rmcp peer (its own workspace, `bench-peers/rmcp-echo`, into this target directory).
+///
+/// Every server is linked alike: when the shipped binary came out with packed relative
+/// relocations (its build script decides, from this machine's glibc), the others are linked with
+/// the same argument, so no contender's memory or start-up figures owe anything to a link
+/// option another lacks.
+pub(crate) fn build() -> Built {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = core.parent().expect("workspace");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // target/release/deps/stdio-HASH → target/release
+    let exe = std::env::current_exe().expect("bench path");
+    let release = exe.parent().and_then(Path::parent).expect("target/release");
+    let target = release.parent().expect("target");
+    // `cargo rustc` when the link needs the extra argument (it takes one target at a time).
+    let run = |args: &[&str], manifest: &Path, link: Option<&str>| {
+        let mut cmd = Command::new(&cargo);
+        cmd.arg(if link.is_some() { "rustc" } else { "build" })
+            .args(["--release", "--locked"])
+            .args(args)
+            .arg("--manifest-path")
+            .arg(manifest)
+            .arg("--target-dir")
+            .arg(target);
+        if let Some(link) = link {
+            cmd.args(["--", "-C", link]);
+        }
+        let status = cmd.status().expect("run cargo");
+        assert!(status.success(), "building {args:?} failed");
+    };
+    run(&["-p", "teaagent-cli"], &workspace.join("Cargo.toml"), None);
+    let teaagent = release.join("teaagent");
+    let packed_relocs = names_dt_relr(&teaagent);
+    let link = packed_relocs.then_some(PACK_RELATIVE_RELOCS);
+    for example in ["echo", "echo_json", "baseline"] {
+        run(&["-p", "teaagent-core", "--example", example], &core.join("Cargo.toml"), link);
+    }
+    run(&[], &workspace.join("bench-peers/rmcp-echo/Cargo.toml"), link);
+    let built = Built {
+        examples: release.join("examples"),
+        rmcp_echo: release.join("rmcp-echo"),
+        teaagent,
+        packed_relocs,
+    };
+    let servers = ["echo", "echo_json", "baseline"].map(|e| built.examples.join(e));
+    for program in servers.iter().chain([&built.rmcp_echo]) {
+        assert_eq!(
+            names_dt_relr(program),
+            packed_relocs,
+            "{} is not linked like teaagent",
+            program.display()
+        );
+    }
+    built
+}
+
+/// Whether an executable was linked with packed relative relocations: it then names the glibc
+/// version that guards them.
+pub(crate) fn names_dt_relr(program: &Path) -> bool {
+    let bytes = std::fs::read(program).expect("read a built server");
+    bytes.windows(17).any(|w| w == b"GLIBC_ABI_DT_RELR")
+}

@@ -1,0 +1,144 @@
+//! The life of the gateway's external servers (SPEC §11) against the real `teaagent` binary (the
+//! set-up: `common/gateway_setup.rs`): a crash mid-call answers `-32000`
+//! (`external_server_exited`) and the server is restarted; `run` starts only the server of the
+//! tool it calls; no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct
+//! child), not even one that left its group and session, on the cgroup and the subreaper path; a
+//! restart ends what the previous run started.
+
+#[path = "common/gateway_setup.rs"]
+mod gateway_setup;
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use teaagent_tests::Bin;
+
+use gateway_setup::{Setup, call, gone, text_of, wait_until};
+
+#[test]
+fn a_crash_mid_call_answers_32000_and_the_server_comes_back() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let crashed = call(&mut server, "rogue__crash", json!({}));
+    assert_eq!(crashed["error"]["code"], -32000, "{crashed}");
+    assert_eq!(crashed["error"]["data"]["reason"], "external_server_exited", "{crashed}");
+    // Restarted with a backoff: calls in between are refused as unavailable, never hang.
+    let mut answered = None;
+    wait_until("a restart", Duration::from_secs(20), || {
+        let r = call(&mut server, "rogue__echo", json!({"text": "back"}));
+        if r.get("result").is_some() {
+            answered = Some(r);
+            return true;
+        }
+        // Before the gateway has seen the exit, a call may still go to the dead process.
+        let reason = &r["error"]["data"]["reason"];
+        assert!(reason == "external_server_unavailable" || reason == "external_server_exited", "{r}");
+        false
+    });
+    assert_eq!(text_of(&answered.expect("answered")), "echo: back");
+    assert_eq!(setup.marked("started").len(), 2, "started, crashed, started again");
+    let stderr = server.stderr_once(|s| s.contains("restarting"));
+    assert!(stderr.contains("external server exited; restarting it"), "{stderr}");
+    server.finish();
+}
+
+/// Hardening round 3, "contain external servers": what a server starts is killed with it,
+/// also a process that left its group and session (`setsid` after a double fork), whichever way
+/// teaagent stops and whichever containment mechanism it uses; and when a server is restarted,
+/// what its previous run left is gone.
+#[test]
+fn no_child_is_left_after_teaagent_exits() {
+    for mechanism in ["cgroup", "subreaper"] {
+        for how in ["eof", "TERM", "KILL"] {
+            let setup = Setup::new("");
+            setup.allow("rogue");
+            let mut server = setup
+                .serve_with(&["--permission-mode", "allow"], &[("TEAAGENT_SHELL_CONTAINMENT", mechanism)]);
+            let grandchild: u32 =
+                text_of(&call(&mut server, "rogue__grandchild", json!({}))).parse().expect("pid");
+            let detached: u32 = text_of(&call(&mut server, "rogue__detach", json!({}))).parse().expect("pid");
+            let rogue = setup.marked("started");
+            assert_eq!(rogue.len(), 1);
+            let cgroup = std::fs::read_to_string(format!("/proc/{}/cgroup", rogue[0])).unwrap_or_default();
+            assert_eq!(
+                mechanism == "cgroup",
+                cgroup.lines().any(|l| l.starts_with("0::") && l.contains("/teaagent-server.")),
+                "{mechanism}: the server runs in a cgroup of its own exactly on the cgroup path: {cgroup}"
+            );
+            match how {
+                "eof" => server.close_stdin(),
+                signal => server.signal(signal),
+            }
+            server.wait(Duration::from_secs(20));
+            wait_until(&format!("rogue gone after {how}"), Duration::from_secs(10), || gone(rogue[0]));
+            if how != "KILL" {
+                for (what, pid) in [("grandchild", grandchild), ("detached process", detached)] {
+                    wait_until(
+                        &format!("the {what} gone after {how} ({mechanism})"),
+                        Duration::from_secs(10),
+                        || gone(pid),
+                    );
+                }
+            } else {
+                // A SIGKILLed teaagent runs no clean-up: only the kernel's parent-death signal
+                // reaches the direct child (README: what the gateway cannot contain).
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(grandchild.to_string())
+                    .arg(detached.to_string())
+                    .status();
+            }
+        }
+        // A restart ends the previous run's scope.
+        let setup = Setup::new("");
+        setup.allow("rogue");
+        let mut server =
+            setup.serve_with(&["--permission-mode", "allow"], &[("TEAAGENT_SHELL_CONTAINMENT", mechanism)]);
+        let detached: u32 = text_of(&call(&mut server, "rogue__detach", json!({}))).parse().expect("pid");
+        let _ = call(&mut server, "rogue__crash", json!({}));
+        wait_until(
+            &format!("the detached process gone after a restart ({mechanism})"),
+            Duration::from_secs(10),
+            || gone(detached),
+        );
+        server.finish();
+    }
+}
+
+#[test]
+fn run_starts_only_the_server_of_the_tool() {
+    let others = tempfile::tempdir().expect("markers of the other server");
+    let setup = Setup::new(&format!(
+        "[mcp_servers.other]\ncommand = {:?}\nargs = [\"--marker\", {:?}]\nsandbox = {{ writable = [{:?}] }}\n",
+        Bin::Rogue.path().display().to_string(),
+        others.path().display().to_string(),
+        others.path().display().to_string()
+    ));
+    setup.allow("rogue");
+    setup.allow("other");
+    for entry in std::fs::read_dir(others.path()).expect("markers").flatten() {
+        std::fs::remove_file(entry.path()).expect("clear");
+    }
+    let out =
+        setup.run(&["run", "rogue__echo", "--args", r#"{"text": "once"}"#, "--permission-mode", "allow"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "echo: once\n");
+    assert_eq!(setup.marked("started").len(), 1, "rogue ran once, for the call");
+    assert_eq!(
+        std::fs::read_dir(others.path()).expect("markers").count(),
+        0,
+        "the other server never started"
+    );
+    let pid = setup.marked("started")[0];
+    wait_until("rogue stopped after the call", Duration::from_secs(10), || gone(pid));
+    // Refused like any call: workspace-write, tier high, no grant.
+    let out = setup.run(&["run", "rogue__echo", "--args", r#"{"text": "no"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("approval"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,135 @@
+//! The life of `teaagent mcp serve --http` (SPEC §12): stdout stays empty and stdin is not the
+//! protocol; stopping ends open streams, and commands never see the server's secrets; `/readyz`
+//! waits for the external servers behind the gateway.
+
+#[path = "common/http.rs"]
+mod raw;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use raw::{Http, in_session, open_session, request};
+use serde_json::json;
+use teaagent_tests::{Bin, Tree};
+
+#[test]
+fn stdout_stays_empty_over_http() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = Http::teaagent(&tree, &home, &[], &[]);
+    let r = server.post(&request(
+        1,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}),
+    ));
+    assert_eq!(r.status, 200);
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = server.child.wait().expect("exit");
+    assert!(status.success(), "SIGTERM is a clean stop: {status:?}\n{}", server.stderr());
+    let mut out = String::new();
+    server.child.stdout.take().expect("stdout").read_to_string(&mut out).expect("read");
+    assert!(out.is_empty(), "nothing on stdout over HTTP: {out}");
+}
+
+#[test]
+fn over_http_stdin_is_not_the_protocol() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    // An `initialize` already waiting on stdin (the pipe is written before teaagent runs): over
+    // HTTP it is not answered (the early answer of stdio serving must not fire).
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}"#;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"mkfifo "$2"; { printf '%s\n' "$1"; sleep 5; } > "$2" & exec "$3" mcp serve --http 127.0.0.1:0 --root "$4" < "$2""#)
+        .arg("sh")
+        .arg(init)
+        .arg(home.path("stdin"))
+        .arg(Bin::Teaagent.path())
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    std::thread::sleep(Duration::from_millis(800));
+    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    let out = child.wait_with_output().expect("exit");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn stopping_ends_open_streams_and_commands_never_see_the_servers_secrets() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let key = "ab".repeat(32);
+    let mut server = Http::teaagent(
+        &tree,
+        &home,
+        &["--permission-mode", "danger-full-access"],
+        &[("TEAAGENT_HTTP_TOKENS", "ops:ops-0123456789abcdef"), ("TEAAGENT_REQUEST_STATE_KEY", &key)],
+    );
+    let auth = [("Authorization", "Bearer ops-0123456789abcdef")];
+    let session = open_session(&server, &auth, json!({}));
+    let env = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "shell_exec", "arguments": {"command": "env"}}});
+    let out = in_session(&server, &session, &env, &auth);
+    let text = out.json()["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("PATH="), "{out:?}");
+    assert!(
+        !text.contains("ops-0123456789abcdef") && !text.contains(&key),
+        "secrets reached a command: {text}"
+    );
+    // An open notification stream does not hold a stopping server.
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .write_all(
+            format!(
+                "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nAuthorization: Bearer ops-0123456789abcdef\r\n\r\n",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .expect("get");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    let started = Instant::now();
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = server.child.wait().expect("exit");
+    assert!(status.success(), "{status:?}\n{}", server.stderr());
+    assert!(started.elapsed() < Duration::from_secs(8), "stopped in {:?}", started.elapsed());
+}
+
+/// Hardening round 3, "Truthful readiness": `/readyz` says ready only once the external servers
+/// behind the gateway are up (`503` naming them while they start), and `/healthz` answers all
+/// the while.
+#[test]
+fn readyz_waits_for_the_external_servers() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let rogue = teaagent_tests::Bin::Rogue.path().display().to_string();
+    home.write(
+        "config.toml",
+        &format!(
+            "[mcp_servers.slowpoke]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"sleep 2; exec {rogue}\"]\n"
+        ),
+    );
+    let allowed = Command::new(teaagent_tests::Bin::Teaagent.path())
+        .args(["mcp", "trust", "allow", "slowpoke"])
+        .env("TEAAGENT_HOME", home.base())
+        .stdin(Stdio::null())
+        .output()
+        .expect("allow");
+    assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let first = server.exchange("GET", "/readyz", &[], b"");
+    assert_eq!(first.status, 503, "{first:?}");
+    assert!(first.body.contains("slowpoke"), "{first:?}");
+    assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = server.exchange("GET", "/readyz", &[], b"");
+        if ready.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never ready: {ready:?}\n{}", server.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,256 @@
+//! What Streamable HTTP (SPEC §12, protocol 2026-07-28) refuses, against `teaagent mcp serve
+//! --http` over raw HTTP/1.1, with every status code: the path, method, media types, body limit,
+//! one message per body, the `_meta` / header checks in order, unknown methods, notifications,
+//! the legacy era's refusal; Host and Origin (DNS rebinding) and CORS; strict framing and
+//! headers.
+
+#[path = "common/http.rs"]
+mod raw;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use raw::{Http, Reply, meta, modern_headers, request};
+use serde_json::{Value, json};
+use teaagent_tests::Tree;
+
+#[test]
+fn every_refusal_has_its_status_and_code() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let ok = request(1, "tools/list", json!({}));
+    let good = server.post(&ok);
+    assert_eq!(good.status, 200, "{good:?}");
+    assert!(good.header("content-length").is_some(), "a JSON answer has a length: {good:?}");
+    assert_eq!(good.header("content-type"), Some("application/json"));
+
+    let headers = |message: &Value| modern_headers(message);
+    let send = |hs: Vec<(String, String)>, body: &[u8]| {
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, body)
+    };
+    let without = |message: &Value, name: &str| {
+        headers(message).into_iter().filter(|(k, _)| !k.eq_ignore_ascii_case(name)).collect::<Vec<_>>()
+    };
+    let with = |message: &Value, name: &str, value: &str| {
+        let mut hs = without(message, name);
+        hs.push((name.to_owned(), value.to_owned()));
+        hs
+    };
+    let code = |r: &Reply| r.json()["error"]["code"].as_i64().unwrap_or(0);
+    let body = ok.to_string();
+
+    // Paths and methods.
+    assert_eq!(server.exchange("GET", "/elsewhere", &[], b"").status, 404);
+    assert_eq!(server.exchange("GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 200);
+    for method in ["GET", "DELETE", "PUT"] {
+        let r = server.exchange(method, "/mcp", &[], b"");
+        assert_eq!((r.status, r.header("allow")), (405, Some("POST")), "{method}: {r:?}");
+    }
+    // Media types and size.
+    let r = send(with(&ok, "Content-Type", "text/plain"), body.as_bytes());
+    assert_eq!(r.status, 415, "{r:?}");
+    let r = send(with(&ok, "Accept", "text/html"), body.as_bytes());
+    assert_eq!(r.status, 406, "{r:?}");
+    let r = send(without(&ok, "Accept"), body.as_bytes());
+    assert_eq!(r.status, 200, "no Accept means anything: {r:?}");
+    // Larger than the limit: refused on its declared length, before the body is sent (a client
+    // that sends it anyway meets a closed connection: `framing_and_headers_are_strict`).
+    let huge =
+        request(2, "tools/call", json!({"name": "read_file", "arguments": {"path": "x".repeat(5 << 20)}}));
+    let status = status_of_head_only(&server, &modern_headers(&huge), huge.to_string().len());
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    // One parsable message.
+    let r = send(headers(&ok), b"{not json");
+    assert_eq!((r.status, code(&r)), (400, -32700), "{r:?}");
+    let r = send(headers(&ok), format!("[{body}]").as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32600), "{r:?}");
+    // `_meta`, then the version header, then the version, then method and name.
+    let bare = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
+    let r = send(headers(&bare), bare.to_string().as_bytes());
+    assert_eq!((r.status, code(&r), r.json()["id"].clone()), (400, -32602, json!(3)), "{r:?}");
+    let r = send(with(&ok, "MCP-Protocol-Version", "2026-01-01"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "header and _meta disagree: {r:?}");
+    let r = send(without(&ok, "MCP-Protocol-Version"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let mut future = request(4, "tools/list", json!({}));
+    future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = send(with(&future, "MCP-Protocol-Version", "2099-01-01"), future.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32022), "{r:?}");
+    assert_eq!(r.json()["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}));
+    let r = send(with(&ok, "Mcp-Method", "tools/call"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let r = send(without(&ok, "Mcp-Method"), body.as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let call = request(5, "tools/call", json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}));
+    let r = send(with(&call, "Mcp-Name", "write_file"), call.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    let r = send(without(&call, "Mcp-Name"), call.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32020), "{r:?}");
+    // A name in base64 (`=?base64?…?=`) is decoded before comparing.
+    let r = send(with(&call, "Mcp-Name", "=?base64?cmVhZF9maWxl?="), call.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["result"]["content"][0]["text"], "hello\n");
+    // Methods this era does not have.
+    for method in ["initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"] {
+        let m = request(6, method, json!({}));
+        let r = send(headers(&m), m.to_string().as_bytes());
+        assert_eq!((r.status, code(&r)), (404, -32601), "{method}: {r:?}");
+    }
+    // A notification is accepted and has no answer.
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta()}});
+    let r = send(headers(&note), note.to_string().as_bytes());
+    assert_eq!((r.status, r.body.as_str()), (202, ""), "{r:?}");
+    // A legacy message without a session.
+    let legacy = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
+    let r = server.exchange(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        legacy.to_string().as_bytes(),
+    );
+    assert_eq!((r.status, r.json()["error"]["data"]["reason"].clone()), (400, json!("no_session")), "{r:?}");
+    // Pipeline errors are in-band.
+    let bad = request(
+        8,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "../outside/secret.txt"}}),
+    );
+    let r = server.post(&bad);
+    assert_eq!((r.status, code(&r)), (200, -32602), "{r:?}");
+    assert!(!r.body.contains("top secret"));
+}
+
+#[test]
+fn dns_rebinding_is_refused_by_host_and_origin() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &["--http-allow-origin", "https://app.example.com"], &[]);
+    let message = request(1, "tools/list", json!({}));
+    let mut base = modern_headers(&message);
+    let send = |extra: &[(&str, &str)]| {
+        let mut hs: Vec<(String, String)> = base.clone();
+        hs.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, message.to_string().as_bytes())
+    };
+    let port = server.addr.port();
+    assert_eq!(send(&[("Host", "evil.example.com")]).status, 403);
+    assert_eq!(send(&[("Host", &format!("evil.example.com:{port}"))]).status, 403);
+    assert_eq!(send(&[("Origin", "http://evil.example.com")]).status, 403);
+    assert_eq!(send(&[("Origin", "null")]).status, 403);
+    assert_eq!(send(&[("Origin", &format!("http://localhost:{}", port + 1))]).status, 403, "another port");
+    assert_eq!(send(&[("Origin", &format!("http://localhost:{port}"))]).status, 200);
+    assert_eq!(send(&[("Origin", &format!("http://127.0.0.1:{port}"))]).status, 200);
+    assert_eq!(send(&[("Origin", "https://app.example.com")]).status, 200, "configured");
+    assert_eq!(send(&[("Host", &format!("localhost:{port}"))]).status, 200);
+    for host in ["localhost.evil.com", "127.0.0.1.nip.io"] {
+        assert_eq!(send(&[("Host", host)]).status, 403, "Host {host:?}");
+    }
+    // Not a host name at all (RFC 9112: 400).
+    for host in ["localhost@evil.com", "[::1]evil.com", "[::1]:x", "", "localhost:evil.com"] {
+        assert_eq!(send(&[("Host", host)]).status, 400, "Host {host:?}");
+    }
+    // Every method of the endpoint, not only POST.
+    for method in ["GET", "DELETE"] {
+        let r = server.exchange(
+            method,
+            "/mcp",
+            &[("Origin", "http://evil.example.com"), ("Mcp-Session-Id", "x")],
+            b"",
+        );
+        assert_eq!(r.status, 403, "{method}");
+    }
+    // CORS: an allowed browser origin gets its preflight and the headers it needs.
+    let pre = server.exchange(
+        "OPTIONS",
+        "/mcp",
+        &[("Origin", "https://app.example.com"), ("Access-Control-Request-Method", "POST")],
+        b"",
+    );
+    assert_eq!(pre.status, 204, "{pre:?}");
+    assert!(
+        pre.header("access-control-allow-headers")
+            .is_some_and(|h| h.contains("mcp-session-id") && h.contains("authorization"))
+    );
+    assert_eq!(pre.header("access-control-allow-origin"), Some("https://app.example.com"));
+    let foreign = server.exchange("OPTIONS", "/mcp", &[("Origin", "https://evil.example.com")], b"");
+    assert_eq!(foreign.status, 403);
+    assert!(foreign.header("access-control-allow-origin").is_none());
+    let r = send(&[("Origin", "https://app.example.com")]);
+    assert_eq!(r.header("access-control-allow-origin"), Some("https://app.example.com"));
+    assert!(r.header("access-control-expose-headers").is_some_and(|h| h.contains("mcp-session-id")));
+    base.clear();
+}
+
+/// Framing and headers (hardening round 3, "HTTP strictness"): a declared length over the limit
+/// is refused at once; a request needs exactly one well-formed `Host`; tokens come in exactly
+/// one `Authorization` header and never in the URL, in any spelling.
+#[test]
+fn framing_and_headers_are_strict() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let token = "ci-token-0123456789abcdef";
+    let server = Http::teaagent(&tree, &home, &[], &[("TEAAGENT_HTTP_TOKENS", &format!("ci:{token}"))]);
+    let bearer = format!("Bearer {token}");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let body = ping.to_string();
+    let mut headers = modern_headers(&ping);
+    headers.push(("Authorization".to_owned(), bearer.clone()));
+    let with = |extra: &[(&str, &str)]| -> Vec<(String, String)> {
+        let mut all = headers.clone();
+        all.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        all
+    };
+    let send = |path: &str, all: &[(String, String)]| {
+        let refs: Vec<(&str, &str)> = all.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", path, &refs, body.as_bytes())
+    };
+    assert_eq!(send("/mcp", &headers).status, 200, "the well-formed request is served");
+
+    // A declared length of 10^12 with one byte sent: 413 at once, not after waiting for it.
+    let started = Instant::now();
+    let status = status_of_head_only(&server, &headers, 1_000_000_000_000);
+    assert!(status.starts_with("HTTP/1.1 413"), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
+
+    let host = server.addr.to_string();
+    for (what, extra) in [
+        ("a port that is not a number", vec![("Host", "localhost:evil.com")]),
+        ("two Host headers", vec![("Host", host.as_str()), ("Host", "evil.example")]),
+        ("a Host with a space", vec![("Host", "local host")]),
+        ("two Authorization headers", vec![("Authorization", "Bearer another-0123456789abcdef")]),
+    ] {
+        let reply = send("/mcp", &with(&extra));
+        assert_eq!(reply.status, 400, "{what}: {reply:?}");
+    }
+    for query in [
+        "access_token=x",
+        "%61ccess_token=x",
+        "access_token%3Dx",
+        "x=1;access_token=x",
+        "ACCESS%5fTOKEN=x",
+        "+access_token=x",
+    ] {
+        let reply = send(&format!("/mcp?{query}"), &headers);
+        assert_eq!(reply.status, 400, "?{query}: {reply:?}");
+    }
+}
+
+/// Sends a POST's head declaring `length` bytes of body and one byte of it, and returns the
+/// start of the answer (the status line).
+fn status_of_head_only(server: &Http, headers: &[(String, String)], length: usize) -> String {
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {length}\r\n", server.addr);
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n{");
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut answer = [0u8; 64];
+    let n = stream.read(&mut answer).expect("an answer");
+    String::from_utf8_lossy(&answer[..n]).into_owned()
+}
