@@ -1,4 +1,4 @@
-//! Approvals across a fleet (issue 15; the fleet: `common/fleet.rs`): an approval asked on one
+//! Approvals across a fleet (the fleet: `common/fleet.rs`): an approval asked on one
 //! replica, answered on a second and its replay refused on a third; a rotation of the state key.
 
 #[path = "common/fleet.rs"]

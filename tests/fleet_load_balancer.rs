@@ -1,4 +1,4 @@
-//! A fleet behind its load balancer (SPEC §12; the fleet: `common/fleet.rs`): every request
+//! A fleet behind its load balancer (the fleet: `common/fleet.rs`): every request
 //! through the load balancer answered, by every replica in turn; a replica lost without a request
 //! failing; what the load balancer passes on (tokens, `/healthz`, `/readyz`, the protected
 //! resource metadata) and what it refuses; the official client through it. And one caller's share

@@ -1,4 +1,4 @@
-//! A rate limit shared by a fleet (issue 15; the fleet: `common/fleet.rs`): exactly `max_calls`
+//! A rate limit shared by a fleet (the fleet: `common/fleet.rs`): exactly `max_calls`
 //! admitted across the fleet under 500 concurrent calls through nginx, one window in Redis, and
 //! every replica taking calls.
 

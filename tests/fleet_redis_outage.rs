@@ -1,4 +1,4 @@
-//! A fleet whose Redis goes away (issue 15; the fleet: `common/fleet.rs`): Redis killed and
+//! A fleet whose Redis goes away (the fleet: `common/fleet.rs`): Redis killed and
 //! started again on the same port; Redis killed mid-run (rate-limited calls refused with
 //! `state_unavailable`, the others served) and the fleet recovering once it is back.
 

@@ -1,4 +1,4 @@
-//! The life of the gateway's external servers (SPEC §11) against the real `teaagent` binary (the
+//! The life of the gateway's external servers against the real `teaagent` binary (the
 //! set-up: `common/gateway_setup.rs`): a crash mid-call answers `-32000`
 //! (`external_server_exited`) and the server is restarted; `run` starts only the server of the
 //! tool it calls; no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct

@@ -1,4 +1,4 @@
-//! The policy over external tools (SPEC §11) against the real `teaagent` binary (the set-up:
+//! The policy over external tools against the real `teaagent` binary (the set-up:
 //! `common/gateway_setup.rs`): a `high` external tool is refused in `workspace-write` without a
 //! grant (and left out of `tools/list`), granted it runs; deny rules win; the audit names it; the
 //! tool settings of external tools apply and never stop the server; a tier that is not one stops

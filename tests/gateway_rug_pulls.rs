@@ -1,4 +1,4 @@
-//! Rug pulls at the gateway (SPEC §11) against the real `teaagent` binary (the set-up:
+//! Rug pulls at the gateway against the real `teaagent` binary (the set-up:
 //! `common/gateway_setup.rs`): a tool list that differs from the pin at start or after
 //! `list_changed` withholds the server's tools (left out of `tools/list`, `-32000 withheld`), the
 //! client is told — a modern client on its listen stream — and `trust inspect` and `mcp tools`

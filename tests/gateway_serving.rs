@@ -1,4 +1,4 @@
-//! The gateway (SPEC §11) end to end: the real `teaagent` binary starts real external servers —
+//! The gateway end to end: the real `teaagent` binary starts real external servers —
 //! the project's `echo` example and `rogue`, a server written to misbehave — and serves their
 //! tools under its policy to a real client (rmcp) and to raw wire tests (the set-up:
 //! `common/gateway_setup.rs`).

@@ -1,4 +1,4 @@
-//! The gateway's trust decisions (SPEC §11) against the real `teaagent` binary (the set-up:
+//! The gateway's trust decisions against the real `teaagent` binary (the set-up:
 //! `common/gateway_setup.rs`): denied, undecided and changed servers (changed arguments, changed
 //! executable) are never started — no process is spawned, and stderr says which and why; the
 //! trust check runs again before a restart; a pin tampered with or lost starts nothing; `trust

@@ -1,4 +1,4 @@
-//! Hardening (issue 10): approvals, each against the real binary, with an rmcp client answering
+//! Hardening: approvals, each against the real binary, with an rmcp client answering
 //! the approval questions (the set-up: `common/policy_setup.rs`).
 //!
 //! - an approval binds the target that was judged, not its spelling (item 7);

@@ -1,4 +1,4 @@
-//! Hardening (issue 10): deny rules, each against the real binary (the set-up:
+//! Hardening: deny rules, each against the real binary (the set-up:
 //! `common/policy_setup.rs`).
 //!
 //! - deny rules on commands are fail-closed (item 5);
@@ -143,7 +143,7 @@ fn a_path_deny_rule_covers_every_path_argument_of_every_tool() {
 
 /// The other half of item 6: what the rule denies is also left out of walks, searches and
 /// resources. The walk helpers consult the filter this server installs
-/// (`Workspace::set_hidden`); they land in another branch of issue 10.
+/// (`Workspace::set_hidden`); they land in another branch.
 #[test]
 fn a_path_deny_rule_hides_the_files_from_searches_and_resources() {
     let (tree, home) = (Tree::new(), Tree::new());

@@ -1,4 +1,4 @@
-//! Hardening (issue 10): grants, each against the real binary (the set-up:
+//! Hardening: grants, each against the real binary (the set-up:
 //! `common/policy_setup.rs`).
 //!
 //! - a call refused at any step uses no grant and no rate-limit budget (item 8);

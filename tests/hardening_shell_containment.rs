@@ -1,4 +1,4 @@
-//! Hardening (issue 10, item 18, contained commands), against the real binary (the set-up:
+//! Hardening, contained commands, against the real binary (the set-up:
 //! `common/shell_setup.rs`): nothing a `shell_exec` command starts survives the call, however it
 //! detaches (`setsid`, double fork, `nohup`, a daemon ignoring SIGTERM and SIGHUP), on the cgroup
 //! path and on the subreaper fallback.

@@ -1,4 +1,4 @@
-//! Hardening (issue 10, item 16, honest limits), against the real binary (the set-up:
+//! Hardening, honest limits, against the real binary (the set-up:
 //! `common/shell_setup.rs`): every integer parameter a built-in tool limits states the limit in
 //! its schema, and a value outside is refused with `-32602` naming the argument (no silent
 //! clamp).

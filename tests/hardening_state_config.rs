@@ -1,4 +1,4 @@
-//! Hardening (issue 10, item 3), against the real binary (the set-up: `common/state_setup.rs`):
+//! Hardening, against the real binary (the set-up: `common/state_setup.rs`):
 //! configuration values out of range exit 2 naming the key, the file and the range; a grant
 //! whose expiry is too far away is a usage error, not a crash.
 

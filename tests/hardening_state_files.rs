@@ -1,4 +1,4 @@
-//! Hardening (issue 10, item 1), against the real binary (the set-up: `common/state_setup.rs`):
+//! Hardening, against the real binary (the set-up: `common/state_setup.rs`):
 //! teaagent's own files (the workspace's and the user's configuration, `--config`, the trust
 //! store, the lock registry, the audit log) as links, FIFOs, devices or huge files: a clear
 //! error, never a hang, never an outside file's contents.

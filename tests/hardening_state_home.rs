@@ -1,4 +1,4 @@
-//! Hardening (issue 10, item 13), against the real binary (the set-up: `common/state_setup.rs`):
+//! Hardening, against the real binary (the set-up: `common/state_setup.rs`):
 //! links in or as `$TEAAGENT_HOME` are never written through; a trust store others may write is
 //! not trusted.
 

@@ -1,4 +1,4 @@
-//! Hardening (issue 10), the workspace lock, against the real binary (the set-up:
+//! Hardening, the workspace lock, against the real binary (the set-up:
 //! `common/state_setup.rs`):
 //!
 //! - zombie and forged lock records do not pin a workspace (item 4);

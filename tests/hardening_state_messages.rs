@@ -1,4 +1,4 @@
-//! Hardening (issue 10), what teaagent says, against the real binary (the set-up:
+//! Hardening, what teaagent says, against the real binary (the set-up:
 //! `common/state_setup.rs`):
 //!
 //! - `mcp trust list|inspect` show every value escaped (item 10);

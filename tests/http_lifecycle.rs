@@ -1,4 +1,4 @@
-//! The life of `teaagent mcp serve --http` (SPEC §12): stdout stays empty and stdin is not the
+//! The life of `teaagent mcp serve --http`: stdout stays empty and stdin is not the
 //! protocol; stopping ends open streams, and commands never see the server's secrets; `/readyz`
 //! waits for the external servers behind the gateway.
 

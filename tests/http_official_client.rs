@@ -1,4 +1,4 @@
-//! Streamable HTTP (SPEC §12) against the real binaries, driven by the official Rust SDK's
+//! Streamable HTTP against the real binaries, driven by the official Rust SDK's
 //! streamable-HTTP client: the modern era (protocol 2026-07-28) from `teaagent mcp serve --http`,
 //! with and without a bearer token, and the legacy era from the fixture server
 //! (`FIXTURE_HTTP`).

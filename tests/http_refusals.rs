@@ -1,4 +1,4 @@
-//! What Streamable HTTP (SPEC §12, protocol 2026-07-28) refuses, against `teaagent mcp serve
+//! What Streamable HTTP (protocol 2026-07-28) refuses, against `teaagent mcp serve
 //! --http` over raw HTTP/1.1, with every status code: the path, method, media types, body limit,
 //! one message per body, the `_meta` / header checks in order, unknown methods, notifications,
 //! the legacy era's refusal; Host and Origin (DNS rebinding) and CORS; strict framing and

@@ -1,4 +1,4 @@
-//! Legacy sessions over Streamable HTTP (SPEC §12, protocol 2025-11-25), against `teaagent mcp
+//! Legacy sessions over Streamable HTTP (protocol 2025-11-25), against `teaagent mcp
 //! serve --http`: a session opens, serves and ends, and belongs to its principal; approvals are
 //! asked on the POST's stream and answered by another POST, and an approval for the session
 //! stays in it; a caller that leaks sessions only ends its own.

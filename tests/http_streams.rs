@@ -1,4 +1,4 @@
-//! Streams over Streamable HTTP (SPEC §12), against the fixture server (`FIXTURE_HTTP`): progress
+//! Streams over Streamable HTTP, against the fixture server (`FIXTURE_HTTP`): progress
 //! as SSE events with the response last; a closed connection cancels the call, and so does a
 //! legacy client's `notifications/cancelled`; a request id is free again once its client left.
 

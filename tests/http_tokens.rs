@@ -1,4 +1,4 @@
-//! Bearer tokens over Streamable HTTP (SPEC §12), against `teaagent mcp serve --http`: tokens
+//! Bearer tokens over Streamable HTTP, against `teaagent mcp serve --http`: tokens
 //! guard the endpoint and name the principal in the audit; a public address needs them; a token
 //! file that is no regular file is refused, not read.
 

@@ -1,4 +1,4 @@
-//! The authorization server's key set (SPEC §12; RFC 8414) as the real `teaagent mcp serve --http
+//! The authorization server's key set (RFC 8414) as the real `teaagent mcp serve --http
 //! … --oauth-*` loads it (the set-up: `common/oauth.rs`): no key set is `503` (and `/readyz`
 //! says so) until the issuer answers; the key set is found through the issuer's metadata, which
 //! must name that issuer; an https issuer is verified against the trust store; a new `kid`

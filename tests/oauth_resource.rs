@@ -1,4 +1,4 @@
-//! The OAuth 2.1 resource server as configured (SPEC §12; RFC 9728) — the real `teaagent mcp serve
+//! The OAuth 2.1 resource server as configured (RFC 9728) — the real `teaagent mcp serve
 //! --http … --oauth-*` (the set-up: `common/oauth.rs`): the protected resource metadata is served
 //! at both well-known URLs; the `--oauth-*` flags are checked, and OAuth counts as
 //! authentication.

@@ -1,4 +1,4 @@
-//! OAuth 2.1 access tokens (SPEC §12; RFC 6750, 9068) against the real `teaagent mcp serve --http
+//! OAuth 2.1 access tokens (RFC 6750, 9068) against the real `teaagent mcp serve --http
 //! … --oauth-*` (the set-up: `common/oauth.rs`): every way a token can be wrong is `401` with
 //! `error="invalid_token"` and nothing runs; no token is `401` without an error; a missing scope
 //! is `403` naming every scope the call needs; a token in the URL is `400`; a good token calls

@@ -1,4 +1,4 @@
-//! The fleet of the fleet tests (`fleet_*.rs`, SPEC §12): replicas of the real `teaagent` binary
+//! The fleet of the fleet tests (`fleet_*.rs`): replicas of the real `teaagent` binary
 //! over Streamable HTTP, behind the nginx load balancer that `deploy/` ships (its
 //! `teaagent.conf`, rendered by its `render.sh`: round robin, keep-alive upstream, no buffering),
 //! sharing one real Redis (`TEAAGENT_REDIS_URL`) and one request-state key

@@ -1,4 +1,4 @@
-//! The set-up of the OAuth 2.1 resource-server tests (`oauth_*.rs`; SPEC §12; MCP authorization;
+//! The set-up of the OAuth 2.1 resource-server tests (`oauth_*.rs`; MCP authorization;
 //! RFC 9728, 6750, 8707, 9068): a stand-in authorization server (a thread on a loopback port
 //! serving its metadata and its key set), tokens signed with the committed test-only keys
 //! (`tests/oauth_keys/`), and the real `teaagent mcp serve --http … --oauth-*` that checks them.

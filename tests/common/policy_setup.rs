@@ -1,4 +1,4 @@
-//! The set-up of the policy hardening tests (`hardening_policy_*.rs`, issue 10): a server on a
+//! The set-up of the policy hardening tests (`hardening_policy_*.rs`): a server on a
 //! workspace with a configuration and flags, one call of a tool, and the code of its answer.
 
 #![allow(dead_code)] // each test file uses its part

@@ -1,4 +1,4 @@
-//! The set-up of the shell hardening tests (`hardening_shell_*.rs`, issue 10): a server that runs
+//! The set-up of the shell hardening tests (`hardening_shell_*.rs`): a server that runs
 //! commands without asking, and one call of a tool.
 
 #![allow(dead_code)] // each test file uses its part

@@ -1,4 +1,4 @@
-//! The set-up of the state hardening tests (`hardening_state_*.rs`, issue 10): `teaagent` run
+//! The set-up of the state hardening tests (`hardening_state_*.rs`): `teaagent` run
 //! with a home of its own under a watchdog, servers on a workspace, and the special files the
 //! attacks put where teaagent reads its own.
 
