@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use teaagent_core::fleet::{RedisOptions, RedisStore};
-use teaagent_core::rate_limit::{RateLimiter, Refused};
+use teaagent_core::rate_limit::{RateLimiter, RateRefusal};
 use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
 use teaagent_tests::RawServer;
 use teaagent_tests::services::{Redis, Resp};
@@ -52,11 +52,11 @@ async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_bot
                     admitted.fetch_add(1, Ordering::SeqCst);
                     std::mem::forget(admission); // kept: the call "ran"
                 }
-                Err(Refused::Limited(limit, retry)) => {
+                Err(RateRefusal::Limited(limit, retry)) => {
                     assert_eq!(limit.max_calls, 10);
                     assert!(retry <= Duration::from_secs(60), "{retry:?}");
                 }
-                Err(Refused::Unavailable(why)) => panic!("Redis is up: {why}"),
+                Err(RateRefusal::Unavailable(why)) => panic!("Redis is up: {why}"),
             }
         }));
     }
@@ -68,7 +68,7 @@ async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_bot
     assert_eq!(format!("{window:?}"), "Integer(10)", "one sorted set holds the fleet's window");
 
     // A refund on one replica frees a call for the other (the refund runs in the background).
-    assert!(matches!(b.admit_shared("limited", None).await, Err(Refused::Limited(..))));
+    assert!(matches!(b.admit_shared("limited", None).await, Err(RateRefusal::Limited(..))));
     let other = registry_with_room(&redis, &registry).await;
     other.refund();
     let mut freed = false;
@@ -118,13 +118,13 @@ async fn an_unreachable_redis_refuses_or_falls_back_and_the_fleet_recovers() {
 
     redis.kill();
     match strict.admit_shared("limited", None).await {
-        Err(Refused::Unavailable(why)) => assert!(!why.is_empty()),
+        Err(RateRefusal::Unavailable(why)) => assert!(!why.is_empty()),
         other => panic!("expected a refusal while Redis is down, got {other:?}"),
     }
     // The fallback: this replica's own window (2 calls), then full.
     std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
     std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
-    assert!(matches!(lenient.admit_shared("limited", None).await, Err(Refused::Limited(..))));
+    assert!(matches!(lenient.admit_shared("limited", None).await, Err(RateRefusal::Limited(..))));
 
     // Redis is back (empty: nothing persisted): the shared window admits again.
     redis.restart();
@@ -136,7 +136,7 @@ async fn an_unreachable_redis_refuses_or_falls_back_and_the_fleet_recovers() {
                 back = true;
                 break;
             }
-            Err(Refused::Unavailable(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(RateRefusal::Unavailable(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
             Err(other) => panic!("{other:?}"),
         }
     }
@@ -149,7 +149,7 @@ async fn windows_per_principal_when_configured() {
     let registry = registry(1, Duration::from_secs(60));
     let limiter = replica(&redis, &registry, RedisOptions { per_principal: true, ..options("t4:") });
     std::mem::forget(limiter.admit_shared("limited", Some("token:alice")).await.expect("alice"));
-    assert!(matches!(limiter.admit_shared("limited", Some("token:alice")).await, Err(Refused::Limited(..))));
+    assert!(matches!(limiter.admit_shared("limited", Some("token:alice")).await, Err(RateRefusal::Limited(..))));
     std::mem::forget(
         limiter.admit_shared("limited", Some("token:bob")).await.expect("bob has a window of his own"),
     );

@@ -74,7 +74,7 @@ pub(crate) use advice::question;
 pub use facts::{CallFacts, Decision, Question};
 pub use mode::PermissionMode;
 pub use unmatched::UnmatchedRule;
-pub use uses::{GrantUses, UsesRefused};
+pub use uses::{GrantUses, UsesRefusal};
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -25,7 +25,7 @@ pub struct RateLimiter {
 
 /// Why a call was not admitted.
 #[derive(Debug, Clone)]
-pub enum Refused {
+pub enum RateRefusal {
     /// The window is full: the limit, and how long until a call would be admitted.
     Limited(RateLimit, Duration),
     /// The fleet's shared state cannot be reached (and no fallback to this replica's window is
@@ -85,7 +85,7 @@ impl RateLimiter {
     /// Admits a call of `tool` by the fleet's shared window when there is one (`principal`
     /// names the caller, for windows per principal), else by this process's
     /// ([`RateLimiter::admit`]).
-    pub async fn admit_shared(&self, tool: &str, principal: Option<&str>) -> Result<Admission<'_>, Refused> {
+    pub async fn admit_shared(&self, tool: &str, principal: Option<&str>) -> Result<Admission<'_>, RateRefusal> {
         #[cfg(feature = "redis")]
         if let (Some(state), Some(window)) = (&self.shared, self.windows.get(tool)) {
             let name = match principal.filter(|_| state.options().per_principal) {
@@ -96,19 +96,19 @@ impl RateLimiter {
                 Ok(crate::fleet::Window::Admitted(member)) => {
                     Ok(Admission { window: None, at: None, shared: Some((state.clone(), name, member)) })
                 }
-                Ok(crate::fleet::Window::Full(retry)) => Err(Refused::Limited(window.limit, retry)),
+                Ok(crate::fleet::Window::Full(retry)) => Err(RateRefusal::Limited(window.limit, retry)),
                 Err(e) if state.options().fallback_local => {
                     tracing::warn!(
                         tool,
                         "rate limit: {e}; this replica's own window decides (fallback_local)"
                     );
-                    self.admit(tool).map_err(|(limit, retry)| Refused::Limited(limit, retry))
+                    self.admit(tool).map_err(|(limit, retry)| RateRefusal::Limited(limit, retry))
                 }
-                Err(e) => Err(Refused::Unavailable(e.0)),
+                Err(e) => Err(RateRefusal::Unavailable(e.0)),
             };
         }
         let _ = principal;
-        self.admit(tool).map_err(|(limit, retry)| Refused::Limited(limit, retry))
+        self.admit(tool).map_err(|(limit, retry)| RateRefusal::Limited(limit, retry))
     }
 
     /// The effective limit of a tool.

@@ -26,19 +26,19 @@ pub(crate) const PATTERN_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 
 /// What a built-in tool returns: `Ok` or a tool error as usual, or an argument refused like a
 /// schema violation (`invalid_arguments`).
-pub struct Outcome<T>(pub(crate) Result<T, Refusal>);
+pub struct Outcome<T>(pub(crate) Result<T, ToolRefusal>);
 
 /// Why a built-in tool did not produce its output.
-pub(crate) enum Refusal {
+pub(crate) enum ToolRefusal {
     /// A domain failure: a result with `isError: true`.
     Tool(ToolError),
     /// An argument the tool cannot take: `invalid_arguments`, in the session's form.
     Argument(Error),
 }
 
-impl From<ToolError> for Refusal {
+impl From<ToolError> for ToolRefusal {
     fn from(e: ToolError) -> Self {
-        Refusal::Tool(e)
+        ToolRefusal::Tool(e)
     }
 }
 
@@ -53,16 +53,16 @@ impl<T: IntoToolOutput> IntoToolOutput for Outcome<T> {
     fn into_tool_result(self) -> Result<CallToolResult, Error> {
         match self.0 {
             Ok(value) => value.into_tool_result(),
-            Err(Refusal::Tool(e)) => Ok(CallToolResult::error(e.to_string())),
-            Err(Refusal::Argument(e)) => Err(e),
+            Err(ToolRefusal::Tool(e)) => Ok(CallToolResult::error(e.to_string())),
+            Err(ToolRefusal::Argument(e)) => Err(e),
         }
     }
 }
 
 /// `argument` refused like a schema violation (`invalid_arguments`, pointer `/argument`); the
 /// message is bounded and escaped ([`ArgumentError::new`]).
-pub(crate) fn invalid_argument(ctx: &ToolContext, argument: &str, message: impl Into<String>) -> Refusal {
-    Refusal::Argument(Error::InvalidArguments {
+pub(crate) fn invalid_argument(ctx: &ToolContext, argument: &str, message: impl Into<String>) -> ToolRefusal {
+    ToolRefusal::Argument(Error::InvalidArguments {
         tool: ctx.tool().to_owned(),
         errors: vec![ArgumentError::new(format!("/{argument}"), message.into())],
     })
@@ -74,7 +74,7 @@ pub(crate) fn check_length(
     argument: &str,
     value: &str,
     max: usize,
-) -> Result<(), Refusal> {
+) -> Result<(), ToolRefusal> {
     if value.len() > max {
         return Err(invalid_argument(
             ctx,
@@ -94,7 +94,7 @@ pub(crate) fn is_size_limit(message: &str) -> bool {
 /// A glob that parsed but could not be compiled: globset's regexes are built under a size limit,
 /// and a parsed glob fails only past it (its error does not say more), so this is
 /// `invalid_arguments`.
-pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> Refusal {
+pub(crate) fn glob_too_large(ctx: &ToolContext, argument: &str) -> ToolRefusal {
     invalid_argument(ctx, argument, format!("`{argument}` compiles to more than the size limit; simplify it"))
 }
 

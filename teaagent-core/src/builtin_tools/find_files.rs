@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::common::{
-    MAX_GLOB, Outcome, Refusal, check_length, glob_too_large, hidden, hidden_error, path_error, workspace,
+    MAX_GLOB, Outcome, ToolRefusal, check_length, glob_too_large, hidden, hidden_error, path_error, workspace,
 };
 use crate::tool;
 use crate::tool::{Json, ToolContext, ToolError};
@@ -47,7 +47,7 @@ pub fn find_files(
     Outcome(find(ctx, &pattern, path))
 }
 
-fn find(ctx: &ToolContext, pattern: &str, path: Option<String>) -> Result<Json<Found>, Refusal> {
+fn find(ctx: &ToolContext, pattern: &str, path: Option<String>) -> Result<Json<Found>, ToolRefusal> {
     let path = path.unwrap_or_else(|| ".".to_owned());
     let ws = workspace(ctx)?;
     check_length(ctx, "pattern", pattern, MAX_GLOB)?;

@@ -29,7 +29,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::common::{
-    MAX_GLOB, MAX_PATTERN, Outcome, PATTERN_SIZE_LIMIT, Refusal, check_length, hidden, hidden_error,
+    MAX_GLOB, MAX_PATTERN, Outcome, PATTERN_SIZE_LIMIT, ToolRefusal, check_length, hidden, hidden_error,
     invalid_argument, is_size_limit, path_error, workspace,
 };
 use crate::tool;
@@ -140,7 +140,7 @@ pub fn search_text(
     Outcome(run(ctx, &path, &options))
 }
 
-fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<SearchResults>, Refusal> {
+fn run(ctx: &ToolContext, path: &str, options: &SearchOptions) -> Result<Json<SearchResults>, ToolRefusal> {
     let ws = workspace(ctx)?;
     check_length(ctx, "pattern", &options.pattern, MAX_PATTERN)?;
     if let Some(glob) = &options.glob {

@@ -88,7 +88,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 
 /// What went wrong with an incoming value, and the id to answer with when one could be read.
 #[derive(Debug)]
-pub struct Rejected {
+pub struct MessageRefusal {
     /// The id of the offending request, when it had a valid one; `None` answers with `id: null`.
     pub id: Option<RequestId>,
     /// What is wrong with it (`crate::error::Error` has the answer for each).
@@ -120,12 +120,12 @@ impl Incoming {
     ///
     /// Errors: not JSON at all → [`Unreadable::NotJson`]; JSON that is not a message → the
     /// other [`Unreadable`]s, with the id when it could be read.
-    pub fn parse(text: &[u8]) -> Result<Self, Box<Rejected>> {
+    pub fn parse(text: &[u8]) -> Result<Self, Box<MessageRefusal>> {
         Self::parse_line(text.to_vec())
     }
 
     /// [`Incoming::parse`] of a line the caller gives away: the params stay in it (no copy).
-    pub fn parse_line(line: Vec<u8>) -> Result<Self, Box<Rejected>> {
+    pub fn parse_line(line: Vec<u8>) -> Result<Self, Box<MessageRefusal>> {
         match String::from_utf8(line) {
             Ok(text) => Self::parse_text(text),
             // Not UTF-8 is not JSON: let the parser say where, as it does for any other line.
@@ -134,12 +134,12 @@ impl Incoming {
     }
 
     /// Classifies a raw value that is already known to be valid JSON (a batch element).
-    pub fn from_raw(raw: &RawValue) -> Result<Self, Box<Rejected>> {
+    pub fn from_raw(raw: &RawValue) -> Result<Self, Box<MessageRefusal>> {
         Self::parse_text(raw.get().to_owned())
     }
 
     /// Classifies one JSON text, which becomes the home of the message's params.
-    fn parse_text(text: String) -> Result<Self, Box<Rejected>> {
+    fn parse_text(text: String) -> Result<Self, Box<MessageRefusal>> {
         match serde_json::from_str::<Envelope<'_>>(&text) {
             Ok(env) => {
                 let (incoming, params) = Self::classify(&env)?;
@@ -163,7 +163,7 @@ impl Incoming {
 
     /// The message without its params, and the params (checked: an object or an array) to be
     /// kept in the text.
-    fn classify<'a>(env: &Envelope<'a>) -> Result<(Self, Option<&'a RawValue>), Box<Rejected>> {
+    fn classify<'a>(env: &Envelope<'a>) -> Result<(Self, Option<&'a RawValue>), Box<MessageRefusal>> {
         let id = match env.id {
             None => None,
             Some(raw) if raw.get() == "null" => None,
@@ -210,20 +210,20 @@ fn params_range(text: &str, raw: &RawValue) -> std::ops::Range<usize> {
 }
 
 /// A line that is not JSON; `error` is the parser's account of it.
-fn not_json(error: Option<serde_json::Error>) -> Box<Rejected> {
+fn not_json(error: Option<serde_json::Error>) -> Box<MessageRefusal> {
     let details = error.map_or_else(|| "not UTF-8".to_owned(), |e| e.to_string());
-    Box::new(Rejected { id: None, reason: Unreadable::NotJson { details } })
+    Box::new(MessageRefusal { id: None, reason: Unreadable::NotJson { details } })
 }
 
-fn reject(id: Option<RequestId>, reason: Unreadable) -> Box<Rejected> {
-    Box::new(Rejected { id, reason })
+fn reject(id: Option<RequestId>, reason: Unreadable) -> Box<MessageRefusal> {
+    Box::new(MessageRefusal { id, reason })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(s: &str) -> Result<Incoming, Box<Rejected>> {
+    fn parse(s: &str) -> Result<Incoming, Box<MessageRefusal>> {
         Incoming::parse(s.as_bytes())
     }
 

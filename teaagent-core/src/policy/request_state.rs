@@ -119,7 +119,7 @@ pub(crate) struct Binding {
 
 /// Why a state was refused (each is audited; the client gets one error code for all).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub(crate) enum StateRefusal {
     /// Not a state this server wrote (wrong form, or a tag that does not verify).
     Forged,
     /// Past its expiry.
@@ -135,20 +135,20 @@ pub(crate) enum Refusal {
     Unavailable,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for StateRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Forged => f.write_str("it was not issued by this server or was altered"),
-            Refusal::Expired => f.write_str("it has expired; call again to be asked again"),
-            Refusal::Replayed => {
+            StateRefusal::Forged => f.write_str("it was not issued by this server or was altered"),
+            StateRefusal::Expired => f.write_str("it has expired; call again to be asked again"),
+            StateRefusal::Replayed => {
                 f.write_str("it was used already, or is in use (an answer approves one call)")
             }
-            Refusal::Mismatch(what) => write!(f, "it was issued for a call with other {what}"),
-            Refusal::Busy => {
+            StateRefusal::Mismatch(what) => write!(f, "it was issued for a call with other {what}"),
+            StateRefusal::Busy => {
                 f.write_str("too many approvals were given in the last minutes; try again later")
             }
             #[cfg(feature = "redis")]
-            Refusal::Unavailable => f.write_str(
+            StateRefusal::Unavailable => f.write_str(
                 "whether it was used already cannot be checked: the fleet's shared state (Redis) cannot be reached",
             ),
         }
@@ -421,53 +421,53 @@ impl RequestStates {
         &self,
         token: &str,
         binding: &Binding,
-    ) -> Result<Reservation<'_>, Refusal> {
+    ) -> Result<Reservation<'_>, StateRefusal> {
         #[cfg(feature = "redis")]
         if let Some(state) = self.shared.get() {
             let payload = self.checked(token, binding)?;
             return match state.reserve(&payload.n, KEEP).await {
                 Ok(true) => Ok(Reservation::of(self, payload, Some(state.clone()))),
-                Ok(false) => Err(Refusal::Replayed),
-                Err(_) => Err(Refusal::Unavailable),
+                Ok(false) => Err(StateRefusal::Replayed),
+                Err(_) => Err(StateRefusal::Unavailable),
             };
         }
         self.open(token, binding)
     }
 
     /// The payload of `token` when it verifies, has not expired and is for `binding`.
-    fn checked(&self, token: &str, binding: &Binding) -> Result<Payload, Refusal> {
-        let payload = self.verified(token).ok_or(Refusal::Forged)?;
-        let payload: Payload = serde_json::from_slice(&payload).map_err(|_| Refusal::Forged)?;
+    fn checked(&self, token: &str, binding: &Binding) -> Result<Payload, StateRefusal> {
+        let payload = self.verified(token).ok_or(StateRefusal::Forged)?;
+        let payload: Payload = serde_json::from_slice(&payload).map_err(|_| StateRefusal::Forged)?;
         if now_ms() >= payload.e {
-            return Err(Refusal::Expired);
+            return Err(StateRefusal::Expired);
         }
         if payload.t != binding.tool {
-            return Err(Refusal::Mismatch("tool"));
+            return Err(StateRefusal::Mismatch("tool"));
         }
         if payload.d != binding.digest {
-            return Err(Refusal::Mismatch("arguments"));
+            return Err(StateRefusal::Mismatch("arguments"));
         }
         if payload.p != binding.targets {
-            return Err(Refusal::Mismatch("path targets (a path now leads elsewhere)"));
+            return Err(StateRefusal::Mismatch("path targets (a path now leads elsewhere)"));
         }
         if payload.c != binding.principal {
-            return Err(Refusal::Mismatch("client identity"));
+            return Err(StateRefusal::Mismatch("client identity"));
         }
         Ok(payload)
     }
 
     /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call (a
     /// second use while reserved, or after it was spent, is a replay).
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, Refusal> {
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, StateRefusal> {
         let payload = self.checked(token, binding)?;
         let now = Instant::now();
         let mut nonces = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
         nonces.forget_old(now);
         if nonces.state.contains_key(&payload.n) {
-            return Err(Refusal::Replayed);
+            return Err(StateRefusal::Replayed);
         }
         if nonces.state.len() >= MAX_NONCES {
-            return Err(Refusal::Busy);
+            return Err(StateRefusal::Busy);
         }
         let until = now + KEEP;
         nonces.state.insert(payload.n.clone(), (Nonce::Reserved, until));
@@ -531,16 +531,16 @@ mod tests {
         let states = RequestStates::default();
         let token = states.seal(&binding(), Duration::from_secs(60));
         let other = Binding { digest: "sha256:bb".into(), ..binding() };
-        assert_eq!(states.open(&token, &other).err(), Some(Refusal::Mismatch("arguments")));
+        assert_eq!(states.open(&token, &other).err(), Some(StateRefusal::Mismatch("arguments")));
         let other = Binding { tool: "u".into(), ..binding() };
-        assert_eq!(states.open(&token, &other).err(), Some(Refusal::Mismatch("tool")));
+        assert_eq!(states.open(&token, &other).err(), Some(StateRefusal::Mismatch("tool")));
         let reservation = states.open(&token, &binding()).expect("good");
         // In use: a concurrent second retry is a replay.
-        assert_eq!(states.open(&token, &binding()).err(), Some(Refusal::Replayed));
+        assert_eq!(states.open(&token, &binding()).err(), Some(StateRefusal::Replayed));
         // Released (the call was refused later): good again; spent (it ran): never again.
         drop(reservation);
         states.open(&token, &binding()).expect("released").spend();
-        assert_eq!(states.open(&token, &binding()).err(), Some(Refusal::Replayed));
+        assert_eq!(states.open(&token, &binding()).err(), Some(StateRefusal::Replayed));
     }
 
     #[test]
@@ -559,15 +559,15 @@ mod tests {
             let mut bytes = token.clone().into_bytes();
             bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
             let altered = String::from_utf8(bytes).expect("ascii");
-            assert_eq!(states.open(&altered, &binding()).err(), Some(Refusal::Forged));
+            assert_eq!(states.open(&altered, &binding()).err(), Some(StateRefusal::Forged));
         }
         for junk in ["", "ta1.", "ta1..", "ta1.zz.zz", "xx1.00.00", &"a".repeat(10_000)] {
-            assert_eq!(states.open(junk, &binding()).err(), Some(Refusal::Forged));
+            assert_eq!(states.open(junk, &binding()).err(), Some(StateRefusal::Forged));
         }
         let elsewhere = RequestStates::default();
-        assert_eq!(elsewhere.open(&token, &binding()).err(), Some(Refusal::Forged));
+        assert_eq!(elsewhere.open(&token, &binding()).err(), Some(StateRefusal::Forged));
         let expired = states.seal(&binding(), Duration::ZERO);
-        assert_eq!(states.open(&expired, &binding()).err(), Some(Refusal::Expired));
+        assert_eq!(states.open(&expired, &binding()).err(), Some(StateRefusal::Expired));
     }
 
     #[test]
@@ -580,7 +580,7 @@ mod tests {
         assert!(replica.open(&token, &binding()).is_ok());
         let after = RequestStates::new(new, None);
         let token = before.seal(&binding(), Duration::from_secs(60));
-        assert_eq!(after.open(&token, &binding()).err(), Some(Refusal::Forged));
+        assert_eq!(after.open(&token, &binding()).err(), Some(StateRefusal::Forged));
     }
 
     #[test]

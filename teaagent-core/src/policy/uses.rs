@@ -16,7 +16,7 @@ impl GrantUses {
     /// [`GrantUses::spend`], counted in the fleet's shared state when `policy` has one (one
     /// round trip, all or none). A grant the fleet has used up is also marked used up here, so
     /// this replica stops offering it (and asks, in `prompt` mode).
-    pub async fn spend_anywhere(self, policy: &Policy) -> Result<(), UsesRefused> {
+    pub async fn spend_anywhere(self, policy: &Policy) -> Result<(), UsesRefusal> {
         #[cfg(feature = "redis")]
         if let Some(state) = policy.shared.get()
             && !self.0.is_empty()
@@ -28,13 +28,13 @@ impl GrantUses {
                 Ok(Some(i)) => {
                     let grant = &self.0[i.min(self.0.len() - 1)];
                     grant.exhaust();
-                    Err(UsesRefused::NoneLeft(grant.text().to_owned()))
+                    Err(UsesRefusal::NoneLeft(grant.text().to_owned()))
                 }
-                Err(e) => Err(UsesRefused::Unavailable(e.0)),
+                Err(e) => Err(UsesRefusal::Unavailable(e.0)),
             };
         }
         let _ = policy;
-        self.spend().map_err(UsesRefused::NoneLeft)
+        self.spend().map_err(UsesRefusal::NoneLeft)
     }
 
     /// Spends one use of each grant, all or none: `Err(grant)` names a grant whose last use was
@@ -54,7 +54,7 @@ impl GrantUses {
 
 /// Why [`GrantUses::spend_anywhere`] spent nothing.
 #[derive(Debug, Clone)]
-pub enum UsesRefused {
+pub enum UsesRefusal {
     /// This grant has no use left (calls admitted since the decision spent them).
     NoneLeft(String),
     /// The fleet's shared state cannot be reached.

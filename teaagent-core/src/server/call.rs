@@ -64,10 +64,10 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::request_state::{
-    APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, Refusal, Reservation, approval_deadline,
+    APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, StateRefusal, Reservation, approval_deadline,
 };
-use crate::policy::{CallFacts, Decision, Question, UsesRefused};
-use crate::rate_limit::Refused;
+use crate::policy::{CallFacts, Decision, Question, UsesRefusal};
+use crate::rate_limit::RateRefusal;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{ClientCapability, Inputs, Mode, tool_answers};
@@ -347,12 +347,12 @@ async fn checked_call(
     let principal = crate::session::peer::principal();
     let admission = match shared.limiter.admit_shared(name, principal.as_deref()).await {
         Ok(admission) => admission,
-        Err(Refused::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
-        Err(Refused::Unavailable(details)) => return Err(state_unavailable(details)),
+        Err(RateRefusal::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
+        Err(RateRefusal::Unavailable(details)) => return Err(state_unavailable(details)),
     };
     match uses.spend_anywhere(policy).await {
         Ok(()) => {}
-        Err(UsesRefused::NoneLeft(grant)) => {
+        Err(UsesRefusal::NoneLeft(grant)) => {
             admission.refund();
             let rule =
                 format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
@@ -363,7 +363,7 @@ async fn checked_call(
                 details: "nothing was done; add a grant or raise its `uses`".into(),
             });
         }
-        Err(UsesRefused::Unavailable(details)) => {
+        Err(UsesRefusal::Unavailable(details)) => {
             admission.refund();
             return Err(state_unavailable(details));
         }
@@ -502,7 +502,7 @@ async fn open_state<'a>(
 ) -> Result<Reservation<'a>, Error> {
     let opened = match state {
         Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
-        _ => Err(Refusal::Forged),
+        _ => Err(StateRefusal::Forged),
     };
     opened.map_err(|refusal| {
         audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");

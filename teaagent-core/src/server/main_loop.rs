@@ -21,7 +21,7 @@ use super::shared::{InFlight, Shared};
 use super::transport::{FrameReader, Input, Output, write_loop};
 use super::{Server, router};
 use crate::error::{Error, InvalidRequest};
-use crate::jsonrpc::message::Rejected;
+use crate::jsonrpc::message::MessageRefusal;
 use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line};
 use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
@@ -178,7 +178,7 @@ impl Shared {
         self.peer.send_line(error_line(None, &error.to_error_object()));
     }
 
-    fn reject(&self, rejected: &Rejected, reply: Reply) {
+    fn reject(&self, rejected: &MessageRefusal, reply: Reply) {
         reply.send(error_line(rejected.id.as_ref(), &Error::from(&rejected.reason).to_error_object()));
     }
 

@@ -16,7 +16,7 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::prompts::{
     CompleteParams, CompleteResult, Completion, CompletionRef, GetPromptParams, GetPromptResult,
 };
-use crate::policy::request_state::{Binding, Carried, Refusal};
+use crate::policy::request_state::{Binding, Carried, StateRefusal};
 use crate::prompt::PromptArguments;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
@@ -100,7 +100,7 @@ pub(crate) async fn get_prompt(
         (Some(binding), Some(state)) => {
             let opened = match state {
                 Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
-                _ => Err(Refusal::Forged),
+                _ => Err(StateRefusal::Forged),
             };
             Some(opened.map_err(|refusal| {
                 invalid(

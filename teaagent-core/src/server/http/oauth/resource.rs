@@ -108,11 +108,11 @@ impl OAuth {
         }
         let verified = match self.checks.check(token, &self.keys).await {
             Ok(verified) => verified,
-            Err(token::Rejected::Invalid(why)) => {
+            Err(token::TokenRefusal::Invalid(why)) => {
                 tracing::info!(reason = why, "refused an access token");
                 return Err(Box::new(self.invalid(why)));
             }
-            Err(token::Rejected::Unavailable { retry_after }) => {
+            Err(token::TokenRefusal::Unavailable { retry_after }) => {
                 return Err(Box::new(unavailable(retry_after)));
             }
         };

@@ -16,7 +16,7 @@
 //!    principal is `oauth:<sub>`.
 //!
 //! Scopes come from `scope` (space-separated, RFC 9068) or `scp` (a list, or a string, as some
-//! issuers write it). What a refusal says ([`Rejected::Invalid`]) is a fixed sentence: never
+//! issuers write it). What a refusal says ([`TokenRefusal::Invalid`]) is a fixed sentence: never
 //! the token, nothing of its contents (the description goes into a header, and to whoever sent
 //! the token, who may not be its owner).
 
@@ -42,7 +42,7 @@ pub(crate) struct Verified {
 
 /// Why a token is not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rejected {
+pub(crate) enum TokenRefusal {
     /// `401`, `error="invalid_token"`, with this description.
     Invalid(&'static str),
     /// `503`: no keys to check it with (yet); try again after this many seconds.
@@ -85,26 +85,26 @@ impl Checks {
     }
 
     /// Checks `token` (module docs' order).
-    pub(crate) async fn check(&self, token: &str, keys: &Keys) -> Result<Verified, Rejected> {
+    pub(crate) async fn check(&self, token: &str, keys: &Keys) -> Result<Verified, TokenRefusal> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
-            Rejected::Invalid(
+            TokenRefusal::Invalid(
                 "the token is not a signed JWT this server reads (RS256, ES256, PS256 or EdDSA)",
             )
         })?;
         if !ALGORITHMS.contains(&header.alg) {
-            return Err(Rejected::Invalid(
+            return Err(TokenRefusal::Invalid(
                 "the token is signed with an algorithm this server does not accept (RS256, ES256, PS256 or EdDSA)",
             ));
         }
         if header.typ.as_deref().is_some_and(|t| {
             !["at+jwt", "application/at+jwt", "JWT"].iter().any(|ok| t.eq_ignore_ascii_case(ok))
         }) {
-            return Err(Rejected::Invalid("the token's typ is not at+jwt or JWT: it is not an access token"));
+            return Err(TokenRefusal::Invalid("the token's typ is not at+jwt or JWT: it is not an access token"));
         }
         let (set, generation) = match keys.current() {
             Current::Keys { set, generation } => (set, generation),
             Current::Unavailable { retry_after } => {
-                return Err(Rejected::Unavailable { retry_after: retry_after.as_secs().max(1) });
+                return Err(TokenRefusal::Unavailable { retry_after: retry_after.as_secs().max(1) });
             }
         };
         let kid = header.kid.as_deref();
@@ -114,7 +114,7 @@ impl Checks {
                 let newer: Option<Arc<KeySet>> = keys.after_unknown_kid(generation).await;
                 match newer.as_ref().and_then(|set| set.find(kid, header.alg)) {
                     Some(key) => self.verify(token, key, header.alg),
-                    None => Err(Rejected::Invalid(
+                    None => Err(TokenRefusal::Invalid(
                         "the token is signed with a key the issuer does not publish (kid)",
                     )),
                 }
@@ -123,14 +123,14 @@ impl Checks {
         Ok(verified)
     }
 
-    fn verify(&self, token: &str, key: &DecodingKey, alg: Algorithm) -> Result<Verified, Rejected> {
+    fn verify(&self, token: &str, key: &DecodingKey, alg: Algorithm) -> Result<Verified, TokenRefusal> {
         let mut validation = self.validation.clone();
         validation.algorithms = vec![alg];
         let claims =
             jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| refusal(e.kind()))?.claims;
         let subject = claims.sub.unwrap_or_default();
         if subject.is_empty() || subject.len() > MAX_SUBJECT || subject.chars().any(char::is_control) {
-            return Err(Rejected::Invalid(
+            return Err(TokenRefusal::Invalid(
                 "the token's subject (sub) is empty, too long, or holds control characters",
             ));
         }
@@ -148,8 +148,8 @@ impl Checks {
 }
 
 /// The description of a token jsonwebtoken refused.
-fn refusal(kind: &ErrorKind) -> Rejected {
-    Rejected::Invalid(match kind {
+fn refusal(kind: &ErrorKind) -> TokenRefusal {
+    TokenRefusal::Invalid(match kind {
         ErrorKind::InvalidSignature => "the token's signature does not verify",
         ErrorKind::ExpiredSignature => "the token has expired (exp)",
         ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)",
