@@ -1,4 +1,4 @@
-//! `tools/call`: the order of checks, in one place (SPEC §4).
+//! `tools/call`: the order of checks, in one place.
 //!
 //! ```text
 //! 0. caller's share    -32000  caller_limit (`limit: "calls"`: its caller has its most calls in
@@ -6,7 +6,7 @@
 //! 1. unknown tool      -32601  unknown_tool
 //! 2. arguments         -32602  invalid_arguments (every schema violation; from protocol
 //!                              2025-11-25 on an isError result instead, see `call_tool`)
-//!                              · a refused #[path], -32602 in every version (SPEC §8)
+//!                              · a refused #[path], -32602 in every version
 //!                              (each #[path] resolved once, here, and its identity noted)
 //!    (modern era)      -32602  a retry's requestState that does not verify, has expired, was
 //!                              used, or is for another call (opened here, held for this call)
@@ -48,7 +48,11 @@
 //! even if a name on the way is swapped while it waits for its turn. Every call gets exactly one
 //! answer; every policy decision and every refusal after it is audited.
 
+mod lock;
 mod paths;
+mod rounds;
+#[cfg(test)]
+mod tests;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -58,22 +62,23 @@ use tokio_util::sync::CancellationToken;
 
 use super::shared::Shared;
 use crate::digest::call_digest;
-use crate::error::{ArgumentError, Error, Failure, ParamsProblem};
+use crate::error::{ArgumentError, Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::policy::request_state::{
-    APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, StateRefusal, Reservation, approval_deadline,
-};
-use crate::policy::{CallFacts, Decision, Question, UsesRefusal};
+use crate::policy::request_state::{Binding, Carried, approval_deadline};
+use crate::policy::{CallFacts, Decision, UsesRefusal};
 use crate::rate_limit::RateRefusal;
+use crate::schema::validate::JsonType;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::{ClientCapability, Inputs, Mode, tool_answers};
+use crate::tool::inputs::{Inputs, Mode, tool_answers};
 use crate::tool::{ParamRole, Tier, ToolContext};
-use crate::workspace::lock::LockRefusal;
+use lock::check_lock;
 use paths::{ForeignCheck, confine_paths, foreign_paths, lexical, linked_file, recheck, targets_digest};
+use rounds::{RoundTrip, open_state, round_trip};
+pub(crate) use rounds::{ask_again, missing_capability};
 
 /// What a `tools/call` comes to.
 #[derive(Debug)]
@@ -86,7 +91,7 @@ pub(crate) enum CallOutcome {
 
 /// Answers a `tools/call`: the steps above, then the answer's form for the caller's protocol
 /// version. Refused arguments ([`Error::InvalidArguments`], from the schema step, the decoding
-/// or the tool) are a result with `isError: true` from `2025-11-25` on (SEP-1303) and `-32602`
+/// or the tool) are a result with `isError: true` from `2025-11-25` on and `-32602`
 /// before; every other refusal keeps its code. Without a caller ([`crate::Server::call_once`])
 /// the error itself is returned.
 pub(crate) async fn call_tool(
@@ -477,148 +482,6 @@ async fn checked_call(
     }
 }
 
-/// The key of the approval question in an `input_required` result and of its answer in the
-/// retry's `inputResponses`.
-pub(crate) const APPROVAL_INPUT: &str = "approval";
-
-/// Where a modern-era approval stands.
-enum RoundTrip {
-    /// The retry carried a good `requestState` and the user's answer: this is the decision.
-    Answered(Decision),
-    /// Ask the user through the client: an `input_required` result.
-    Ask(InputRequiredResult),
-    /// The client cannot show a form, but the server has a terminal: ask there.
-    Terminal,
-}
-
-/// Opens the `requestState` a modern retry carries (module `crate::policy::request_state`): it
-/// must verify, be unexpired and unused, and match the call as it is now, else `-32602`,
-/// audited. The state is held for this call: spent if the call runs, released if it is refused.
-async fn open_state<'a>(
-    shared: &'a Shared,
-    facts: &CallFacts<'_>,
-    binding: &Binding,
-    state: &Value,
-) -> Result<Reservation<'a>, Error> {
-    let opened = match state {
-        Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
-        _ => Err(StateRefusal::Forged),
-    };
-    opened.map_err(|refusal| {
-        audit(shared, facts, &format!("requestState refused: {refusal}"), "refused");
-        Error::InvalidParams {
-            reason: ParamsProblem::InvalidRequestState,
-            details: format!(
-                "the `requestState` of this call to `{}` was refused: {refusal}",
-                facts.tool.name()
-            ),
-        }
-    })
-}
-
-/// An approval in the modern era, where the server cannot send the client a request: a multi
-/// round-trip request (SPEC §12). The first call gets an `input_required` result with one
-/// elicitation form ([`APPROVAL_INPUT`]) and a sealed `requestState`
-/// ([`crate::policy::request_state`]) bound to this tool, the digest of these arguments and what
-/// every `#[path]` argument resolves to now. The retry's state ([`open_state`], `answered_state`
-/// says it was good) carries the answer, which then decides as an answer through
-/// `elicitation/create` does (`accept` with `once`/`session` approves; decline, cancel and
-/// anything else deny). A retry with a good state but no answer is asked again.
-///
-/// A client that declares no elicitation capability is never sent a form: the question goes to
-/// the server's terminal when it has one, else the call is refused with `-32021` naming
-/// `elicitation`.
-fn round_trip(
-    shared: &Shared,
-    facts: &CallFacts<'_>,
-    caller: &SessionInfo,
-    question: &Question,
-    binding: &Binding,
-    responses: &JsonObject,
-    earlier: Option<&Carried>,
-) -> Result<RoundTrip, Error> {
-    let policy = &shared.policy;
-    let name = facts.tool.name();
-    // The answer counts only with a state whose round asked the approval question.
-    let asked = earlier.is_some_and(|e| e.asked.contains_key(APPROVAL_INPUT));
-    let answer = if asked { responses.get(APPROVAL_INPUT).cloned() } else { None };
-    if let Some(answer) = answer {
-        let answer = crate::policy::ask::interpret(answer);
-        return Ok(RoundTrip::Answered(policy.answered(facts, question.requirement(), answer)));
-    }
-    if !caller.capabilities.supports_elicitation() {
-        if crate::policy::ask::terminal_available() {
-            return Ok(RoundTrip::Terminal);
-        }
-        return Err(Error::MissingCapability {
-            capability: "elicitation",
-            details: format!(
-                "`{name}` needs the user's approval ({}); it is asked through the client's form (elicitation) or the server's terminal, and this request declares no elicitation capability while the server has no terminal",
-                question.requirement()
-            ),
-        });
-    }
-    let form = crate::policy::ask::approval_request(caller.version, &shared.policy.question_for(facts));
-    let mut params = serde_json::to_value(&form).map_err(|e| Error::Internal { details: e.to_string() })?;
-    if let Value::Object(params) = &mut params {
-        params.insert("mode".into(), Value::from("form"));
-    }
-    let mut input_requests = JsonObject::new();
-    input_requests.insert(
-        APPROVAL_INPUT.into(),
-        serde_json::json!({ "method": "elicitation/create", "params": params }),
-    );
-    // The answers of earlier rounds stay carried (the tool asks its own questions again after
-    // the approval, and finds them answered).
-    let carried = Carried {
-        answers: earlier.map(|e| e.answers.clone()).unwrap_or_default(),
-        asked: [(APPROVAL_INPUT.to_owned(), APPROVAL_ASKED.to_owned())].into(),
-        approved_until: None,
-        round: earlier.map_or(0, |e| e.round).saturating_add(1),
-    };
-    ask_again(shared, name, binding, input_requests, carried).map(RoundTrip::Ask)
-}
-
-/// The `input_required` result of a call (or a prompt) whose handler asked the client questions
-/// it has not answered yet: the questions, and a state sealing the answers so far for the retry.
-pub(crate) fn ask_again(
-    shared: &Shared,
-    name: &str,
-    binding: &Binding,
-    input_requests: JsonObject,
-    carried: Carried,
-) -> Result<InputRequiredResult, Error> {
-    let policy = &shared.policy;
-    if carried.round > MAX_ROUNDS {
-        return Err(Error::InvalidParams {
-            reason: ParamsProblem::InvalidRequestState,
-            details: format!(
-                "`{name}` asked for input {MAX_ROUNDS} times in one call; call it again from the start"
-            ),
-        });
-    }
-    match policy.request_states().seal_carrying(binding, policy.question_lifetime(), carried) {
-        Ok(request_state) => Ok(InputRequiredResult { input_requests, request_state }),
-        Err(size) => Err(Error::Internal {
-            details: format!(
-                "`{name}` was given {size} bytes of answers, more than a request state carries ({} bytes)",
-                crate::policy::request_state::MAX_CARRIED
-            ),
-        }),
-    }
-}
-
-/// The refusal of a call whose handler asked for something the client did not declare.
-pub(crate) fn missing_capability(name: &str, capability: ClientCapability) -> Error {
-    Error::MissingCapability {
-        capability: capability.as_str(),
-        details: format!(
-            "`{name}` asks the client for input that needs the `{}` capability, and this client did not declare it",
-            capability.as_str()
-        ),
-    }
-}
-
 /// Records a refusal after the policy step (best effort: the call is refused anyway).
 fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
     if let Err(e) = shared.policy.record(facts, rule, outcome) {
@@ -626,36 +489,11 @@ fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
     }
 }
 
-/// Tools that may write need this server to hold the workspace lock (tried again each time).
-async fn check_lock(shared: &Shared, tool: &str) -> Result<(), Error> {
-    let Some(lock) = shared.lock.clone() else { return Ok(()) };
-    if lock.is_held() {
-        return Ok(());
-    }
-    let outcome = tokio::task::spawn_blocking(move || lock.ensure())
-        .await
-        .map_err(|e| Error::Internal { details: e.to_string() })?;
-    match outcome {
-        Ok(()) => Ok(()),
-        Err(LockRefusal::HeldBy(owner)) => Err(Error::WorkspaceLocked {
-            tool: tool.to_owned(),
-            owner_pid: owner.owner_pid,
-            acquired_at: owner.acquired_at,
-        }),
-        Err(LockRefusal::Unavailable(details)) => {
-            Err(Error::ToolFailed { tool: tool.to_owned(), reason: Failure::Internal, details })
-        }
-    }
-}
-
-/// The JSON type name of a value, for messages.
+/// The JSON type name of a value, for messages: [`JsonType::article`], except that every number
+/// is `a number` (an integer too).
 pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+    match JsonType::of(v) {
+        JsonType::Integer => JsonType::Number.article(),
+        other => other.article(),
     }
 }
