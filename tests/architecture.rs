@@ -59,7 +59,7 @@ impl Crate {
         let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         // Where `mod x;` finds x: next to lib.rs / mod.rs, else in the directory named for this file.
         let dir = if at.is_empty() || file.file_name().is_some_and(|n| n == "mod.rs") {
-            file.parent().unwrap().to_path_buf()
+            file.parent().expect("a file has a directory").to_path_buf()
         } else {
             file.with_extension("")
         };
@@ -128,7 +128,7 @@ struct Collector<'a> {
 
 impl Collector<'_> {
     fn here(&self) -> ModPath {
-        self.at.last().unwrap().clone()
+        self.at.last().expect("the crate root is always there").clone()
     }
 
     fn module_items(&mut self, items: &[syn::Item]) {
@@ -412,7 +412,7 @@ fn circles(graph: &Graph) -> Vec<Vec<PathBuf>> {
         if s.low[v] == s.index[v] {
             let mut component = Vec::new();
             loop {
-                let w = s.stack.pop().unwrap();
+                let w = s.stack.pop().expect("v is on the stack");
                 s.on_stack.remove(w);
                 component.push(w.clone());
                 if w == v {
@@ -547,14 +547,15 @@ fn every_import_points_down_the_floors() {
 fn the_checker_sees_imports_and_circles() {
     // The checker on a crate of its own making: a circle through `super::`, a re-export and a
     // path in code must be found, or the tests above could pass by seeing nothing.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary directory");
     let src = dir.path();
-    std::fs::write(src.join("lib.rs"), "pub mod a;\npub mod b;\npub use a::Alpha;\n").unwrap();
-    std::fs::create_dir(src.join("a")).unwrap();
-    std::fs::write(src.join("a.rs"), "mod inner;\npub use inner::Alpha;\npub struct Top;\n").unwrap();
-    std::fs::write(src.join("a/inner.rs"), "pub struct Alpha(super::Top);\n").unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod a;\npub mod b;\npub use a::Alpha;\n").expect("written");
+    std::fs::create_dir(src.join("a")).expect("written");
+    std::fs::write(src.join("a.rs"), "mod inner;\npub use inner::Alpha;\npub struct Top;\n")
+        .expect("written");
+    std::fs::write(src.join("a/inner.rs"), "pub struct Alpha(super::Top);\n").expect("written");
     std::fs::write(src.join("b.rs"), "pub fn f() -> usize { std::mem::size_of::<crate::Alpha>() }\n")
-        .unwrap();
+        .expect("written");
     let krate = Crate::load(src);
     let graph = graph(&krate);
     let b = src.join("b.rs");
@@ -571,8 +572,8 @@ fn the_checker_sees_imports_and_circles() {
         src.join("b.rs"),
         "pub fn f() -> usize { std::mem::size_of::<crate::Alpha>() }\npub struct Beta;\n",
     )
-    .unwrap();
-    std::fs::write(src.join("a/inner.rs"), "pub struct Alpha(crate::b::Beta);\n").unwrap();
+    .expect("written");
+    std::fs::write(src.join("a/inner.rs"), "pub struct Alpha(crate::b::Beta);\n").expect("written");
     let krate = Crate::load(src);
     assert_eq!(circles(&self::graph(&krate)), vec![vec![inner, b]]);
 }

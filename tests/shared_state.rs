@@ -149,7 +149,10 @@ async fn windows_per_principal_when_configured() {
     let registry = registry(1, Duration::from_secs(60));
     let limiter = replica(&redis, &registry, RedisOptions { per_principal: true, ..options("t4:") });
     std::mem::forget(limiter.admit_shared("limited", Some("token:alice")).await.expect("alice"));
-    assert!(matches!(limiter.admit_shared("limited", Some("token:alice")).await, Err(RateRefusal::Limited(..))));
+    assert!(matches!(
+        limiter.admit_shared("limited", Some("token:alice")).await,
+        Err(RateRefusal::Limited(..))
+    ));
     std::mem::forget(
         limiter.admit_shared("limited", Some("token:bob")).await.expect("bob has a window of his own"),
     );

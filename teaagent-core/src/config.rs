@@ -74,9 +74,9 @@
 //! # Reading the files
 //!
 //! Every file is read with [`crate::home`]'s rules: opened without blocking, a regular file, at
-//! most [`MAX_CONFIG_BYTES`]. The user's file is reached through the home directory's handle (a
+//! most [`MAX_CONFIG_BYTES`](crate::home::MAX_CONFIG_BYTES). The user's file is reached through the home directory's handle (a
 //! link there is refused); a `--config FILE` the user named may be a link. The workspace's file
-//! is read **through the workspace** ([`Workspace::resolve`] and
+//! is read **through the workspace** ([`Workspace::resolve`](crate::Workspace::resolve) and
 //! [`crate::workspace::Resolved::open_read`]): a `.teaagent/config.toml` that is a link out of
 //! the root, a FIFO or a device is refused before a byte is read, so nothing outside the root is
 //! ever read on the workspace's behalf.

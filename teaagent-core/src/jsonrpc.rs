@@ -8,7 +8,9 @@ pub mod message;
 pub mod response;
 
 pub use id::{IdKey, RequestId};
-pub use message::{Incoming, Notification, RawParams, MessageRefusal, Request, ResponseFromClient, Unreadable};
+pub use message::{
+    Incoming, MessageRefusal, Notification, RawParams, Request, ResponseFromClient, Unreadable,
+};
 pub use response::{ErrorObject, error_line, notification_line, result_line, result_line_sized};
 
 /// The only `jsonrpc` version this server speaks.

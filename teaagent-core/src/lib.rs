@@ -7,7 +7,7 @@
 //! What a tool author uses:
 //!
 //! - [`tool`](macro@tool), [`Registry`] and [`Server`]: define tools, check them, serve them
-//!   ([`Server::run_stdio`], [`Server::serve_http`] with the `http` feature).
+//!   ([`Server::run_stdio`], `Server::serve_http` with the `http` feature).
 //! - [`ToolContext`], [`State`], [`Json`], [`ToolError`]: what a tool receives and returns
 //!   ([`tool`](mod@tool)); [`PromptDef`] and [`resource::ResourceProvider`] for prompts and
 //!   resources.
@@ -20,11 +20,11 @@
 //!
 //! ## Cargo features
 //!
-//! - **`http`** (off by default): Streamable HTTP ([`Server::serve_http`],
-//!   [`server::http`]): hyper's HTTP/1 server and its glue crates.
+//! - **`http`** (off by default): Streamable HTTP (`Server::serve_http`,
+//!   `server::http`): hyper's HTTP/1 server and its glue crates.
 //! - **`oauth`** (off by default, implies `http`): OAuth 2.1 resource-server mode for HTTP
 //!   (`server::http::oauth`): JWT access tokens checked against the issuer's key set.
-//! - **`redis`** (off by default): a fleet's shared state ([`fleet`]): rate-limit windows,
+//! - **`redis`** (off by default): a fleet's shared state (`fleet`): rate-limit windows,
 //!   request-state nonces, counted grants' uses and "for this session" approvals in Redis, so
 //!   replicas behind a load balancer decide as one server.
 //! - **`gateway`** (off by default): `teaagent_core::gateway` — external MCP servers started as

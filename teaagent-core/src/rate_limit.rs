@@ -85,7 +85,11 @@ impl RateLimiter {
     /// Admits a call of `tool` by the fleet's shared window when there is one (`principal`
     /// names the caller, for windows per principal), else by this process's
     /// ([`RateLimiter::admit`]).
-    pub async fn admit_shared(&self, tool: &str, principal: Option<&str>) -> Result<Admission<'_>, RateRefusal> {
+    pub async fn admit_shared(
+        &self,
+        tool: &str,
+        principal: Option<&str>,
+    ) -> Result<Admission<'_>, RateRefusal> {
         #[cfg(feature = "redis")]
         if let (Some(state), Some(window)) = (&self.shared, self.windows.get(tool)) {
             let name = match principal.filter(|_| state.options().per_principal) {

@@ -7,7 +7,7 @@ use crate::policy::grant::GrantError;
 
 /// A configuration that cannot be used: the server does not start.
 ///
-/// Its text is raw (it may quote a file's bytes): print it through [`visible::escape`].
+/// Its text is raw (it may quote a file's bytes): print it through [`visible::escape`](crate::visible::escape).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -68,8 +68,8 @@ pub enum ConfigError {
         /// The tools there are.
         known: String,
     },
-    /// A rule or digest given to [`Settings`] by hand that does not parse (those read by
-    /// [`Settings::load`] were checked where they were read, and say where).
+    /// A rule or digest given to [`Settings`](super::Settings) by hand that does not parse (those read by
+    /// [`Settings::load`](super::Settings::load) were checked where they were read, and say where).
     #[error(transparent)]
     Rule(#[from] GrantError),
     /// An environment variable with a value that cannot be used.

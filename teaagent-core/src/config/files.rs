@@ -177,7 +177,7 @@ pub(super) fn key_at(text: &str, at: usize) -> Option<String> {
     })
 }
 
-/// Which sources [`Settings::load`] reads.
+/// Which sources [`Settings::load`](super::Settings::load) reads.
 #[derive(Debug, Default)]
 pub struct Sources<'a> {
     /// The user's file, if not the home's `config.toml` (`--config FILE`).

@@ -25,8 +25,8 @@ pub enum Advice {
         /// of its own): the advice then says how to get a file of its own.
         shared: bool,
     },
-    /// The code that built the [`Policy`]: [`Policy::grant`], [`Policy::preapprove`],
-    /// [`Policy::new`].
+    /// The code that built the [`Policy`](super::Policy): [`Policy::grant`](super::Policy::grant), [`Policy::preapprove`](super::Policy::preapprove),
+    /// [`Policy::new`](super::Policy::new).
     #[default]
     Code,
 }

@@ -47,7 +47,7 @@ pub enum Decision {
     },
 }
 
-/// A call only the user can still approve (from [`Policy::decide_now`]), with the rule that asks.
+/// A call only the user can still approve (from [`Policy::decide_now`](super::Policy::decide_now)), with the rule that asks.
 #[derive(Debug)]
 pub struct Question(pub(super) String);
 

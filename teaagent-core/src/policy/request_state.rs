@@ -17,7 +17,7 @@
 //!   "no") releases it, so the approval is not lost to a refusal that was not about it (a refused
 //!   call uses no approval). Nonces are remembered for longer than a state lives: in this
 //!   process, or, for replicas that share a key (below), in the fleet's shared store
-//!   ([`crate::fleet`]), so that a state approves one call across every replica,
+//!   (`crate::fleet`, feature `redis`), so that a state approves one call across every replica,
 //! - an expiry, at most [`MAX_LIFETIME`] away.
 //!
 //! A state that does not verify, has expired, was used already, or is for another call is

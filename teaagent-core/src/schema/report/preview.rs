@@ -30,7 +30,7 @@ pub(super) fn typed(value: &Value) -> String {
     }
 }
 
-/// Text quoted back: escaped ([`visible::escape`]) and cut to [`PREVIEW_CHARS`] characters,
+/// Text quoted back: escaped ([`visible::escape`](crate::visible::escape)) and cut to [`PREVIEW_CHARS`] characters,
 /// saying how many more there were.
 pub fn preview_text(text: &str) -> String {
     bounded(text, PREVIEW_CHARS)

@@ -7,7 +7,7 @@ use super::audit;
 use crate::error::{Error, ParamsProblem};
 use crate::mcp::JsonObject;
 use crate::mcp::modern::InputRequiredResult;
-use crate::policy::request_state::{APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, StateRefusal, Reservation};
+use crate::policy::request_state::{APPROVAL_ASKED, Binding, Carried, MAX_ROUNDS, Reservation, StateRefusal};
 use crate::policy::{CallFacts, Decision, Question};
 use crate::server::shared::Shared;
 use crate::session::peer::SessionInfo;

@@ -180,6 +180,11 @@ fn checked_scope(scope: &str) -> Result<String, OAuthConfigError> {
     Ok(scope.to_owned())
 }
 
+/// [`Url::parse`], its problem told as the configuration error that names the URL and its role.
+pub(crate) fn parse_url(text: &str, role: UrlRole) -> Result<Url, OAuthConfigError> {
+    Url::parse(text, role).map_err(|problem| OAuthConfigError::Url { role, url: text.to_owned(), problem })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,9 +224,4 @@ mod tests {
             }
         }
     }
-}
-
-/// [`Url::parse`], its problem told as the configuration error that names the URL and its role.
-pub(crate) fn parse_url(text: &str, role: UrlRole) -> Result<Url, OAuthConfigError> {
-    Url::parse(text, role).map_err(|problem| OAuthConfigError::Url { role, url: text.to_owned(), problem })
 }

@@ -99,7 +99,9 @@ impl Checks {
         if header.typ.as_deref().is_some_and(|t| {
             !["at+jwt", "application/at+jwt", "JWT"].iter().any(|ok| t.eq_ignore_ascii_case(ok))
         }) {
-            return Err(TokenRefusal::Invalid("the token's typ is not at+jwt or JWT: it is not an access token"));
+            return Err(TokenRefusal::Invalid(
+                "the token's typ is not at+jwt or JWT: it is not an access token",
+            ));
         }
         let (set, generation) = match keys.current() {
             Current::Keys { set, generation } => (set, generation),

@@ -81,11 +81,11 @@ impl fmt::Display for UrlProblem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UrlRole {
-    /// This server's resource URL ([`OAuthConfig::new`]'s `resource`).
+    /// This server's resource URL ([`OAuthConfig::new`](super::OAuthConfig::new)'s `resource`).
     Resource,
     /// The authorization server's issuer identifier.
     Issuer,
-    /// The authorization server's key set ([`OAuthConfig::jwks_uri`]).
+    /// The authorization server's key set ([`OAuthConfig::jwks_uri`](super::OAuthConfig::jwks_uri)).
     JwksUri,
 }
 
@@ -108,7 +108,7 @@ impl Url {
         if text.contains('#') {
             return Err(UrlProblem::Fragment);
         }
-        let (scheme, rest) = text.split_once("://").ok_or_else(|| UrlProblem::NotAbsolute)?;
+        let (scheme, rest) = text.split_once("://").ok_or(UrlProblem::NotAbsolute)?;
         let https = match scheme.to_ascii_lowercase().as_str() {
             "https" => true,
             "http" => false,
@@ -119,7 +119,7 @@ impl Url {
         if authority.contains('@') {
             return Err(UrlProblem::UserInfo);
         }
-        let (host, port) = split_host_port(authority).ok_or_else(|| UrlProblem::Port)?;
+        let (host, port) = split_host_port(authority).ok_or(UrlProblem::Port)?;
         if host.is_empty() || host == "[]" {
             return Err(UrlProblem::NotAbsolute);
         }
