@@ -1,6 +1,6 @@
 //! The benchmark's baseline: the least a stdio MCP echo server can do. It reads a line, parses it
 //! with `serde_json`, and writes the correct response — no async runtime, no framework, no
-//! checks beyond what a correct answer needs. `benches/stdio.rs` compares the `echo` example
+//! checks beyond what a correct answer needs. `benches/stdio/` compares the `echo` example
 //! with it; it is not an example to copy.
 
 use std::io::{BufRead, Write};
