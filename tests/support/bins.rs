@@ -61,6 +61,25 @@ fn build() -> HashMap<String, PathBuf> {
         .arg(manifest)
         .args(["--message-format=json-render-diagnostics", "--bins", "--examples"])
         .args(["-p", "teaagent-cli", "-p", "teaagent-core", "-p", "teaagent-tests"]);
+    // Cargo runs this test with the variables it sets for a package (`CARGO_MANIFEST_DIR`,
+    // `CARGO_PKG_NAME`, `OUT_DIR`…); some build scripts (ring's) rerun when those change, so
+    // passing them on would rebuild those crates here and again at the next `cargo test`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "OUT_DIR",
+            ]
+            .contains(&&*name)
+        {
+            cmd.env_remove(&*name);
+        }
+    }
     if !cfg!(debug_assertions) {
         cmd.arg("--release");
     }
