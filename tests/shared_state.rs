@@ -28,7 +28,7 @@ fn registry(max: u32, window: Duration) -> Registry {
 
 fn replica(redis: &Redis, registry: &Registry, options: RedisOptions) -> Arc<RateLimiter> {
     let state = RedisStore::new(&redis.url(), options).expect("state");
-    Arc::new(RateLimiter::new(registry, &HashMap::new()).shared(state))
+    Arc::new(RateLimiter::new(registry, &HashMap::new(), Arc::new(state)))
 }
 
 fn options(prefix: &str) -> RedisOptions {
@@ -47,7 +47,7 @@ async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_bot
         let limiter = if i % 2 == 0 { Arc::clone(&a) } else { Arc::clone(&b) };
         let admitted = Arc::clone(&admitted);
         calls.push(tokio::spawn(async move {
-            match limiter.admit_shared("limited", None).await {
+            match limiter.admit("limited", None).await {
                 Ok(admission) => {
                     admitted.fetch_add(1, Ordering::SeqCst);
                     std::mem::forget(admission); // kept: the call "ran"
@@ -68,12 +68,12 @@ async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_bot
     assert_eq!(format!("{window:?}"), "Integer(10)", "one sorted set holds the fleet's window");
 
     // A refund on one replica frees a call for the other (the refund runs in the background).
-    assert!(matches!(b.admit_shared("limited", None).await, Err(RateRefusal::Limited(..))));
+    assert!(matches!(b.admit("limited", None).await, Err(RateRefusal::Limited(..))));
     let other = registry_with_room(&redis, &registry).await;
     other.refund();
     let mut freed = false;
     for _ in 0..100 {
-        if let Ok(admission) = b.admit_shared("limited", None).await {
+        if let Ok(admission) = b.admit("limited", None).await {
             std::mem::forget(admission);
             freed = true;
             break;
@@ -84,23 +84,18 @@ async fn two_replicas_admit_exactly_the_limit_together_and_refunds_count_for_bot
 
     // Another deployment (another prefix) has a window of its own.
     let c = replica(&redis, &registry, options("t2:"));
-    assert!(c.admit_shared("limited", None).await.is_ok());
+    assert!(c.admit("limited", None).await.is_ok());
 }
 
 /// An admission to refund: a third replica with a window that has room (a fresh prefix would not
 /// share the window), so one of the fleet's admissions is taken out by hand and then admitted
 /// again by a replica that will refund it.
-async fn registry_with_room(
-    redis: &Redis,
-    registry: &Registry,
-) -> teaagent_core::rate_limit::Admission<'static> {
+async fn registry_with_room(redis: &Redis, registry: &Registry) -> teaagent_core::rate_limit::Admission {
     // Make room: remove the oldest admission from the window, then admit through a replica.
     let _ = redis.command(&["ZPOPMIN", "t1:rate:limited"]).expect("ZPOPMIN");
-    let limiter: &'static RateLimiter = Box::leak(Box::new(
-        RateLimiter::new(registry, &HashMap::new())
-            .shared(RedisStore::new(&redis.url(), options("t1:")).expect("state")),
-    ));
-    limiter.admit_shared("limited", None).await.expect("room for one")
+    let store = RedisStore::new(&redis.url(), options("t1:")).expect("state");
+    let limiter = RateLimiter::new(registry, &HashMap::new(), Arc::new(store));
+    limiter.admit("limited", None).await.expect("room for one")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,23 +109,23 @@ async fn an_unreachable_redis_refuses_or_falls_back_and_the_fleet_recovers() {
         &registry,
         RedisOptions { timeout: Duration::from_millis(300), fallback_local: true, ..options("t3:") },
     );
-    std::mem::forget(strict.admit_shared("limited", None).await.expect("up"));
+    std::mem::forget(strict.admit("limited", None).await.expect("up"));
 
     redis.kill();
-    match strict.admit_shared("limited", None).await {
+    match strict.admit("limited", None).await {
         Err(RateRefusal::Unavailable(why)) => assert!(!why.is_empty()),
         other => panic!("expected a refusal while Redis is down, got {other:?}"),
     }
     // The fallback: this replica's own window (2 calls), then full.
-    std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
-    std::mem::forget(lenient.admit_shared("limited", None).await.expect("local window"));
-    assert!(matches!(lenient.admit_shared("limited", None).await, Err(RateRefusal::Limited(..))));
+    std::mem::forget(lenient.admit("limited", None).await.expect("local window"));
+    std::mem::forget(lenient.admit("limited", None).await.expect("local window"));
+    assert!(matches!(lenient.admit("limited", None).await, Err(RateRefusal::Limited(..))));
 
     // Redis is back (empty: nothing persisted): the shared window admits again.
     redis.restart();
     let mut back = false;
     for _ in 0..50 {
-        match strict.admit_shared("limited", None).await {
+        match strict.admit("limited", None).await {
             Ok(admission) => {
                 std::mem::forget(admission);
                 back = true;
@@ -148,14 +143,9 @@ async fn windows_per_principal_when_configured() {
     let redis = Redis::start();
     let registry = registry(1, Duration::from_secs(60));
     let limiter = replica(&redis, &registry, RedisOptions { per_principal: true, ..options("t4:") });
-    std::mem::forget(limiter.admit_shared("limited", Some("token:alice")).await.expect("alice"));
-    assert!(matches!(
-        limiter.admit_shared("limited", Some("token:alice")).await,
-        Err(RateRefusal::Limited(..))
-    ));
-    std::mem::forget(
-        limiter.admit_shared("limited", Some("token:bob")).await.expect("bob has a window of his own"),
-    );
+    std::mem::forget(limiter.admit("limited", Some("token:alice")).await.expect("alice"));
+    assert!(matches!(limiter.admit("limited", Some("token:alice")).await, Err(RateRefusal::Limited(..))));
+    std::mem::forget(limiter.admit("limited", Some("token:bob")).await.expect("bob has a window of his own"));
 }
 
 #[path = "common/http.rs"]

@@ -1,5 +1,5 @@
 //! The cost of the fleet's shared rate limiter: an admission by
-//! `RateLimiter::admit_shared` against a real local `redis-server`, next to the in-process
+//! `RateLimiter::admit` with a `RedisStore` against a real local `redis-server`, next to the in-process
 //! limiter and a bare Redis `PING`, all in the same run.
 //!
 //! ```sh
@@ -13,8 +13,8 @@
 //!
 //! The contenders, on a current-thread tokio runtime (the one `teaagent mcp serve` and
 //! `Server::serve_http` run on):
-//! - **in-process**: `admit_shared` of a limiter without shared state, the server's own call
-//!   (it goes to `RateLimiter::admit`: the tool's window under its mutex), the admission dropped.
+//! - **in-process**: `admit` of a limiter with the default `LocalStore`, the server's own call
+//!   (the tool's window under the store's mutex), the admission dropped.
 //!   Every figure is a ratio to its figure.
 //! - **shared**: the same call on a limiter given a `RedisStore` (default options): one EVALSHA
 //!   of the sliding-window script over the `redis` crate's connection manager.
@@ -43,7 +43,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use teaagent_core::fleet::{RedisOptions, RedisStore};
+use teaagent_core::fleet::{LocalStore, RedisOptions, RedisStore};
 use teaagent_core::rate_limit::RateLimiter;
 use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
 
@@ -78,8 +78,8 @@ const KINDS: [Kind; 3] = [Kind::Local, Kind::Shared, Kind::Ping];
 impl Kind {
     fn name(self) -> &'static str {
         match self {
-            Kind::Local => "in-process limiter (`admit`)",
-            Kind::Shared => "shared limiter (`admit_shared`, Redis)",
+            Kind::Local => "in-process limiter (`admit`, LocalStore)",
+            Kind::Shared => "shared limiter (`admit`, RedisStore)",
             Kind::Ping => "Redis PING (same connection)",
         }
     }
@@ -109,7 +109,7 @@ impl Limiters {
                 return;
             }
         };
-        if let Err(refused) = limiter.admit_shared(TOOL, None).await {
+        if let Err(refused) = limiter.admit(TOOL, None).await {
             panic!("{}: an admission was refused: {refused:?}", kind.name());
         }
     }
@@ -192,8 +192,8 @@ fn main() {
     let options = RedisOptions { prefix: PREFIX.into(), ..RedisOptions::default() };
     let state = RedisStore::new(&redis.url(), options).expect("state");
     let limiters = Arc::new(Limiters {
-        local: RateLimiter::new(&registry, &HashMap::new()),
-        shared: RateLimiter::new(&registry, &HashMap::new()).shared(state.clone()),
+        local: RateLimiter::new(&registry, &HashMap::new(), Arc::new(LocalStore::new())),
+        shared: RateLimiter::new(&registry, &HashMap::new(), Arc::new(state.clone())),
         state,
     });
     assert!(limiters.shared.is_shared() && !limiters.local.is_shared());

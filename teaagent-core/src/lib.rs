@@ -24,9 +24,10 @@
 //!   `server::http`): hyper's HTTP/1 server and its glue crates.
 //! - **`oauth`** (off by default, implies `http`): OAuth 2.1 resource-server mode for HTTP
 //!   (`server::http::oauth`): JWT access tokens checked against the issuer's key set.
-//! - **`redis`** (off by default): a fleet's shared state (`fleet`): rate-limit windows,
-//!   request-state nonces, counted grants' uses and "for this session" approvals in Redis, so
-//!   replicas behind a load balancer decide as one server.
+//! - **`redis`** (off by default): `fleet::RedisStore`, the fleet's store in Redis: rate-limit
+//!   windows, request-state nonces, counted grants' uses and "for this session" approvals shared,
+//!   so replicas behind a load balancer decide as one server (without it, `fleet::LocalStore`
+//!   keeps them in the process).
 //! - **`gateway`** (off by default): `teaagent_core::gateway` — external MCP servers started as
 //!   child processes, their tools served under this server's policy (what `teaagent mcp serve`
 //!   does with the servers the user allowed). Only tokio's `process` feature, no new crate.
@@ -87,8 +88,6 @@ mod cursor;
 pub mod digest;
 pub mod env;
 pub mod error;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod fleet;
 #[cfg(feature = "gateway")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]

@@ -84,6 +84,9 @@ use std::time::{Duration, SystemTime};
 use self::ask::Answer;
 use self::audit::{AuditLog, AuditRecord};
 use self::grant::{Grant, GrantError};
+use self::request_state::RequestStateKey;
+pub use crate::fleet::FLEET_SESSION_APPROVAL;
+use crate::fleet::{LocalStore, Store};
 use crate::registry::Registry;
 use crate::session::Peer;
 use crate::tool::{ParamRole, ToolDef};
@@ -111,14 +114,10 @@ pub struct Policy {
     /// Keys and used nonces of the modern era's sealed approvals ([`request_state`]); a random
     /// key is drawn at the first use unless [`Policy::request_state_keys`] set one.
     states: std::sync::OnceLock<request_state::RequestStates>,
-    /// A fleet's shared state: counted grants' uses and "for this session" answers there too.
-    #[cfg(feature = "redis")]
-    shared: std::sync::OnceLock<crate::fleet::RedisStore>,
+    /// The server's store ([`crate::fleet`]): counted grants' uses, "for this session" answers
+    /// and request states' single use, for every replica that shares it.
+    store: Arc<dyn Store>,
 }
-
-/// How long a "for this session" answer is remembered in a fleet's shared state (a session
-/// there has no end the replicas could see).
-pub const FLEET_SESSION_APPROVAL: Duration = Duration::from_secs(12 * 3600);
 
 impl Default for Policy {
     fn default() -> Self {
@@ -142,8 +141,7 @@ impl Policy {
             advice: Advice::Code,
             command_sandbox: None,
             states: std::sync::OnceLock::new(),
-            #[cfg(feature = "redis")]
-            shared: std::sync::OnceLock::new(),
+            store: Arc::new(LocalStore::new()),
         }
     }
 
@@ -152,41 +150,50 @@ impl Policy {
     /// states (replicas behind a load balancer) share the key; by default each process draws a
     /// random one.
     pub fn request_state_keys(
-        self,
+        mut self,
         key: request_state::RequestStateKey,
         previous: Option<request_state::RequestStateKey>,
     ) -> Self {
-        let _ = self.states.set(request_state::RequestStates::new(key, previous));
+        let states = request_state::RequestStates::new(key, previous, Arc::clone(&self.store));
+        self.states = std::sync::OnceLock::from(states);
         self
     }
 
-    /// Shares counted grants' uses, "for this session" answers and request states' single use
-    /// with the fleet (`crate::fleet`).
-    #[cfg(feature = "redis")]
-    pub(crate) fn share(&self, state: crate::fleet::RedisStore) {
-        self.request_states().share(state.clone());
-        let _ = self.shared.set(state);
+    /// Keeps counted grants' uses, "for this session" answers and request states' single use
+    /// in `store` (the server gives its own when it builds its shared state).
+    pub(crate) fn with_store(mut self, store: Arc<dyn Store>) -> Self {
+        if let Some(states) = self.states.take() {
+            self.states = std::sync::OnceLock::from(states.with_store(Arc::clone(&store)));
+        }
+        self.store = store;
+        self
     }
 
-    /// Whether the user approved calls like this one "for this session" on another replica of
-    /// the fleet (one round trip, only for a call that would otherwise be asked about). An
-    /// unreachable shared state counts as no: the user is asked.
-    pub(crate) async fn session_approved_in_fleet(&self, call: &CallFacts<'_>) -> Option<Decision> {
-        #[cfg(feature = "redis")]
-        if let Some(state) = self.shared.get() {
-            let key = session_key(call);
-            if state.session_approved(&key).await.unwrap_or(false) {
-                self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
-                return Some(allow("approved by the user for this session (on another replica)"));
-            }
+    /// The store this policy keeps its counts and answers in.
+    pub(crate) fn store(&self) -> &dyn Store {
+        &*self.store
+    }
+
+    /// Whether the user approved calls like this one "for this session" where this process did
+    /// not see it (another replica of a fleet; one round trip, only for a call that would
+    /// otherwise be asked about). An unreachable store counts as no: the user is asked.
+    pub(crate) async fn session_approved_elsewhere(&self, call: &CallFacts<'_>) -> Option<Decision> {
+        if !self.store.is_shared() {
+            return None;
         }
-        let _ = call;
-        None
+        let key = session_key(call);
+        if !self.store.session_approved(&key).await.unwrap_or(false) {
+            return None;
+        }
+        self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+        Some(allow("approved by the user for this session (on another replica)"))
     }
 
     /// The request-state keys and nonces.
     pub(crate) fn request_states(&self) -> &request_state::RequestStates {
-        self.states.get_or_init(request_state::RequestStates::default)
+        self.states.get_or_init(|| {
+            request_state::RequestStates::new(RequestStateKey::random(), None, Arc::clone(&self.store))
+        })
     }
 
     /// How long a modern-era approval question stays open: the ask timeout, at most
@@ -475,14 +482,9 @@ The command runs {sandbox}."
             Answer::Once => allow("approved by the user (once)"),
             Answer::Session => {
                 let key = session_key(call);
-                #[cfg(feature = "redis")]
-                if let (Some(state), Ok(runtime)) = (self.shared.get(), tokio::runtime::Handle::try_current())
-                {
-                    // For every replica; in the background (this replica knows it already).
-                    let (state, key) = (state.clone(), key.clone());
-                    runtime.spawn(async move {
-                        let _ = state.approve_session(&key, FLEET_SESSION_APPROVAL).await;
-                    });
+                // For every replica that shares the store (this process knows it already).
+                if self.store.is_shared() {
+                    self.store.approve_session(&key, FLEET_SESSION_APPROVAL);
                 }
                 self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
                 allow("approved by the user for this session")

@@ -1,26 +1,21 @@
-//! Per-tool rate limits: a sliding window admitting at most `max_calls` calls in any
-//! `window`. Each tool's window is a queue of admission times under a mutex, so the count is
-//! exact however many calls arrive at once. An admission can be refunded: a call that a later
-//! step refuses (the workspace lock) leaves the budget as it found it.
-//!
-//! With a fleet's shared state (feature `redis`, `teaagent_core::fleet`) the windows live in Redis
-//! instead: [`RateLimiter::admit_shared`] admits through one atomic script, and a refund removes
-//! that admission there.
+//! Per-tool rate limits: a sliding window admitting at most `max_calls` calls in any `window`,
+//! kept by the server's store (`crate::fleet`): exact however many calls arrive at once, in this
+//! process or, for a fleet, across every replica. An admission can be refunded: a call that a
+//! later step refuses (the workspace lock) leaves the budget as it found it.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
+use crate::fleet::{Admit, Store, Ticket};
 use crate::registry::Registry;
 use crate::tool::RateLimit;
 
 /// The rate limits of a registry's tools.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RateLimiter {
-    windows: HashMap<String, Window>,
-    /// The fleet's windows, when the server shares its state.
-    #[cfg(feature = "redis")]
-    shared: Option<crate::fleet::RedisStore>,
+    limits: HashMap<String, RateLimit>,
+    store: Arc<dyn Store>,
 }
 
 /// Why a call was not admitted.
@@ -33,145 +28,70 @@ pub enum RateRefusal {
     Unavailable(String),
 }
 
+/// A call admitted by its tool's rate limit (by nothing, for a tool without one): dropped, it
+/// stays counted (the call ran); [`Admission::refund`] gives it back.
 #[derive(Debug)]
-struct Window {
-    limit: RateLimit,
-    admitted: Mutex<VecDeque<Instant>>,
-}
-
-/// A call admitted by its tool's rate limit.
-#[derive(Debug)]
-pub struct Admission<'a> {
-    window: Option<&'a Window>,
-    at: Option<Instant>,
-    /// Admitted by the shared window: the state, the window's name and the admission's member.
-    #[cfg(feature = "redis")]
-    shared: Option<(crate::fleet::RedisStore, String, String)>,
+pub struct Admission {
+    taken: Option<(Arc<dyn Store>, String, Ticket)>,
 }
 
 impl RateLimiter {
-    /// The limits declared by the tools, with `overrides` (by tool name) taking precedence.
-    pub fn new(registry: &Registry, overrides: &HashMap<String, RateLimit>) -> Self {
+    /// The limits declared by the tools, with `overrides` (by tool name) taking precedence, kept
+    /// in `store`.
+    pub fn new(registry: &Registry, overrides: &HashMap<String, RateLimit>, store: Arc<dyn Store>) -> Self {
         // (Admission and lookup cost nothing for tools without a limit.)
-        let windows = registry
+        let limits = registry
             .iter()
             .filter_map(|tool| {
                 let limit = overrides.get(tool.name()).copied().or(tool.rate_limit())?;
-                Some((tool.name().to_owned(), Window { limit, admitted: Mutex::new(VecDeque::new()) }))
+                Some((tool.name().to_owned(), limit))
             })
             .collect();
-        Self {
-            windows,
-            #[cfg(feature = "redis")]
-            shared: None,
-        }
+        Self { limits, store }
     }
 
-    /// Keeps the windows in the fleet's shared state.
-    #[cfg(feature = "redis")]
-    pub fn shared(mut self, state: crate::fleet::RedisStore) -> Self {
-        self.shared = Some(state);
-        self
-    }
-
-    /// Whether the windows are the fleet's (so an admission is a round trip to Redis).
+    /// Whether the windows are the fleet's (so an admission is a round trip).
     pub fn is_shared(&self) -> bool {
-        #[cfg(feature = "redis")]
-        return self.shared.is_some();
-        #[cfg(not(feature = "redis"))]
-        false
-    }
-
-    /// Admits a call of `tool` by the fleet's shared window when there is one (`principal`
-    /// names the caller, for windows per principal), else by this process's
-    /// ([`RateLimiter::admit`]).
-    pub async fn admit_shared(
-        &self,
-        tool: &str,
-        principal: Option<&str>,
-    ) -> Result<Admission<'_>, RateRefusal> {
-        #[cfg(feature = "redis")]
-        if let (Some(state), Some(window)) = (&self.shared, self.windows.get(tool)) {
-            let name = match principal.filter(|_| state.options().per_principal) {
-                Some(principal) => format!("{tool}:{principal}"),
-                None => tool.to_owned(),
-            };
-            return match state.admit(&name, window.limit.max_calls, window.limit.window).await {
-                Ok(crate::fleet::Window::Admitted(member)) => {
-                    Ok(Admission { window: None, at: None, shared: Some((state.clone(), name, member)) })
-                }
-                Ok(crate::fleet::Window::Full(retry)) => Err(RateRefusal::Limited(window.limit, retry)),
-                Err(e) if state.options().fallback_local => {
-                    tracing::warn!(
-                        tool,
-                        "rate limit: {e}; this replica's own window decides (fallback_local)"
-                    );
-                    self.admit(tool).map_err(|(limit, retry)| RateRefusal::Limited(limit, retry))
-                }
-                Err(e) => Err(RateRefusal::Unavailable(e.0)),
-            };
-        }
-        let _ = principal;
-        self.admit(tool).map_err(|(limit, retry)| RateRefusal::Limited(limit, retry))
+        self.store.is_shared()
     }
 
     /// The effective limit of a tool.
     pub fn limit(&self, tool: &str) -> Option<RateLimit> {
-        self.windows.get(tool).map(|w| w.limit)
+        self.limits.get(tool).copied()
     }
 
-    /// Admits a call of `tool`, or says how long until one would be admitted.
-    pub fn admit(&self, tool: &str) -> Result<Admission<'_>, (RateLimit, Duration)> {
-        let Some(window) = self.windows.get(tool) else {
-            return Ok(Admission {
-                window: None,
-                at: None,
-                #[cfg(feature = "redis")]
-                shared: None,
-            });
+    /// Admits a call of `tool` (`principal` names the caller, for a store whose windows are per
+    /// principal), or says why not.
+    pub async fn admit(&self, tool: &str, principal: Option<&str>) -> Result<Admission, RateRefusal> {
+        let Some(limit) = self.limits.get(tool).copied() else { return Ok(Admission { taken: None }) };
+        let window = match principal.filter(|_| self.store.windows_per_principal()) {
+            Some(principal) => format!("{tool}:{principal}"),
+            None => tool.to_owned(),
         };
-        let now = Instant::now();
-        let mut admitted = window.admitted.lock().unwrap_or_else(|p| p.into_inner());
-        while admitted.front().is_some_and(|t| now.duration_since(*t) >= window.limit.window) {
-            admitted.pop_front();
+        match self.store.admit(&window, limit).await {
+            Ok(Admit::Admitted(ticket)) => {
+                Ok(Admission { taken: Some((Arc::clone(&self.store), window, ticket)) })
+            }
+            Ok(Admit::Full(retry)) => Err(RateRefusal::Limited(limit, retry)),
+            Err(e) => Err(RateRefusal::Unavailable(e.0)),
         }
-        if admitted.len() < window.limit.max_calls as usize {
-            admitted.push_back(now);
-            return Ok(Admission {
-                window: Some(window),
-                at: Some(now),
-                #[cfg(feature = "redis")]
-                shared: None,
-            });
+    }
+
+    /// Whether a call of `tool` would be admitted now, taking nothing; always yes with a shared
+    /// store (a look there is two round trips, and admission decides anyway).
+    pub async fn look(&self, tool: &str) -> Result<(), RateRefusal> {
+        if self.is_shared() {
+            return Ok(());
         }
-        let oldest = admitted.front().copied().unwrap_or(now);
-        // (A window too long to add to an `Instant` means: retry after the whole window.)
-        let retry = oldest
-            .checked_add(window.limit.window)
-            .map_or(window.limit.window, |free| free.saturating_duration_since(now));
-        Err((window.limit, retry))
+        self.admit(tool, None).await.map(Admission::refund)
     }
 }
 
-impl Admission<'_> {
+impl Admission {
     /// Gives the budget back (the call did not run after all).
     pub fn refund(self) {
-        #[cfg(feature = "redis")]
-        if let Some((state, name, member)) = self.shared {
-            // In the background: the caller is refusing the call anyway. A refund that cannot
-            // reach Redis leaves the admission to age out of the window (fail closed).
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    let _ = state.refund(&name, &member).await;
-                });
-            }
-            return;
-        }
-        if let (Some(window), Some(at)) = (self.window, self.at) {
-            let mut admitted = window.admitted.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(i) = admitted.iter().rposition(|t| *t == at) {
-                admitted.remove(i);
-            }
+        if let Some((store, window, ticket)) = self.taken {
+            store.refund(&window, ticket);
         }
     }
 }
@@ -189,46 +109,49 @@ mod tests {
             .rate_limit(max, window)
             .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
             .build();
-        RateLimiter::new(&Registry::builder().tool(def).build().expect("registry"), &HashMap::new())
+        let registry = Registry::builder().tool(def).build().expect("registry");
+        RateLimiter::new(&registry, &HashMap::new(), Arc::new(crate::fleet::LocalStore::new()))
+    }
+
+    fn block_on<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().expect("runtime").block_on(f)
     }
 
     #[test]
-    fn exact_under_concurrency() {
-        let limiter = limiter(10, Duration::from_secs(60));
-        let admitted = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    for _ in 0..125 {
-                        if limiter.admit("t").is_ok() {
-                            admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        }
-                    }
-                });
+    fn admissions_refunds_and_looks() {
+        let limiter = limiter(2, Duration::from_secs(60));
+        block_on(async {
+            let first = limiter.admit("t", None).await.expect("first");
+            limiter.look("t").await.expect("a look at a window with room");
+            limiter.admit("t", None).await.expect("second: the look took nothing");
+            let refused = limiter.admit("t", None).await.expect_err("third");
+            assert!(
+                matches!(refused, RateRefusal::Limited(limit, retry) if limit.max_calls == 2 && retry <= Duration::from_secs(60))
+            );
+            assert!(limiter.look("t").await.is_err());
+            first.refund();
+            limiter.admit("t", None).await.expect("refunded budget");
+            for _ in 0..10 {
+                limiter.admit("unlimited", None).await.expect("no limit").refund();
             }
         });
-        assert_eq!(admitted.into_inner(), 10);
     }
 
     #[test]
-    fn refunds_and_sliding() {
-        let limiter = limiter(2, Duration::from_millis(200));
-        let a = limiter.admit("t").expect("first");
-        limiter.admit("t").expect("second");
-        let (_, retry) = limiter.admit("t").expect_err("third");
-        assert!(retry <= Duration::from_millis(200));
-        a.refund();
-        limiter.admit("t").expect("refunded budget");
-        std::thread::sleep(Duration::from_millis(250));
-        limiter.admit("t").expect("the window slid");
-        assert!(limiter.admit("unlimited").is_ok());
-    }
-
-    #[test]
-    fn an_endless_window_refuses_without_panicking() {
-        let limiter = limiter(1, Duration::MAX);
-        limiter.admit("t").expect("first");
-        let (_, retry) = limiter.admit("t").expect_err("second");
-        assert!(retry > Duration::from_secs(86_400 * 365));
+    fn overrides_take_precedence() {
+        let registry = limiter(2, Duration::from_secs(60));
+        let overrides =
+            HashMap::from([("t".to_owned(), RateLimit { max_calls: 1, window: Duration::from_secs(1) })]);
+        let def = ToolDef::builder("t")
+            .description("d")
+            .input_schema(json!({"type": "object", "properties": {}}))
+            .rate_limit(2, Duration::from_secs(60))
+            .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+            .build();
+        let tools = Registry::builder().tool(def).build().expect("registry");
+        let limiter = RateLimiter::new(&tools, &overrides, Arc::new(crate::fleet::LocalStore::new()));
+        assert_eq!(limiter.limit("t").map(|l| l.max_calls), Some(1));
+        assert_eq!(registry.limit("t").map(|l| l.max_calls), Some(2));
+        assert!(!limiter.is_shared());
     }
 }

@@ -111,9 +111,8 @@ pub struct Server {
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Arc<crate::prompt::Prompts>,
-    /// The fleet's shared state ([`Server::shared_state`]).
-    #[cfg(feature = "redis")]
-    shared_state: Option<crate::fleet::RedisStore>,
+    /// The store of what replicas share ([`Server::shared_state`]).
+    store: Arc<dyn crate::fleet::Store>,
     workspace: Option<Workspace>,
     lock: Option<Arc<WorkspaceLock>>,
     policy: Policy,
@@ -162,8 +161,7 @@ impl Server {
             config: ServerConfig::default(),
             resources: None,
             prompts: Arc::default(),
-            #[cfg(feature = "redis")]
-            shared_state: None,
+            store: Arc::new(crate::fleet::LocalStore::new()),
             workspace: None,
             lock: None,
             policy: Policy::default(),
@@ -194,12 +192,13 @@ impl Server {
         self
     }
 
-    /// Shares the state replicas of a fleet must agree on (rate-limit windows, request states'
-    /// single use) through Redis: see [`crate::fleet`]. The replicas must also share the key
-    /// that seals request states (`TEAAGENT_REQUEST_STATE_KEY`).
-    #[cfg(feature = "redis")]
-    pub fn shared_state(mut self, state: crate::fleet::RedisStore) -> Self {
-        self.shared_state = Some(state);
+    /// Keeps the state replicas of a fleet must agree on (rate-limit windows, request states'
+    /// single use, grant uses, "for this session" answers) in `store`, such as a
+    /// `fleet::RedisStore` (feature `redis`): see [`crate::fleet`]. The replicas must also share
+    /// the key that seals request states (`TEAAGENT_REQUEST_STATE_KEY`). By default it is kept
+    /// in this process ([`LocalStore`](crate::fleet::LocalStore)).
+    pub fn shared_state(mut self, store: impl crate::fleet::Store) -> Self {
+        self.store = Arc::new(store);
         self
     }
 

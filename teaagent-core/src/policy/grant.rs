@@ -269,29 +269,19 @@ impl Grant {
         self.uses_total
     }
 
-    /// Marks the grant used up in this process (the fleet's count says none is left), so this
-    /// replica stops offering it and, in `prompt` mode, asks instead.
-    #[cfg(feature = "redis")]
+    /// Marks the grant used up in this process (the store's count says none is left), so this
+    /// process stops offering it and, in `prompt` mode, asks instead.
     pub(crate) fn exhaust(&self) {
         if let Some(n) = &self.uses_left {
             n.store(0, Ordering::Release);
         }
     }
 
-    /// Gives back a use taken by [`Grant::take_use`] (the call it was taken for did not run).
-    pub fn refund_use(&self) {
+    /// Counts here a use the store gave (the count here is what this process knows is left: the
+    /// store's, or more when other replicas spent some).
+    pub(crate) fn note_used(&self) {
         if let Some(n) = &self.uses_left {
-            n.fetch_add(1, Ordering::AcqRel);
-        }
-    }
-
-    /// Takes one use (for grants with a use count); `false` when none was left.
-    pub fn take_use(&self) -> bool {
-        match &self.uses_left {
-            None => true,
-            Some(n) => {
-                n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| left.checked_sub(1)).is_ok()
-            }
+            let _ = n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| left.checked_sub(1));
         }
     }
 }
@@ -546,8 +536,11 @@ mod tests {
         assert!(g("read_*").covers_tool("read_file"));
         assert!(!g("read_*").covers_tool("write_file"));
         let once = g("delete_path;uses=1");
-        assert!(once.is_live(SystemTime::now()) && once.take_use());
-        assert!(!once.is_live(SystemTime::now()) && !once.take_use());
+        assert!(once.is_live(SystemTime::now()) && once.uses_total() == Some(1));
+        once.note_used();
+        assert!(!once.is_live(SystemTime::now()));
+        once.note_used();
+        assert!(!once.is_live(SystemTime::now()), "never below none");
         assert!(!g("x;expires=2001-01-01T00:00:00Z").is_live(SystemTime::now()));
         assert!(g("x;expires=1h").is_live(SystemTime::now()));
         for bad in [

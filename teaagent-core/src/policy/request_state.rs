@@ -16,8 +16,8 @@
 //!   and a call refused after the approval (rate limit, workspace lock, overload — or the user's
 //!   "no") releases it, so the approval is not lost to a refusal that was not about it (a refused
 //!   call uses no approval). Nonces are remembered for longer than a state lives: in this
-//!   process, or, for replicas that share a key (below), in the fleet's shared store
-//!   (`crate::fleet`, feature `redis`), so that a state approves one call across every replica,
+//!   server's store (`crate::fleet`): in this process, or, for replicas that share a key (below),
+//!   in the store they share, so that a state approves one call across every replica,
 //! - an expiry, at most [`MAX_LIFETIME`] away.
 //!
 //! A state that does not verify, has expired, was used already, or is for another call is
@@ -39,13 +39,14 @@
 //! `TEAAGENT_REQUEST_STATE_PREVIOUS_KEY` for the lifetime of a state (ten minutes at most), after
 //! which the previous key can go.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use crate::digest::{fill_random, hex, unhex};
+use crate::fleet::{LocalStore, Reserve, Store};
 
 /// The longest a state stays good.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(600);
@@ -128,10 +129,10 @@ pub(crate) enum StateRefusal {
     Replayed,
     /// For another call: `what` differs (tool, arguments, path targets, principal).
     Mismatch(&'static str),
-    /// Too many approvals in the last minutes to remember another ([`MAX_NONCES`]).
+    /// Too many approvals in the last minutes to remember another
+    /// ([`MAX_NONCES`](crate::fleet::MAX_NONCES)).
     Busy,
     /// The fleet's shared state, which remembers the states used, cannot be reached.
-    #[cfg(feature = "redis")]
     Unavailable,
 }
 
@@ -147,7 +148,6 @@ impl std::fmt::Display for StateRefusal {
             StateRefusal::Busy => {
                 f.write_str("too many approvals were given in the last minutes; try again later")
             }
-            #[cfg(feature = "redis")]
             StateRefusal::Unavailable => f.write_str(
                 "whether it was used already cannot be checked: the fleet's shared state (Redis) cannot be reached",
             ),
@@ -219,52 +219,16 @@ pub const MAX_ROUNDS: u32 = 16;
 
 pub use crate::tool::inputs::MAX_CARRIED;
 
-/// The keys, and the nonces of states in use or used.
+/// The keys, and the store that remembers the nonces of states in use or used.
 #[derive(Debug)]
 pub(crate) struct RequestStates {
     key: RequestStateKey,
     previous: Option<RequestStateKey>,
-    nonces: Mutex<Nonces>,
-    /// The fleet's shared state, when the nonces live there.
-    #[cfg(feature = "redis")]
-    shared: std::sync::OnceLock<crate::fleet::RedisStore>,
-}
-
-/// Nonces of the states that were opened: reserved by a call still on its way, or spent by one
-/// that ran. Each is kept until [`KEEP`] after it was opened, measured on the monotonic clock (a
-/// wall clock set back cannot make a spent state good again), and dropped in order.
-#[derive(Debug, Default)]
-struct Nonces {
-    state: HashMap<String, (Nonce, Instant)>,
-    order: VecDeque<(Instant, String)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Nonce {
-    Reserved,
-    Spent,
+    store: Arc<dyn Store>,
 }
 
 /// How long a nonce is remembered: longer than any state lives.
 const KEEP: Duration = Duration::from_secs(MAX_LIFETIME.as_secs() + 60);
-
-/// Most nonces remembered at once; past it, states are refused until older ones are forgotten
-/// (fail closed: a flood of approvals cannot make the server forget which it has seen).
-pub(crate) const MAX_NONCES: usize = 65_536;
-
-impl Nonces {
-    fn forget_old(&mut self, now: Instant) {
-        while let Some((until, _)) = self.order.front() {
-            if *until > now {
-                break;
-            }
-            let Some((until, nonce)) = self.order.pop_front() else { break };
-            if self.state.get(&nonce).is_some_and(|(_, u)| *u == until) {
-                self.state.remove(&nonce);
-            }
-        }
-    }
-}
 
 /// A state's approval, held by the call it was opened for: [`Reservation::spend`] when the call
 /// is admitted to run; dropped unspent (the call refused later — rate limit, workspace lock,
@@ -276,18 +240,11 @@ pub(crate) struct Reservation<'a> {
     spent: bool,
     /// What the state carried from the call's earlier round.
     pub(crate) carried: Carried,
-    /// The fleet's shared state, which holds the nonce (none: this process's table does).
-    #[cfg(feature = "redis")]
-    shared: Option<crate::fleet::RedisStore>,
 }
 
 impl<'a> Reservation<'a> {
     /// The reservation of an opened state's nonce, with what the state carried.
-    fn of(
-        states: &'a RequestStates,
-        payload: Payload,
-        #[cfg(feature = "redis")] shared: Option<crate::fleet::RedisStore>,
-    ) -> Self {
+    fn of(states: &'a RequestStates, payload: Payload) -> Self {
         Reservation {
             states,
             nonce: payload.n,
@@ -298,72 +255,43 @@ impl<'a> Reservation<'a> {
                 approved_until: payload.ok,
                 round: payload.r,
             },
-            #[cfg(feature = "redis")]
-            shared,
         }
     }
 
     /// The call runs: the state is used up.
     pub(crate) fn spend(mut self) {
-        #[cfg(feature = "redis")]
-        if let Some(state) = self.shared.take() {
-            // Reserved already (no other replica can take it); marking it spent keeps it from
-            // being released. In the background: if Redis is gone, the reservation simply
-            // outlives the state.
-            let nonce = std::mem::take(&mut self.nonce);
-            self.spent = true;
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    let _ = state.spend(&nonce, KEEP).await;
-                });
-            }
-            return;
-        }
-        let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((state, _)) = nonces.state.get_mut(&self.nonce) {
-            *state = Nonce::Spent;
-        }
+        self.states.store.spend(&self.nonce, KEEP);
         self.spent = true;
     }
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        if self.spent {
-            return;
-        }
-        #[cfg(feature = "redis")]
-        if let Some(state) = self.shared.take() {
-            let nonce = std::mem::take(&mut self.nonce);
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                runtime.spawn(async move {
-                    let _ = state.release(&nonce).await;
-                });
-            }
-            return;
-        }
-        let mut nonces = self.states.nonces.lock().unwrap_or_else(|p| p.into_inner());
-        if nonces.state.get(&self.nonce).is_some_and(|(state, _)| *state == Nonce::Reserved) {
-            nonces.state.remove(&self.nonce);
+        if !self.spent {
+            self.states.store.release(&self.nonce);
         }
     }
 }
 
 impl Default for RequestStates {
     fn default() -> Self {
-        Self::new(RequestStateKey::random(), None)
+        Self::new(RequestStateKey::random(), None, Arc::new(LocalStore::new()))
     }
 }
 
 impl RequestStates {
-    pub(crate) fn new(key: RequestStateKey, previous: Option<RequestStateKey>) -> Self {
-        Self {
-            key,
-            previous,
-            nonces: Mutex::new(Nonces::default()),
-            #[cfg(feature = "redis")]
-            shared: std::sync::OnceLock::new(),
-        }
+    /// States sealed with `key` (and accepted under `previous` too), their nonces in `store`.
+    pub(crate) fn new(
+        key: RequestStateKey,
+        previous: Option<RequestStateKey>,
+        store: Arc<dyn Store>,
+    ) -> Self {
+        Self { key, previous, store }
+    }
+
+    /// The same keys, with the nonces in `store`.
+    pub(crate) fn with_store(self, store: Arc<dyn Store>) -> Self {
+        Self { store, ..self }
     }
 
     /// A sealed state for `binding`, good for `lifetime` (at most [`MAX_LIFETIME`]), for a round
@@ -409,29 +337,16 @@ impl RequestStates {
         format!("{PREFIX}{}.{}", hex(&payload), hex(&tag))
     }
 
-    /// Keeps the nonces in the fleet's shared state (every replica then accepts a state once).
-    #[cfg(feature = "redis")]
-    pub(crate) fn share(&self, state: crate::fleet::RedisStore) {
-        let _ = self.shared.set(state);
-    }
-
-    /// [`RequestStates::open`], with the nonce reserved in the fleet's shared state when there
-    /// is one (one round trip).
-    pub(crate) async fn open_anywhere(
-        &self,
-        token: &str,
-        binding: &Binding,
-    ) -> Result<Reservation<'_>, StateRefusal> {
-        #[cfg(feature = "redis")]
-        if let Some(state) = self.shared.get() {
-            let payload = self.checked(token, binding)?;
-            return match state.reserve(&payload.n, KEEP).await {
-                Ok(true) => Ok(Reservation::of(self, payload, Some(state.clone()))),
-                Ok(false) => Err(StateRefusal::Replayed),
-                Err(_) => Err(StateRefusal::Unavailable),
-            };
+    /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call in
+    /// the store (a second use while reserved, or after it was spent, is a replay).
+    pub(crate) async fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, StateRefusal> {
+        let payload = self.checked(token, binding)?;
+        match self.store.reserve(&payload.n, KEEP).await {
+            Ok(Reserve::Reserved) => Ok(Reservation::of(self, payload)),
+            Ok(Reserve::Taken) => Err(StateRefusal::Replayed),
+            Ok(Reserve::Full) => Err(StateRefusal::Busy),
+            Err(_) => Err(StateRefusal::Unavailable),
         }
-        self.open(token, binding)
     }
 
     /// The payload of `token` when it verifies, has not expired and is for `binding`.
@@ -454,30 +369,6 @@ impl RequestStates {
             return Err(StateRefusal::Mismatch("client identity"));
         }
         Ok(payload)
-    }
-
-    /// Verifies `token` for `binding` and, when it is good, reserves its nonce for this call (a
-    /// second use while reserved, or after it was spent, is a replay).
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Reservation<'_>, StateRefusal> {
-        let payload = self.checked(token, binding)?;
-        let now = Instant::now();
-        let mut nonces = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
-        nonces.forget_old(now);
-        if nonces.state.contains_key(&payload.n) {
-            return Err(StateRefusal::Replayed);
-        }
-        if nonces.state.len() >= MAX_NONCES {
-            return Err(StateRefusal::Busy);
-        }
-        let until = now + KEEP;
-        nonces.state.insert(payload.n.clone(), (Nonce::Reserved, until));
-        nonces.order.push_back((until, payload.n.clone()));
-        Ok(Reservation::of(
-            self,
-            payload,
-            #[cfg(feature = "redis")]
-            None,
-        ))
     }
 
     /// The payload of a well-formed token whose tag verifies under the key or the previous one.
@@ -517,6 +408,18 @@ mod tests {
     use super::*;
     use crate::digest::digest_of;
 
+    /// [`RequestStates::open`], whose answer the store in this process gives at once.
+    fn opened<'a>(
+        states: &'a RequestStates,
+        token: &str,
+        binding: &Binding,
+    ) -> Result<Reservation<'a>, StateRefusal> {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(states.open(token, binding))
+    }
+
     fn binding() -> Binding {
         Binding {
             tool: "t".into(),
@@ -531,16 +434,16 @@ mod tests {
         let states = RequestStates::default();
         let token = states.seal(&binding(), Duration::from_secs(60));
         let other = Binding { digest: "sha256:bb".into(), ..binding() };
-        assert_eq!(states.open(&token, &other).err(), Some(StateRefusal::Mismatch("arguments")));
+        assert_eq!(opened(&states, &token, &other).err(), Some(StateRefusal::Mismatch("arguments")));
         let other = Binding { tool: "u".into(), ..binding() };
-        assert_eq!(states.open(&token, &other).err(), Some(StateRefusal::Mismatch("tool")));
-        let reservation = states.open(&token, &binding()).expect("good");
+        assert_eq!(opened(&states, &token, &other).err(), Some(StateRefusal::Mismatch("tool")));
+        let reservation = opened(&states, &token, &binding()).expect("good");
         // In use: a concurrent second retry is a replay.
-        assert_eq!(states.open(&token, &binding()).err(), Some(StateRefusal::Replayed));
+        assert_eq!(opened(&states, &token, &binding()).err(), Some(StateRefusal::Replayed));
         // Released (the call was refused later): good again; spent (it ran): never again.
         drop(reservation);
-        states.open(&token, &binding()).expect("released").spend();
-        assert_eq!(states.open(&token, &binding()).err(), Some(StateRefusal::Replayed));
+        opened(&states, &token, &binding()).expect("released").spend();
+        assert_eq!(opened(&states, &token, &binding()).err(), Some(StateRefusal::Replayed));
     }
 
     #[test]
@@ -559,28 +462,28 @@ mod tests {
             let mut bytes = token.clone().into_bytes();
             bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
             let altered = String::from_utf8(bytes).expect("ascii");
-            assert_eq!(states.open(&altered, &binding()).err(), Some(StateRefusal::Forged));
+            assert_eq!(opened(&states, &altered, &binding()).err(), Some(StateRefusal::Forged));
         }
         for junk in ["", "ta1.", "ta1..", "ta1.zz.zz", "xx1.00.00", &"a".repeat(10_000)] {
-            assert_eq!(states.open(junk, &binding()).err(), Some(StateRefusal::Forged));
+            assert_eq!(opened(&states, junk, &binding()).err(), Some(StateRefusal::Forged));
         }
         let elsewhere = RequestStates::default();
-        assert_eq!(elsewhere.open(&token, &binding()).err(), Some(StateRefusal::Forged));
+        assert_eq!(opened(&elsewhere, &token, &binding()).err(), Some(StateRefusal::Forged));
         let expired = states.seal(&binding(), Duration::ZERO);
-        assert_eq!(states.open(&expired, &binding()).err(), Some(StateRefusal::Expired));
+        assert_eq!(opened(&states, &expired, &binding()).err(), Some(StateRefusal::Expired));
     }
 
     #[test]
     fn a_shared_key_and_its_predecessor_are_accepted() {
         let old = RequestStateKey::parse(&"1f".repeat(32)).expect("key");
         let new = RequestStateKey::parse(&"2e".repeat(32)).expect("key");
-        let before = RequestStates::new(old.clone(), None);
+        let before = RequestStates::new(old.clone(), None, Arc::new(LocalStore::new()));
         let token = before.seal(&binding(), Duration::from_secs(60));
-        let replica = RequestStates::new(new.clone(), Some(old));
-        assert!(replica.open(&token, &binding()).is_ok());
-        let after = RequestStates::new(new, None);
+        let replica = RequestStates::new(new.clone(), Some(old), Arc::new(LocalStore::new()));
+        assert!(opened(&replica, &token, &binding()).is_ok());
+        let after = RequestStates::new(new, None, Arc::new(LocalStore::new()));
         let token = before.seal(&binding(), Duration::from_secs(60));
-        assert_eq!(after.open(&token, &binding()).err(), Some(StateRefusal::Forged));
+        assert_eq!(opened(&after, &token, &binding()).err(), Some(StateRefusal::Forged));
     }
 
     #[test]

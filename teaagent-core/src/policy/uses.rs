@@ -13,46 +13,33 @@ use super::grant::Grant;
 pub struct GrantUses(pub(super) Vec<Arc<Grant>>);
 
 impl GrantUses {
-    /// [`GrantUses::spend`], counted in the fleet's shared state when `policy` has one (one
-    /// round trip, all or none). A grant the fleet has used up is also marked used up here, so
-    /// this replica stops offering it (and asks, in `prompt` mode).
-    pub async fn spend_anywhere(self, policy: &Policy) -> Result<(), UsesRefusal> {
-        #[cfg(feature = "redis")]
-        if let Some(state) = policy.shared.get()
-            && !self.0.is_empty()
-        {
-            let grants: Vec<(&str, u64)> =
-                self.0.iter().map(|g| (g.text(), g.uses_total().unwrap_or(0))).collect();
-            return match state.take_uses(&grants).await {
-                Ok(None) => Ok(()),
-                Ok(Some(i)) => {
-                    let grant = &self.0[i.min(self.0.len() - 1)];
-                    grant.exhaust();
-                    Err(UsesRefusal::NoneLeft(grant.text().to_owned()))
-                }
-                Err(e) => Err(UsesRefusal::Unavailable(e.0)),
-            };
+    /// Spends one use of each grant in the policy's store (for a fleet, one round trip), all or
+    /// none. A grant the store has used up is also marked used up here, so this process stops
+    /// offering it (and asks, in `prompt` mode).
+    pub async fn spend(self, policy: &Policy) -> Result<(), UsesRefusal> {
+        if self.0.is_empty() {
+            return Ok(());
         }
-        let _ = policy;
-        self.spend().map_err(UsesRefusal::NoneLeft)
-    }
-
-    /// Spends one use of each grant, all or none: `Err(grant)` names a grant whose last use was
-    /// spent by a call admitted since the decision (the call is then refused).
-    pub fn spend(self) -> Result<(), String> {
-        for (i, grant) in self.0.iter().enumerate() {
-            if !grant.take_use() {
-                for taken in &self.0[..i] {
-                    taken.refund_use();
+        let grants: Vec<(&str, u64)> =
+            self.0.iter().map(|g| (g.text(), g.uses_total().unwrap_or(0))).collect();
+        match policy.store().take_uses(&grants).await {
+            Ok(None) => {
+                for grant in &self.0 {
+                    grant.note_used();
                 }
-                return Err(grant.text().to_owned());
+                Ok(())
             }
+            Ok(Some(i)) => {
+                let grant = &self.0[i.min(self.0.len() - 1)];
+                grant.exhaust();
+                Err(UsesRefusal::NoneLeft(grant.text().to_owned()))
+            }
+            Err(e) => Err(UsesRefusal::Unavailable(e.0)),
         }
-        Ok(())
     }
 }
 
-/// Why [`GrantUses::spend_anywhere`] spent nothing.
+/// Why [`GrantUses::spend`] spent nothing.
 #[derive(Debug, Clone)]
 pub enum UsesRefusal {
     /// This grant has no use left (calls admitted since the decision spent them).

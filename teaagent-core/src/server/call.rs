@@ -220,13 +220,20 @@ async fn checked_call(
         });
     }
     let policy = &shared.policy;
-    let rate_limited = |(limit, retry_after): (crate::tool::RateLimit, std::time::Duration)| {
-        audit(shared, &facts, "rate limit", "rate_limited");
-        Error::RateLimited {
-            tool: name.to_owned(),
-            max_calls: limit.max_calls,
-            window: limit.window,
-            retry_after,
+    // Refused by the rate limit, or because the store that keeps its windows cannot be reached.
+    let rate_refused = |refusal: RateRefusal| match refusal {
+        RateRefusal::Limited(limit, retry_after) => {
+            audit(shared, &facts, "rate limit", "rate_limited");
+            Error::RateLimited {
+                tool: name.to_owned(),
+                max_calls: limit.max_calls,
+                window: limit.window,
+                retry_after,
+            }
+        }
+        RateRefusal::Unavailable(details) => {
+            audit(shared, &facts, "shared state unavailable", "refused");
+            Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
         }
     };
     // Modern era: the `requestState` of this call's earlier round (its approval, the answers
@@ -256,13 +263,10 @@ async fn checked_call(
         Ok(decision) => decision,
         Err(question) => {
             // Only a person can approve it: first make sure the rate limit would let it run,
-            // so nobody is asked about a call that is refused anyway. (Not with a fleet's shared
-            // windows: a look there is two round trips, and admission decides anyway.)
-            if !shared.limiter.is_shared() {
-                shared.limiter.admit(name).map_err(rate_limited)?.refund();
-            }
+            // so nobody is asked about a call that is refused anyway.
+            shared.limiter.look(name).await.map_err(rate_refused)?;
             // An answer "for this session" given on another replica of a fleet.
-            let fleet = policy.session_approved_in_fleet(&facts).await;
+            let fleet = policy.session_approved_elsewhere(&facts).await;
             match (fleet, modern.zip(binding.as_ref())) {
                 (Some(decision), _) => decision,
                 (None, None) => {
@@ -311,11 +315,9 @@ async fn checked_call(
         }
     };
 
-    // 4. Rate limit: a look only; the budget is taken at admission. (Not with a fleet's shared
-    //    windows: one round trip per admitted call, at admission.)
-    if !shared.limiter.is_shared() {
-        shared.limiter.admit(name).map_err(rate_limited)?.refund();
-    }
+    // 4. Rate limit: a look only; the budget is taken at admission. (With a fleet's shared
+    //    windows, no look: one round trip per admitted call, at admission.)
+    shared.limiter.look(name).await.map_err(rate_refused)?;
 
     // 5. Workspace lock, for tools that may write.
     if !tool.behavior().read_only
@@ -350,12 +352,8 @@ async fn checked_call(
         Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
     };
     let principal = crate::session::peer::principal();
-    let admission = match shared.limiter.admit_shared(name, principal.as_deref()).await {
-        Ok(admission) => admission,
-        Err(RateRefusal::Limited(limit, retry)) => return Err(rate_limited((limit, retry))),
-        Err(RateRefusal::Unavailable(details)) => return Err(state_unavailable(details)),
-    };
-    match uses.spend_anywhere(policy).await {
+    let admission = shared.limiter.admit(name, principal.as_deref()).await.map_err(rate_refused)?;
+    match uses.spend(policy).await {
         Ok(()) => {}
         Err(UsesRefusal::NoneLeft(grant)) => {
             admission.refund();

@@ -99,7 +99,7 @@ pub(crate) async fn get_prompt(
     let earlier = match (&binding, &params.request_state) {
         (Some(binding), Some(state)) => {
             let opened = match state {
-                Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
+                Value::String(state) => shared.policy.request_states().open(state, binding).await,
                 _ => Err(StateRefusal::Forged),
             };
             Some(opened.map_err(|refusal| {

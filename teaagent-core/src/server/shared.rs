@@ -77,18 +77,13 @@ impl Shared {
             .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
             .collect();
         let registry = server.registry.into_registry();
-        let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides);
-        #[cfg(feature = "redis")]
-        let limiter = match server.shared_state {
-            Some(state) => {
-                server.policy.share(state.clone());
-                limiter.shared(state)
-            }
-            None => limiter,
-        };
+        let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides, Arc::clone(&server.store));
         Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
-            policy: server.policy.questions_per_caller(server.config.per_caller.questions),
+            policy: server
+                .policy
+                .with_store(server.store)
+                .questions_per_caller(server.config.per_caller.questions),
             limiter,
             blockers: super::watch::Blockers::new(server.config.slow_poll),
             registry,

@@ -37,7 +37,7 @@ pub(super) async fn open_state<'a>(
     state: &Value,
 ) -> Result<Reservation<'a>, Error> {
     let opened = match state {
-        Value::String(state) => shared.policy.request_states().open_anywhere(state, binding).await,
+        Value::String(state) => shared.policy.request_states().open(state, binding).await,
         _ => Err(StateRefusal::Forged),
     };
     opened.map_err(|refusal| {
