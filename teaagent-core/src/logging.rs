@@ -126,15 +126,10 @@ pub(crate) fn for_request<F: std::future::Future>(
 pub(crate) fn in_request_scope<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
     let level = REQUEST_LEVEL.try_with(|l| *l).ok().flatten();
     let peer = crate::session::peer::REQUEST_PEER.try_with(Peer::clone).ok();
-    let principal = crate::session::peer::principal();
     move || {
         let scoped = move || match level {
             Some(level) => REQUEST_LEVEL.sync_scope(Some(level), f),
             None => f(),
-        };
-        let scoped = move || match principal {
-            Some(p) => crate::session::peer::PRINCIPAL.sync_scope(Some(p), scoped),
-            None => scoped(),
         };
         match peer {
             Some(peer) => crate::session::peer::REQUEST_PEER.sync_scope(peer, scoped),

@@ -361,10 +361,8 @@ The command runs {sandbox}."
     }
 
     /// Asks the user (the `ask` module) about a call [`Policy::decide_now`] could not decide.
-    /// A caller with its most questions already open ([`crate::session::CallerLimits::questions`])
-    /// is not asked: denied, saying so.
     pub async fn ask(&self, call: &CallFacts<'_>, peer: Option<&Peer>, question: Question) -> Decision {
-        match self.ask_within_share(call, peer, question).await {
+        match self.ask_within_share(call, peer, None, question).await {
             Ok(decision) => decision,
             Err(refused) => Decision::Deny {
                 rule: refused.to_string(),
@@ -373,15 +371,17 @@ The command runs {sandbox}."
         }
     }
 
-    /// [`Policy::ask`], with the refusal of a caller that has its most questions open as the
-    /// error it is ([`crate::Error::CallerLimit`]).
+    /// [`Policy::ask`] for a caller that counts against `counted_as`: one with its most
+    /// questions already open ([`crate::session::CallerLimits::questions`]) is not asked, and
+    /// the refusal is the error it is ([`crate::Error::CallerLimit`]).
     pub(crate) async fn ask_within_share(
         &self,
         call: &CallFacts<'_>,
         peer: Option<&Peer>,
+        counted_as: Option<&Arc<str>>,
         question: Question,
     ) -> Result<Decision, crate::Error> {
-        let _open = self.questions.open()?;
+        let _open = self.questions.open(counted_as)?;
         // Asking is rare and its future is large: keep it out of every call's state.
         Ok(Box::pin(self.ask_user(call, peer, question.0)).await)
     }
@@ -458,7 +458,7 @@ The command runs {sandbox}."
     async fn ask_user(&self, call: &CallFacts<'_>, peer: Option<&Peer>, requirement: String) -> Decision {
         let key = session_key(call);
         // One question at a time to one party (`questions`); other parties are asked meanwhile.
-        let _turn = self.questions.turn(questions::Party::asked_through(peer)).await;
+        let _turn = self.questions.turn(questions::Party::asked_through(peer, call.session)).await;
         // Asked and answered "for this session" while this call waited its turn?
         if self.session.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
             return allow("approved by the user for this session");
@@ -520,10 +520,17 @@ The command runs {sandbox}."
         Some((chosen.iter().map(|g| format!("`{g}`")).collect(), GrantUses(counted)))
     }
 
+    /// Records a refusal in the audit log, best effort (the call is refused anyway): a log that
+    /// cannot be written is logged.
+    pub(crate) fn audit_refusal(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) {
+        if let Err(e) = self.record(call, rule, outcome) {
+            tracing::warn!(error = %e, "the audit log cannot be written");
+        }
+    }
+
     /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
     pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
         let Some(log) = &self.audit else { return Ok(()) };
-        let principal = crate::session::peer::principal();
         log.append(&AuditRecord {
             time: AuditRecord::now(),
             tool: call.tool.name(),
@@ -532,7 +539,7 @@ The command runs {sandbox}."
             mode: self.mode.as_str(),
             rule,
             outcome,
-            principal: principal.as_deref(),
+            principal: call.principal,
             sandbox: self.sandbox_of(call),
         })
     }
@@ -553,9 +560,9 @@ fn command_args(registry: &Registry) -> HashSet<String> {
 fn session_key(call: &CallFacts<'_>) -> String {
     // An approval "for this session" is the principal's own (over HTTP, every client's is apart).
     // …and, over HTTP, its legacy session's own.
-    let mut key = crate::session::peer::principal().map(|p| format!("{p}\u{0}")).unwrap_or_default();
-    if let Some(session) = crate::session::peer::session_id() {
-        key.push_str(&session);
+    let mut key = call.principal.map(|p| format!("{p}\u{0}")).unwrap_or_default();
+    if let Some(session) = call.session {
+        key.push_str(session);
         key.push('\u{0}');
     }
     key.push_str(call.tool.name());

@@ -73,6 +73,7 @@ use registered::Tools;
 use startup::PolicyFrom;
 
 mod announcement;
+mod approval;
 mod availability;
 mod call;
 pub mod early;
@@ -87,6 +88,7 @@ mod params;
 mod prompts;
 mod registered;
 mod reply;
+mod rounds;
 mod router;
 mod serve;
 mod serving;

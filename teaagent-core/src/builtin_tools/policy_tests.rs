@@ -23,6 +23,8 @@ fn refusal(advice: Advice) -> String {
         entries: Vec::new(),
         digest: "sha256:00",
         detours: Vec::new(),
+        principal: None,
+        session: None,
     };
     match Policy::new(PermissionMode::WorkspaceWrite).advice(advice).decide_now(&call) {
         Ok(Decision::Deny { details, .. }) => details,
@@ -49,6 +51,8 @@ fn values_with_line_breaks_are_never_advised_as_rules() {
             entries: Vec::new(),
             digest: "sha256:00",
             detours: Vec::new(),
+            principal: None,
+            session: None,
         };
         for advice in [
             Advice::Flags,

@@ -25,6 +25,13 @@ pub struct CallFacts<'a> {
     /// argument whose role is unknown, or that did not resolve): a deny rule with an argument
     /// that names the tool refuses the call.
     pub unchecked: Vec<String>,
+    /// Who makes the call, when the transport authenticated it (HTTP with a bearer token:
+    /// `token:NAME`): the audit names it; approvals "for this session" and request states are
+    /// bound to it.
+    pub principal: Option<&'a str>,
+    /// The transport's session the call came on, when it has one apart from the process (a
+    /// legacy session over HTTP): approvals "for this session" are its own.
+    pub session: Option<&'a str>,
 }
 
 /// The outcome of a decision.

@@ -30,13 +30,9 @@ pub(crate) enum Party {
 }
 
 impl Party {
-    /// Who [`super::ask::ask`] will put a question about this call to.
-    pub(crate) fn asked_through(peer: Option<&Peer>) -> Self {
-        if super::ask::asks_client(peer) {
-            Party::Client(crate::session::peer::session_id())
-        } else {
-            Party::Terminal
-        }
+    /// Who [`super::ask::ask`] will put a question about a call on `session` to.
+    pub(crate) fn asked_through(peer: Option<&Peer>, session: Option<&str>) -> Self {
+        if super::ask::asks_client(peer) { Party::Client(session.map(Arc::from)) } else { Party::Terminal }
     }
 }
 
@@ -72,10 +68,10 @@ impl Questions {
         self.lines.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Counts a question of the request being handled as open (until the share is dropped), or
-    /// refuses it when its caller has its most open. No caller (stdio): nothing to count.
-    pub(crate) fn open(&self) -> Result<Option<Share>, Error> {
-        self.open.take_for_current(self.per_caller)
+    /// Counts a question of `caller` as open (until the share is dropped), or refuses it when
+    /// the caller has its most open. No caller (stdio): nothing to count.
+    pub(crate) fn open(&self, caller: Option<&Arc<str>>) -> Result<Option<Share>, Error> {
+        self.open.take_for(caller, self.per_caller)
     }
 
     /// Waits for the turn to ask `party` (first come, first asked).
@@ -133,17 +129,13 @@ mod tests {
     #[tokio::test]
     async fn a_caller_has_only_so_many_questions_open() {
         let questions = Questions::new(1).per_caller(2);
-        let caller = Some(Arc::from("token:a"));
-        crate::session::fairness::CALLER
-            .scope(caller, async {
-                let first = questions.open().expect("first");
-                let _second = questions.open().expect("second");
-                let refused = questions.open().expect_err("third");
-                assert_eq!(refused, Error::CallerLimit { share: CallerShare::Questions, max: 2 });
-                drop(first);
-                assert!(questions.open().is_ok());
-            })
-            .await;
-        assert!(questions.open().expect("no caller").is_none(), "stdio has no caller to count");
+        let caller: Option<Arc<str>> = Some(Arc::from("token:a"));
+        let first = questions.open(caller.as_ref()).expect("first");
+        let _second = questions.open(caller.as_ref()).expect("second");
+        let refused = questions.open(caller.as_ref()).expect_err("third");
+        assert_eq!(refused, Error::CallerLimit { share: CallerShare::Questions, max: 2 });
+        drop(first);
+        assert!(questions.open(caller.as_ref()).is_ok());
+        assert!(questions.open(None).expect("no caller").is_none(), "stdio has no caller to count");
     }
 }

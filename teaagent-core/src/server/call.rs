@@ -50,7 +50,6 @@
 
 mod lock;
 mod paths;
-mod rounds;
 #[cfg(test)]
 mod tests;
 
@@ -60,6 +59,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{Approval, ModernRound, approve};
+use super::rounds::{ask_again, missing_capability, open_state};
 use super::shared::Shared;
 use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
@@ -71,14 +72,13 @@ use crate::policy::request_state::{Binding, Carried, approval_deadline};
 use crate::policy::{CallFacts, Decision, UsesRefusal};
 use crate::rate_limit::RateRefusal;
 use crate::schema::validate::JsonType;
+use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{Inputs, Mode, tool_answers};
 use crate::tool::{ParamRole, Tier, ToolContext};
 use lock::check_lock;
 use paths::{ForeignCheck, confine_paths, foreign_paths, lexical, linked_file, recheck, targets_digest};
-use rounds::{RoundTrip, open_state, round_trip};
-pub(crate) use rounds::{ask_again, missing_capability};
 
 /// What a `tools/call` comes to.
 #[derive(Debug)]
@@ -99,10 +99,11 @@ pub(crate) async fn call_tool(
     id: &RequestId,
     params: CallToolParams,
     cancel: CancellationToken,
-    caller: Option<&SessionInfo>,
+    client: Option<&SessionInfo>,
+    caller: &Caller,
 ) -> Result<CallOutcome, Error> {
-    let answer = checked_call(shared, id, params, cancel, caller).await;
-    let as_result = caller.is_some_and(|s| s.version.refuses_arguments_as_results());
+    let answer = checked_call(shared, id, params, cancel, client, caller).await;
+    let as_result = client.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {
         Err(e) if as_result => e.to_tool_result().map(CallOutcome::Complete).ok_or(e),
         other => other,
@@ -114,7 +115,8 @@ async fn checked_call(
     id: &RequestId,
     mut params: CallToolParams,
     cancel: CancellationToken,
-    caller: Option<&SessionInfo>,
+    client: Option<&SessionInfo>,
+    caller: &Caller,
 ) -> Result<CallOutcome, Error> {
     let answers = (params.input_responses.take(), params.request_state.take());
     // 1. Unknown tool.
@@ -136,7 +138,7 @@ async fn checked_call(
     };
     // Hashing the arguments costs what they weigh: only when the policy will look at it.
     // A modern call binds its round-trip state to its arguments whatever the policy needs.
-    let modern = caller.filter(|c| c.version.is_modern());
+    let modern = client.filter(|c| c.version.is_modern());
     let digest = if shared.policy.needs_digest(&tool) || modern.is_some() {
         call_digest(name, &raw)
     } else {
@@ -204,8 +206,16 @@ async fn checked_call(
             (spelled != leads).then_some((p.name.as_str(), spelled, leads))
         })
         .collect();
-    let facts =
-        CallFacts { tool: &tool, roles, entries, digest: &digest, detours, unchecked: foreign.unchecked };
+    let facts = CallFacts {
+        tool: &tool,
+        roles,
+        entries,
+        digest: &digest,
+        detours,
+        unchecked: foreign.unchecked,
+        principal: caller.principal.as_deref(),
+        session: caller.session.as_deref(),
+    };
     // A path deny rule holds for the file, not only for its name: a path argument that leads to
     // a file with several hard links may be a denied file by another name.
     if let Some(arg) = linked_file(shared, name, &paths) {
@@ -247,48 +257,38 @@ async fn checked_call(
         tool: name.to_owned(),
         digest: digest.clone(),
         targets: targets_digest(&paths),
-        principal: crate::session::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+        principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
     });
     let mut earlier = match (&binding, state) {
-        (Some(binding), Some(state)) => Some(open_state(shared, &facts, binding, &state).await?),
+        (Some(binding), Some(state)) => {
+            let what = format!("this call to `{name}`");
+            let opened = open_state(shared, &what, binding, &state).await;
+            Some(opened.map_err(|(refusal, error)| {
+                audit(shared, &facts, &format!("requestState refused: {refusal}"), "refused");
+                error
+            })?)
+        }
         _ => None,
     };
     let mut approved_now = false;
-    // A caller with its most approval questions open is refused, and nobody is asked.
-    let over_share = |refused: Error| {
-        audit(shared, &facts, &refused.to_string(), "refused");
-        refused
-    };
     let decision = match policy.decide_now(&facts) {
         Ok(decision) => decision,
         Err(question) => {
             // Only a person can approve it: first make sure the rate limit would let it run,
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.look(name).await.map_err(rate_refused)?;
-            // An answer "for this session" given on another replica of a fleet.
-            let fleet = policy.session_approved_elsewhere(&facts).await;
-            match (fleet, modern.zip(binding.as_ref())) {
-                (Some(decision), _) => decision,
-                (None, None) => {
-                    let peer = crate::session::peer::current(&shared.peer);
-                    policy.ask_within_share(&facts, Some(&peer), question).await.map_err(over_share)?
-                }
-                (None, Some(_)) if earlier.as_ref().is_some_and(|e| e.carried.approved()) => {
-                    policy.approved_in_an_earlier_round()
-                }
-                (None, Some((caller, binding))) => {
-                    let carried = earlier.as_ref().map(|e| &e.carried);
-                    let round = round_trip(shared, &facts, caller, &question, binding, &responses, carried);
-                    let decision = match round? {
-                        RoundTrip::Answered(decision) => decision,
-                        RoundTrip::Ask(result) => return Ok(CallOutcome::InputRequired(result)),
-                        RoundTrip::Terminal => {
-                            policy.ask_within_share(&facts, None, question).await.map_err(over_share)?
-                        }
-                    };
-                    approved_now = matches!(decision, Decision::Allow { .. });
+            let round = modern.zip(binding.as_ref()).map(|(client, binding)| ModernRound {
+                client,
+                binding,
+                responses: &responses,
+                earlier: earlier.as_ref().map(|e| &e.carried),
+            });
+            match approve(shared, &facts, caller, question, round).await? {
+                Approval::Decided(decision, now) => {
+                    approved_now = now;
                     decision
                 }
+                Approval::InputRequired(result) => return Ok(CallOutcome::InputRequired(result)),
             }
         }
     };
@@ -351,8 +351,7 @@ async fn checked_call(
         audit(shared, &facts, "shared state unavailable", "refused");
         Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
     };
-    let principal = crate::session::peer::principal();
-    let admission = shared.limiter.admit(name, principal.as_deref()).await.map_err(rate_refused)?;
+    let admission = shared.limiter.admit(name, caller.principal.as_deref()).await.map_err(rate_refused)?;
     match uses.spend(policy).await {
         Ok(()) => {}
         Err(UsesRefusal::NoneLeft(grant)) => {
@@ -393,7 +392,7 @@ async fn checked_call(
         name.to_owned(),
         Some(id.clone()),
         progress_token,
-        Some(crate::session::peer::current(&shared.peer)),
+        Some(caller.peer.clone()),
         cancel.clone(),
         shared.workspace.clone(),
     )
@@ -402,16 +401,16 @@ async fn checked_call(
     // The questions this call may ask the client (`crate::tool::inputs`).
     let timeout = shared.config.timeout_for(&tool);
     let inputs = Arc::new(Inputs::new(match modern {
-        Some(caller) => Mode::Modern {
-            capabilities: caller.capabilities.clone(),
+        Some(client) => Mode::Modern {
+            capabilities: client.capabilities.clone(),
             // Never the server's own approval answer.
             responses: tool_answers(responses),
             asked: carried.asked.clone(),
             carried: carried.answers,
         },
         None => {
-            let peer = crate::session::peer::current(&shared.peer);
-            match peer.legacy().or_else(|| caller.map(|c| Arc::new(c.clone()))) {
+            let peer = caller.peer.clone();
+            match peer.legacy().or_else(|| client.map(|c| Arc::new(c.clone()))) {
                 Some(session) => {
                     Mode::Legacy { peer, session, deadline: std::time::Instant::now().checked_add(timeout) }
                 }
@@ -482,9 +481,7 @@ async fn checked_call(
 
 /// Records a refusal after the policy step (best effort: the call is refused anyway).
 fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
-    if let Err(e) = shared.policy.record(facts, rule, outcome) {
-        tracing::warn!(error = %e, "the audit log cannot be written");
-    }
+    shared.policy.audit_refusal(facts, rule, outcome);
 }
 
 /// The JSON type name of a value, for messages: [`JsonType::article`], except that every number

@@ -25,6 +25,7 @@ use crate::jsonrpc::message::MessageRefusal;
 use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestId, error_line};
 use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
+use crate::session::Caller;
 use crate::session::peer::{Out, Peer, SessionInfo};
 
 /// Serves until the input ends or `shutdown` is cancelled, then drains.
@@ -218,7 +219,15 @@ impl Shared {
         let mut work = Box::pin(async move {
             crate::logging::for_request(
                 log_level,
-                router::dispatch(&shared, &id, &method, params, token, caller),
+                router::dispatch(
+                    &shared,
+                    &id,
+                    &method,
+                    params,
+                    token,
+                    caller,
+                    &Caller::process(&shared.peer),
+                ),
             )
             .await
         });

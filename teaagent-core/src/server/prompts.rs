@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{ask_again, missing_capability};
+use super::rounds::{ask_again, missing_capability, open_state};
 use super::shared::Shared;
 use crate::digest::call_digest;
 use crate::error::{Error, ParamsProblem};
@@ -16,8 +16,9 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::prompts::{
     CompleteParams, CompleteResult, Completion, CompletionRef, GetPromptParams, GetPromptResult,
 };
-use crate::policy::request_state::{Binding, Carried, StateRefusal};
+use crate::policy::request_state::{Binding, Carried};
 use crate::prompt::PromptArguments;
+use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
@@ -40,7 +41,8 @@ pub(crate) async fn get_prompt(
     id: &RequestId,
     params: GetPromptParams,
     cancel: CancellationToken,
-    caller: Option<&SessionInfo>,
+    client: Option<&SessionInfo>,
+    caller: &Caller,
 ) -> Result<PromptOutcome, Error> {
     let name = params.name;
     let Some(def) = shared.prompts.get(&name) else {
@@ -80,7 +82,7 @@ pub(crate) async fn get_prompt(
     };
 
     // Modern era: the state of an earlier round, bound to this prompt, its arguments and caller.
-    let modern = caller.filter(|c| c.version.is_modern());
+    let modern = client.filter(|c| c.version.is_modern());
     let label = format!("prompt:{name}");
     let binding = modern.map(|_| {
         let object: JsonObject =
@@ -89,7 +91,7 @@ pub(crate) async fn get_prompt(
             tool: label.clone(),
             digest: call_digest(&label, &Value::Object(object)),
             targets: String::new(),
-            principal: crate::session::peer::principal().map(|p| p.to_string()).unwrap_or_default(),
+            principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
         }
     });
     let responses = match modern {
@@ -98,16 +100,8 @@ pub(crate) async fn get_prompt(
     };
     let earlier = match (&binding, &params.request_state) {
         (Some(binding), Some(state)) => {
-            let opened = match state {
-                Value::String(state) => shared.policy.request_states().open(state, binding).await,
-                _ => Err(StateRefusal::Forged),
-            };
-            Some(opened.map_err(|refusal| {
-                invalid(
-                    ParamsProblem::InvalidRequestState,
-                    format!("the `requestState` of this `prompts/get` of `{name}` was refused: {refusal}"),
-                )
-            })?)
+            let what = format!("this `prompts/get` of `{name}`");
+            Some(open_state(shared, &what, binding, state).await.map_err(|(_, error)| error)?)
         }
         _ => None,
     };
@@ -119,16 +113,16 @@ pub(crate) async fn get_prompt(
         held.spend();
     }
     let timeout = shared.config.default_tool_timeout;
-    let peer = crate::session::peer::current(&shared.peer);
+    let peer = caller.peer.clone();
     let round = carried.round;
     let inputs = Arc::new(Inputs::new(match modern {
-        Some(caller) => Mode::Modern {
-            capabilities: caller.capabilities.clone(),
+        Some(client) => Mode::Modern {
+            capabilities: client.capabilities.clone(),
             responses: tool_answers(responses),
             asked: carried.asked,
             carried: carried.answers,
         },
-        None => match peer.legacy().or_else(|| caller.map(|c| Arc::new(c.clone()))) {
+        None => match peer.legacy().or_else(|| client.map(|c| Arc::new(c.clone()))) {
             Some(session) => Mode::Legacy {
                 peer: peer.clone(),
                 session,

@@ -22,28 +22,32 @@ use crate::mcp::modern::{
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
+use crate::session::Caller;
 use crate::session::fairness::MAX_LISTENERS;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 
 /// Answers one request (never `initialize`, which the main loop handles inline). A panic
-/// anywhere in here still produces an answer. `caller` is who asks ([`Shared::caller`]); in the
-/// modern era every result is [`Modern`]-decorated and the rate limit is `-32004`.
+/// anywhere in here still produces an answer. `client` is what the client said of itself
+/// ([`Shared::caller`]: its protocol version and capabilities), `caller` who asks, as the
+/// transport knows it; in the modern era every result is [`Modern`]-decorated and the rate limit
+/// is `-32004`.
 pub(crate) async fn dispatch(
     shared: &Arc<Shared>,
     id: &RequestId,
     method: &str,
     params: Option<RawParams>,
     cancel: CancellationToken,
-    caller: Option<Arc<SessionInfo>>,
+    client: Option<Arc<SessionInfo>>,
+    caller: &Caller,
 ) -> Vec<u8> {
-    let modern = caller.as_ref().is_some_and(|c| c.version.is_modern());
+    let modern = client.as_ref().is_some_and(|c| c.version.is_modern());
     let answers = &Answers { shared, id, modern };
     let route = async move {
         // A call holds a share of its caller's calls until it is answered (`fairness`); one
         // over the share is refused before anything else (nothing looked at, nothing spent).
         let _share = match method {
-            "tools/call" | "resources/read" | "prompts/get" => match shared.call_share() {
+            "tools/call" | "resources/read" | "prompts/get" => match shared.call_share(caller) {
                 Ok(share) => share,
                 Err(refused) => return answers.error(refused),
             },
@@ -57,7 +61,7 @@ pub(crate) async fn dispatch(
             "server/discover" => answers.ok(Ok(shared.discover()), Cache::Public),
             "subscriptions/listen" if modern => match parse_params::<ListenParams>(params) {
                 // Boxed: a rare, long-lived request should not grow every request's future.
-                Ok(p) => match Box::pin(listen(shared, id, p, &cancel)).await {
+                Ok(p) => match Box::pin(listen(shared, id, p, &cancel, caller)).await {
                     // The final result: empty but for the subscription's id in `_meta`.
                     Ok(meta) if modern => answers.modern(
                         |out| {
@@ -105,7 +109,9 @@ pub(crate) async fn dispatch(
                     // Boxed: the call's future is most of a request's, and every request's task
                     // is moved when it is spawned (unboxed, pipelined calls lost a fifth).
                     Ok(p) => {
-                        match Box::pin(call::call_tool(shared, id, p, cancel, caller.as_deref())).await {
+                        match Box::pin(call::call_tool(shared, id, p, cancel, client.as_deref(), caller))
+                            .await
+                        {
                             Ok(CallOutcome::Complete(result)) => answers.call_result(result),
                             Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
                             Err(e) => answers.error(e),
@@ -130,8 +136,15 @@ pub(crate) async fn dispatch(
                 Cache::Public,
             ),
             "prompts/get" => match parse_params::<GetPromptParams>(params) {
-                Ok(p) => match Box::pin(super::prompts::get_prompt(shared, id, p, cancel, caller.as_deref()))
-                    .await
+                Ok(p) => match Box::pin(super::prompts::get_prompt(
+                    shared,
+                    id,
+                    p,
+                    cancel,
+                    client.as_deref(),
+                    caller,
+                ))
+                .await
                 {
                     Ok(PromptOutcome::Complete(result)) => answers.ok(Ok(result), Cache::None),
                     Ok(PromptOutcome::InputRequired(question)) => answers.input_required(&question),
@@ -353,6 +366,7 @@ async fn listen(
     id: &RequestId,
     params: ListenParams,
     cancel: &CancellationToken,
+    caller: &Caller,
 ) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     /// Counts an open stream until it ends, however it ends (an abort included).
     struct Open<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -362,7 +376,9 @@ async fn listen(
         }
     }
     // The caller's share first: one caller at its own limit is told so, whatever the others hold.
-    let _mine = shared.listeners_per_caller.take_for_current(shared.config.per_caller.subscriptions)?;
+    let _mine = shared
+        .listeners_per_caller
+        .take_for(caller.counted_as.as_ref(), shared.config.per_caller.subscriptions)?;
     if shared.listeners.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= MAX_LISTENERS {
         shared.listeners.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         return Err(Error::InvalidRequest { reason: InvalidRequest::TooManyListeners });
@@ -386,7 +402,7 @@ async fn listen(
         resource_subscriptions,
         ..SubscriptionFilter::default()
     };
-    let peer = crate::session::peer::current(&shared.peer);
+    let peer = &caller.peer;
     peer.notify(
         "notifications/subscriptions/acknowledged",
         &serde_json::json!({ "_meta": subscription, "notifications": acknowledged }),

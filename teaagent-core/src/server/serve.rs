@@ -211,14 +211,16 @@ impl Server {
             request_state: None,
         };
         let id = crate::jsonrpc::RequestId::server(0);
-        // No caller: the legacy pipeline, whose questions go to the terminal; never a round trip.
-        let result = match call::call_tool(&shared, &id, params, CancellationToken::new(), None).await {
-            Ok(call::CallOutcome::Complete(result)) => Ok(result),
-            Ok(call::CallOutcome::InputRequired(_)) => {
-                Err(Error::Internal { details: "a call without a client cannot ask through one".into() })
-            }
-            Err(e) => Err(e),
-        };
+        // No client: the legacy pipeline, whose questions go to the terminal; never a round trip.
+        let caller = crate::session::Caller::process(&shared.peer);
+        let result =
+            match call::call_tool(&shared, &id, params, CancellationToken::new(), None, &caller).await {
+                Ok(call::CallOutcome::Complete(result)) => Ok(result),
+                Ok(call::CallOutcome::InputRequired(_)) => {
+                    Err(Error::Internal { details: "a call without a client cannot ask through one".into() })
+                }
+                Err(e) => Err(e),
+            };
         if let Some(lock) = shared.lock.clone() {
             let _ = tokio::task::spawn_blocking(move || lock.release()).await;
         }

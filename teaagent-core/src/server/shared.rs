@@ -131,10 +131,13 @@ impl Shared {
         &self.info_value
     }
 
-    /// A share of [`super::CallerLimits::calls`] for a call of the request being handled
-    /// (`None` without a caller: stdio), or the refusal when its caller holds them all.
-    pub(crate) fn call_share(&self) -> Result<Option<crate::session::fairness::Share>, Error> {
-        self.calls_per_caller.take_for_current(self.config.per_caller.calls)
+    /// A share of [`super::CallerLimits::calls`] for a call of `caller` (`None` when it counts
+    /// against nobody: stdio), or the refusal when its caller holds them all.
+    pub(crate) fn call_share(
+        &self,
+        caller: &crate::session::Caller,
+    ) -> Result<Option<crate::session::fairness::Share>, Error> {
+        self.calls_per_caller.take_for(caller.counted_as.as_ref(), self.config.per_caller.calls)
     }
 
     /// Waits for a turn to run; refuses when too many are already waiting.

@@ -65,17 +65,6 @@ impl CallerLimits {
 /// until cancelled); one caller may hold [`CallerLimits::subscriptions`] of them.
 pub(crate) const MAX_LISTENERS: usize = 16;
 
-tokio::task_local! {
-    /// Who the fair shares of the request being handled count against, when the transport knows
-    /// (HTTP: the principal, or the client's address without authentication).
-    pub(crate) static CALLER: Option<Arc<str>>;
-}
-
-/// The caller of the request being handled, if the transport named one.
-pub(crate) fn caller() -> Option<Arc<str>> {
-    CALLER.try_with(Clone::clone).ok().flatten()
-}
-
 /// What each caller holds of one kind of thing.
 #[derive(Debug)]
 pub(crate) struct Shares {
@@ -112,9 +101,13 @@ impl Shares {
         Ok(Share { shares: Arc::clone(self), caller: Arc::clone(caller) })
     }
 
-    /// One more for the caller of the request being handled (none without a caller: stdio).
-    pub(crate) fn take_for_current(self: &Arc<Self>, max: usize) -> Result<Option<Share>, Error> {
-        caller().map(|caller| self.take(&caller, max)).transpose()
+    /// One more for `caller` (none without one: stdio).
+    pub(crate) fn take_for(
+        self: &Arc<Self>,
+        caller: Option<&Arc<str>>,
+        max: usize,
+    ) -> Result<Option<Share>, Error> {
+        caller.map(|caller| self.take(caller, max)).transpose()
     }
 }
 

@@ -228,34 +228,6 @@ tokio::task_local! {
     pub(crate) static REQUEST_PEER: Peer;
 }
 
-tokio::task_local! {
-    /// Who made the request being handled, when the transport authenticated it (HTTP with a
-    /// bearer token: `token:NAME`). The audit names it; approvals "for this session" and
-    /// request states are bound to it.
-    pub(crate) static PRINCIPAL: Option<Arc<str>>;
-}
-
-tokio::task_local! {
-    /// The transport's session of the request being handled, when it has one apart from the
-    /// process (a legacy session over HTTP): approvals "for this session" are its own.
-    pub(crate) static SESSION_ID: Option<Arc<str>>;
-}
-
-/// The transport session of the request being handled, if any.
-pub(crate) fn session_id() -> Option<Arc<str>> {
-    SESSION_ID.try_with(Clone::clone).ok().flatten()
-}
-
-/// The authenticated principal of the request being handled, if any.
-pub(crate) fn principal() -> Option<Arc<str>> {
-    PRINCIPAL.try_with(Clone::clone).ok().flatten()
-}
-
-/// The peer a request's messages go to: its own (HTTP), else the process's (stdio).
-pub(crate) fn current(process: &Peer) -> Peer {
-    REQUEST_PEER.try_with(Peer::clone).unwrap_or_else(|_| process.clone())
-}
-
 fn malformed(e: &serde_json::Error) -> ErrorObject {
     ErrorObject {
         code: crate::error::code::INVALID_REQUEST,

@@ -16,8 +16,9 @@ use super::stream::{CancelOnDrop, event_stream, sse_event};
 use crate::error::{Error, InvalidRequest, code};
 use crate::jsonrpc::{RawParams, RequestId, error_line};
 use crate::server::router;
+use crate::session::Caller;
 use crate::session::SessionInfo;
-use crate::session::peer::{Out, PRINCIPAL, Peer, REQUEST_PEER, SESSION_ID};
+use crate::session::peer::{Out, Peer, REQUEST_PEER};
 
 /// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
 /// session.
@@ -52,7 +53,7 @@ pub(super) async fn answer(
     route: Route,
     accepts: Accepts,
 ) -> Reply {
-    let Route { caller, log_level, auth, session } = route;
+    let Route { caller: client, log_level, auth, session } = route;
     // With OAuth, the call's own scopes (its tool's tier), before anything runs.
     #[cfg(feature = "oauth")]
     if let (Some(oauth), Some(scopes)) = (&endpoint.oauth, &auth.scopes)
@@ -84,12 +85,13 @@ pub(super) async fn answer(
         return json(StatusCode::OK, error_line(Some(&id), &error.to_error_object()));
     }
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
-    let session_id = session.as_ref().map(|s| s.id.clone());
+    let caller =
+        Caller { principal, session: session.as_ref().map(|s| s.id.clone()), peer: peer.clone(), counted_as };
     let task = {
         let cancel = cancel.clone();
         let session = session.clone();
         let handling = async move {
-            let dispatched = router::dispatch(&shared, &id, &method, params, cancel, Some(caller));
+            let dispatched = router::dispatch(&shared, &id, &method, params, cancel, Some(client), &caller);
             let line = crate::logging::for_request(log_level, dispatched).await;
             // Gone from the session's table means cancelled while running: no response.
             let wanted = session.as_ref().is_none_or(|s| s.finished(id.key()));
@@ -97,9 +99,7 @@ pub(super) async fn answer(
                 let _ = done_tx.send(line);
             }
         };
-        let scoped = PRINCIPAL.scope(principal, SESSION_ID.scope(session_id, handling));
-        let scoped = crate::session::fairness::CALLER.scope(counted_as, scoped);
-        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, scoped))
+        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, handling))
     };
     if let Some(session) = &session {
         session.running(&key, task.abort_handle());
