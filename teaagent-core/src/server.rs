@@ -86,6 +86,7 @@ mod main_loop;
 mod params;
 
 mod prompts;
+mod refusal;
 mod registered;
 mod reply;
 mod rounds;

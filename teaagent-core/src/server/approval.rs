@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::refusal::Refusal;
 use super::rounds::ask_again;
 use super::shared::Shared;
 use crate::error::Error;
@@ -40,18 +41,18 @@ pub(super) struct ModernRound<'a> {
 }
 
 /// Asks about a call only a person can approve (`question`). A caller with its most approval
-/// questions open is refused (audited), and nobody is asked.
+/// questions open is refused (a refusal the audit log records), and nobody is asked.
 pub(super) async fn approve(
     shared: &Shared,
     facts: &CallFacts<'_>,
     caller: &Caller,
     question: Question,
     modern: Option<ModernRound<'_>>,
-) -> Result<Approval, Error> {
+) -> Result<Approval, Refusal> {
     let policy = &shared.policy;
     let over_share = |refused: Error| {
-        policy.audit_refusal(facts, &refused.to_string(), "refused");
-        refused
+        let rule = refused.to_string();
+        Refusal::audited(refused, rule, "refused")
     };
     let counted_as = caller.counted_as.as_ref();
     // An answer "for this session" given on another replica of a fleet.

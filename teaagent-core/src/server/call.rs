@@ -46,8 +46,10 @@
 //! — the call is refused with `-32001` and nothing is done. The tool is then handed the resolved
 //! handles ([`ToolContext::path_target`]), so its effect happens in the directory that was judged
 //! even if a name on the way is swapped while it waits for its turn. Every call gets exactly one
-//! answer; every policy decision and every refusal after it is audited.
+//! answer; every policy decision is audited, and every refusal from step 3 on is a value
+//! (`super::refusal::Refusal`) that `checked_call` audits once.
 
+mod admit;
 mod lock;
 mod paths;
 #[cfg(test)]
@@ -59,8 +61,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{Approval, ModernRound, approve};
-use super::rounds::{ask_again, missing_capability, open_state};
+use super::rounds::{ask_again, missing_capability};
 use super::shared::Shared;
 use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
@@ -68,17 +69,16 @@ use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::policy::request_state::{Binding, Carried, approval_deadline};
-use crate::policy::{CallFacts, Decision, UsesRefusal};
-use crate::rate_limit::RateRefusal;
+use crate::policy::CallFacts;
+use crate::policy::request_state::{Carried, approval_deadline};
 use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::{Inputs, Mode, tool_answers};
-use crate::tool::{ParamRole, Tier, ToolContext};
-use lock::check_lock;
-use paths::{ForeignCheck, confine_paths, foreign_paths, lexical, linked_file, recheck, targets_digest};
+use crate::tool::{ParamRole, ToolContext};
+use admit::{AdmitOutcome, Admitted, admit};
+use paths::{ForeignCheck, confine_paths, foreign_paths, lexical};
 
 /// What a `tools/call` comes to.
 #[derive(Debug)]
@@ -216,160 +216,15 @@ async fn checked_call(
         principal: caller.principal.as_deref(),
         session: caller.session.as_deref(),
     };
-    // A path deny rule holds for the file, not only for its name: a path argument that leads to
-    // a file with several hard links may be a denied file by another name.
-    if let Some(arg) = linked_file(shared, name, &paths) {
-        let rule = format!(
-            "`{arg}` leads to a file with several hard links, and a path deny rule applies to `{name}`: it may be a denied file by another name"
-        );
-        audit(shared, &facts, &rule, "denied");
-        return Err(Error::ApprovalDenied {
-            tool: name.to_owned(),
-            rule,
-            details: "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)".into(),
-        });
-    }
+    // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
+    //    them is audited here, once.
+    let admitted = match admit(shared, &facts, &paths, caller, modern, &digest, answers).await {
+        Ok(AdmitOutcome::Run(admitted)) => admitted,
+        Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
+        Err(refusal) => return Err(refusal.audit(&shared.policy, &facts)),
+    };
+    let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses } = admitted;
     let policy = &shared.policy;
-    // Refused by the rate limit, or because the store that keeps its windows cannot be reached.
-    let rate_refused = |refusal: RateRefusal| match refusal {
-        RateRefusal::Limited(limit, retry_after) => {
-            audit(shared, &facts, "rate limit", "rate_limited");
-            Error::RateLimited {
-                tool: name.to_owned(),
-                max_calls: limit.max_calls,
-                window: limit.window,
-                retry_after,
-            }
-        }
-        RateRefusal::Unavailable(details) => {
-            audit(shared, &facts, "shared state unavailable", "refused");
-            Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
-        }
-    };
-    // Modern era: the `requestState` of this call's earlier round (its approval, the answers
-    // given so far), held for this call and spent only if it runs.
-    let (responses, state) = answers;
-    let responses = match modern {
-        Some(_) => crate::tool::inputs::responses(responses)?,
-        None => JsonObject::new(),
-    };
-    let binding = modern.map(|_| Binding {
-        tool: name.to_owned(),
-        digest: digest.clone(),
-        targets: targets_digest(&paths),
-        principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
-    });
-    let mut earlier = match (&binding, state) {
-        (Some(binding), Some(state)) => {
-            let what = format!("this call to `{name}`");
-            let opened = open_state(shared, &what, binding, &state).await;
-            Some(opened.map_err(|(refusal, error)| {
-                audit(shared, &facts, &format!("requestState refused: {refusal}"), "refused");
-                error
-            })?)
-        }
-        _ => None,
-    };
-    let mut approved_now = false;
-    let decision = match policy.decide_now(&facts) {
-        Ok(decision) => decision,
-        Err(question) => {
-            // Only a person can approve it: first make sure the rate limit would let it run,
-            // so nobody is asked about a call that is refused anyway.
-            shared.limiter.look(name).await.map_err(rate_refused)?;
-            let round = modern.zip(binding.as_ref()).map(|(client, binding)| ModernRound {
-                client,
-                binding,
-                responses: &responses,
-                earlier: earlier.as_ref().map(|e| &e.carried),
-            });
-            match approve(shared, &facts, caller, question, round).await? {
-                Approval::Decided(decision, now) => {
-                    approved_now = now;
-                    decision
-                }
-                Approval::InputRequired(result) => return Ok(CallOutcome::InputRequired(result)),
-            }
-        }
-    };
-    let uses = match decision {
-        Decision::Deny { rule, details } => {
-            audit(shared, &facts, &rule, "denied");
-            return Err(Error::ApprovalDenied { tool: name.to_owned(), rule, details });
-        }
-        Decision::Allow { rule, uses } => {
-            if let Err(e) = policy.record(&facts, &rule, "allowed") {
-                if tool.tier() > Tier::Low {
-                    let rule = format!(
-                        "the audit log cannot be written ({e}); calls above tier `low` are refused until it can"
-                    );
-                    return Err(Error::ApprovalDenied {
-                        tool: name.to_owned(),
-                        rule,
-                        details: "make $TEAAGENT_HOME/audit.jsonl writable (or set TEAAGENT_HOME to a writable directory)".into(),
-                    });
-                }
-                tracing::warn!(error = %e, "the audit log cannot be written");
-            }
-            uses
-        }
-    };
-
-    // 4. Rate limit: a look only; the budget is taken at admission. (With a fleet's shared
-    //    windows, no look: one round trip per admitted call, at admission.)
-    shared.limiter.look(name).await.map_err(rate_refused)?;
-
-    // 5. Workspace lock, for tools that may write.
-    if !tool.behavior().read_only
-        && let Err(e) = check_lock(shared, name).await
-    {
-        audit(shared, &facts, "workspace lock", "locked");
-        return Err(e);
-    }
-
-    // A turn to run, before the targets are checked again and anything is spent: a call
-    // refused as overloaded spends no budget and no grant use, and one that waited for its turn
-    // has its targets checked after the wait.
-    let _turn = shared.turn(name).await?;
-
-    // 6. Admission: the targets are still the ones decided on; then budget and grant uses.
-    let resolved = match recheck(shared, &tool, &paths) {
-        Ok(resolved) => resolved,
-        Err(changed) => {
-            let rule =
-                format!("the target of `{changed}` changed after it was checked and before the call ran");
-            audit(shared, &facts, &rule, "denied");
-            return Err(Error::ApprovalDenied {
-                tool: name.to_owned(),
-                rule,
-                details: "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged".into(),
-            });
-        }
-    };
-    // The fleet's shared state cannot be reached (admission or grant uses): refused, audited.
-    let state_unavailable = |details| {
-        audit(shared, &facts, "shared state unavailable", "refused");
-        Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details }
-    };
-    let admission = shared.limiter.admit(name, caller.principal.as_deref()).await.map_err(rate_refused)?;
-    match uses.spend(policy).await {
-        Ok(()) => {}
-        Err(UsesRefusal::NoneLeft(grant)) => {
-            admission.refund();
-            let rule =
-                format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
-            audit(shared, &facts, &rule, "denied");
-            return Err(Error::ApprovalDenied {
-                tool: name.to_owned(),
-                rule,
-                details: "nothing was done; add a grant or raise its `uses`".into(),
-            });
-        }
-        Err(UsesRefusal::Unavailable(details)) => {
-            admission.refund();
-            return Err(state_unavailable(details));
-        }
-    }
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
     let carried = match earlier.take() {
@@ -477,11 +332,6 @@ async fn checked_call(
             })
         }
     }
-}
-
-/// Records a refusal after the policy step (best effort: the call is refused anyway).
-fn audit(shared: &Shared, facts: &CallFacts<'_>, rule: &str, outcome: &str) {
-    shared.policy.audit_refusal(facts, rule, outcome);
 }
 
 /// The JSON type name of a value, for messages: [`JsonType::article`], except that every number

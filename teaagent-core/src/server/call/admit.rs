@@ -1,0 +1,215 @@
+//! Steps 3 to 6 of a call (`call.rs`): the policy (and asking the user), the rate limit, the
+//! workspace lock, admission. Each refusal is a [`Refusal`] the pipeline audits once.
+
+use serde_json::Value;
+use tokio::sync::SemaphorePermit;
+
+use super::lock::check_lock;
+use super::paths::{PathArg, linked_file, recheck, targets_digest};
+use crate::error::{Error, Failure};
+use crate::mcp::JsonObject;
+use crate::mcp::modern::InputRequiredResult;
+use crate::policy::request_state::{Binding, Reservation};
+use crate::policy::{CallFacts, Decision, UsesRefusal};
+use crate::rate_limit::RateRefusal;
+use crate::server::approval::{Approval, ModernRound, approve};
+use crate::server::refusal::Refusal;
+use crate::server::rounds::open_state;
+use crate::server::shared::Shared;
+use crate::session::Caller;
+use crate::session::peer::SessionInfo;
+use crate::tool::Tier;
+use crate::workspace::Resolved;
+
+/// A call admitted to run, and what it takes with it.
+pub(super) struct Admitted<'a> {
+    /// The `requestState` of the call's earlier round, held (spent when the call runs).
+    pub(super) earlier: Option<Reservation<'a>>,
+    /// The user approved the call just now (a later round carries the approval).
+    pub(super) approved_now: bool,
+    /// The call's turn to run.
+    pub(super) turn: SemaphorePermit<'a>,
+    /// Every `#[path]` argument resolved again at admission: name, entry, target.
+    pub(super) resolved: Vec<(String, Resolved, Resolved)>,
+    /// Modern era: what the call's round-trip states are bound to.
+    pub(super) binding: Option<Binding>,
+    /// Modern era: the retry's answers.
+    pub(super) responses: JsonObject,
+}
+
+/// What steps 3 to 6 come to when nothing refused the call.
+#[allow(clippy::large_enum_variant)] // made once a call and taken apart at once: boxing would allocate on every call
+pub(super) enum AdmitOutcome<'a> {
+    /// Run it.
+    Run(Admitted<'a>),
+    /// Modern era: the user is asked first; this is the call's answer.
+    InputRequired(InputRequiredResult),
+}
+
+/// Decides and admits the call `facts` describe (`answers`: the retry's `inputResponses` and
+/// `requestState`).
+pub(super) async fn admit<'a>(
+    shared: &'a Shared,
+    facts: &CallFacts<'_>,
+    paths: &[PathArg],
+    caller: &Caller,
+    modern: Option<&SessionInfo>,
+    digest: &str,
+    answers: (Option<Value>, Option<Value>),
+) -> Result<AdmitOutcome<'a>, Refusal> {
+    let tool = facts.tool;
+    let name = tool.name();
+    // A path deny rule holds for the file, not only for its name: a path argument that leads to
+    // a file with several hard links may be a denied file by another name.
+    if let Some(arg) = linked_file(shared, name, paths) {
+        let rule = format!(
+            "`{arg}` leads to a file with several hard links, and a path deny rule applies to `{name}`: it may be a denied file by another name"
+        );
+        let error = Error::ApprovalDenied {
+            tool: name.to_owned(),
+            rule: rule.clone(),
+            details: "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)".into(),
+        };
+        return Err(Refusal::audited(error, rule, "denied"));
+    }
+    let policy = &shared.policy;
+    // The fleet's shared state cannot be reached (admission or grant uses).
+    let state_unavailable = |details| {
+        let error = Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details };
+        Refusal::audited(error, "shared state unavailable", "refused")
+    };
+    // Refused by the rate limit, or because the store that keeps its windows cannot be reached.
+    let rate_refused = |refusal: RateRefusal| match refusal {
+        RateRefusal::Limited(limit, retry_after) => {
+            let error = Error::RateLimited {
+                tool: name.to_owned(),
+                max_calls: limit.max_calls,
+                window: limit.window,
+                retry_after,
+            };
+            Refusal::audited(error, "rate limit", "rate_limited")
+        }
+        RateRefusal::Unavailable(details) => state_unavailable(details),
+    };
+    // Modern era: the `requestState` of this call's earlier round (its approval, the answers
+    // given so far), held for this call and spent only if it runs.
+    let (responses, state) = answers;
+    let responses = match modern {
+        Some(_) => crate::tool::inputs::responses(responses)?,
+        None => JsonObject::new(),
+    };
+    let binding = modern.map(|_| Binding {
+        tool: name.to_owned(),
+        digest: digest.to_owned(),
+        targets: targets_digest(paths),
+        principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
+    });
+    let earlier = match (&binding, state) {
+        (Some(binding), Some(state)) => {
+            let what = format!("this call to `{name}`");
+            let opened = open_state(shared, &what, binding, &state).await;
+            Some(opened.map_err(|(refusal, error)| {
+                Refusal::audited(error, format!("requestState refused: {refusal}"), "refused")
+            })?)
+        }
+        _ => None,
+    };
+    let mut approved_now = false;
+    let decision = match policy.decide_now(facts) {
+        Ok(decision) => decision,
+        Err(question) => {
+            // Only a person can approve it: first make sure the rate limit would let it run,
+            // so nobody is asked about a call that is refused anyway.
+            shared.limiter.look(name).await.map_err(rate_refused)?;
+            let round = modern.zip(binding.as_ref()).map(|(client, binding)| ModernRound {
+                client,
+                binding,
+                responses: &responses,
+                earlier: earlier.as_ref().map(|e| &e.carried),
+            });
+            match approve(shared, facts, caller, question, round).await? {
+                Approval::Decided(decision, now) => {
+                    approved_now = now;
+                    decision
+                }
+                Approval::InputRequired(result) => return Ok(AdmitOutcome::InputRequired(result)),
+            }
+        }
+    };
+    let uses = match decision {
+        Decision::Deny { rule, details } => {
+            let error = Error::ApprovalDenied { tool: name.to_owned(), rule: rule.clone(), details };
+            return Err(Refusal::audited(error, rule, "denied"));
+        }
+        Decision::Allow { rule, uses } => {
+            if let Err(e) = policy.record(facts, &rule, "allowed") {
+                if tool.tier() > Tier::Low {
+                    let rule = format!(
+                        "the audit log cannot be written ({e}); calls above tier `low` are refused until it can"
+                    );
+                    // (Not recorded: the log is what cannot be written.)
+                    return Err(Refusal::from(Error::ApprovalDenied {
+                        tool: name.to_owned(),
+                        rule,
+                        details: "make $TEAAGENT_HOME/audit.jsonl writable (or set TEAAGENT_HOME to a writable directory)".into(),
+                    }));
+                }
+                tracing::warn!(error = %e, "the audit log cannot be written");
+            }
+            uses
+        }
+    };
+
+    // 4. Rate limit: a look only; the budget is taken at admission. (With a fleet's shared
+    //    windows, no look: one round trip per admitted call, at admission.)
+    shared.limiter.look(name).await.map_err(rate_refused)?;
+
+    // 5. Workspace lock, for tools that may write.
+    if !tool.behavior().read_only
+        && let Err(e) = check_lock(shared, name).await
+    {
+        return Err(Refusal::audited(e, "workspace lock", "locked"));
+    }
+
+    // A turn to run, before the targets are checked again and anything is spent: a call
+    // refused as overloaded spends no budget and no grant use, and one that waited for its turn
+    // has its targets checked after the wait.
+    let turn = shared.turn(name).await?;
+
+    // 6. Admission: the targets are still the ones decided on; then budget and grant uses.
+    let resolved = match recheck(shared, tool, paths) {
+        Ok(resolved) => resolved,
+        Err(changed) => {
+            let rule =
+                format!("the target of `{changed}` changed after it was checked and before the call ran");
+            let error = Error::ApprovalDenied {
+                tool: name.to_owned(),
+                rule: rule.clone(),
+                details: "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged".into(),
+            };
+            return Err(Refusal::audited(error, rule, "denied"));
+        }
+    };
+    let admission = shared.limiter.admit(name, caller.principal.as_deref()).await.map_err(rate_refused)?;
+    match uses.spend(policy).await {
+        Ok(()) => {}
+        Err(UsesRefusal::NoneLeft(grant)) => {
+            admission.refund();
+            let rule =
+                format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
+            let error = Error::ApprovalDenied {
+                tool: name.to_owned(),
+                rule: rule.clone(),
+                details: "nothing was done; add a grant or raise its `uses`".into(),
+            };
+            return Err(Refusal::audited(error, rule, "denied"));
+        }
+        Err(UsesRefusal::Unavailable(details)) => {
+            admission.refund();
+            return Err(state_unavailable(details));
+        }
+    }
+    // Kept: the call runs (dropped, an admission stays counted).
+    drop(admission);
+    Ok(AdmitOutcome::Run(Admitted { earlier, approved_now, turn, resolved, binding, responses }))
+}
