@@ -61,7 +61,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::rounds::{ask_again, missing_capability};
+use super::rounds::{inputs_for, next_round};
 use super::shared::Shared;
 use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
@@ -75,7 +75,6 @@ use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::{Inputs, Mode, tool_answers};
 use crate::tool::{ParamRole, ToolContext};
 use admit::{AdmitOutcome, Admitted, admit};
 use paths::{ForeignCheck, confine_paths, foreign_paths, lexical};
@@ -255,24 +254,8 @@ async fn checked_call(
     .with_states(shared.states.clone());
     // The questions this call may ask the client (`crate::tool::inputs`).
     let timeout = shared.config.timeout_for(&tool);
-    let inputs = Arc::new(Inputs::new(match modern {
-        Some(client) => Mode::Modern {
-            capabilities: client.capabilities.clone(),
-            // Never the server's own approval answer.
-            responses: tool_answers(responses),
-            asked: carried.asked.clone(),
-            carried: carried.answers,
-        },
-        None => {
-            let peer = caller.peer.clone();
-            match peer.legacy().or_else(|| client.map(|c| Arc::new(c.clone()))) {
-                Some(session) => {
-                    Mode::Legacy { peer, session, deadline: std::time::Instant::now().checked_add(timeout) }
-                }
-                None => Mode::None,
-            }
-        }
-    }));
+    let round = carried.round;
+    let inputs = inputs_for(client, &caller.peer, responses, carried, timeout);
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
@@ -296,20 +279,17 @@ async fn checked_call(
                 Ok(_) => None,
                 Err(_) => Some(String::new()),
             };
-            if let Some(capability) = pending.ended_by_unsupported(failed.as_deref()) {
-                return Err(missing_capability(name, capability));
-            }
-            match (binding, pending) {
-                (Some(binding), pending) if !pending.questions.is_empty() => {
-                    let next = Carried {
-                        answers: pending.answers,
-                        asked: pending.asked,
-                        approved_until,
-                        round: carried.round.saturating_add(1),
-                    };
-                    ask_again(shared, name, &binding, pending.questions, next).map(CallOutcome::InputRequired)
-                }
-                _ => result.map(|mut result| {
+            match next_round(
+                shared,
+                name,
+                binding.as_ref(),
+                pending,
+                failed.as_deref(),
+                approved_until,
+                round,
+            )? {
+                Some(question) => Ok(CallOutcome::InputRequired(question)),
+                None => result.map(|mut result| {
                     // A result that breaks the tool's own `outputSchema` never leaves as valid.
                     if tool.output_schema().is_some() {
                         shared.registry.check_output(name, &mut result);

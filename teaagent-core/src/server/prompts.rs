@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::rounds::{ask_again, missing_capability, open_state};
+use super::rounds::{inputs_for, next_round, open_state};
 use super::shared::Shared;
 use crate::digest::call_digest;
 use crate::error::{Error, ParamsProblem};
@@ -16,13 +16,12 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::prompts::{
     CompleteParams, CompleteResult, Completion, CompletionRef, GetPromptParams, GetPromptResult,
 };
-use crate::policy::request_state::{Binding, Carried};
+use crate::policy::request_state::Binding;
 use crate::prompt::PromptArguments;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
-use crate::tool::inputs::{Inputs, Mode, tool_answers};
 
 /// What `prompts/get` answers.
 pub(crate) enum PromptOutcome {
@@ -115,22 +114,7 @@ pub(crate) async fn get_prompt(
     let timeout = shared.config.default_tool_timeout;
     let peer = caller.peer.clone();
     let round = carried.round;
-    let inputs = Arc::new(Inputs::new(match modern {
-        Some(client) => Mode::Modern {
-            capabilities: client.capabilities.clone(),
-            responses: tool_answers(responses),
-            asked: carried.asked,
-            carried: carried.answers,
-        },
-        None => match peer.legacy().or_else(|| client.map(|c| Arc::new(c.clone()))) {
-            Some(session) => Mode::Legacy {
-                peer: peer.clone(),
-                session,
-                deadline: std::time::Instant::now().checked_add(timeout),
-            },
-            None => Mode::None,
-        },
-    }));
+    let inputs = inputs_for(client, &peer, responses, carried, timeout);
     let ctx = ToolContext::new(
         label.clone(),
         Some(id.clone()),
@@ -166,20 +150,9 @@ pub(crate) async fn get_prompt(
     // A prompt that answered without the missing capability is answered with its messages.
     let failed = result.as_ref().err().map(ToString::to_string);
     let pending = inputs.take_pending();
-    if let Some(capability) = pending.ended_by_unsupported(failed.as_deref()) {
-        return Err(missing_capability(&label, capability));
-    }
-    match (binding, pending) {
-        (Some(binding), pending) if !pending.questions.is_empty() => {
-            let next = Carried {
-                answers: pending.answers,
-                asked: pending.asked,
-                approved_until: None,
-                round: round.saturating_add(1),
-            };
-            ask_again(shared, &label, &binding, pending.questions, next).map(PromptOutcome::InputRequired)
-        }
-        _ => match result {
+    match next_round(shared, &label, binding.as_ref(), pending, failed.as_deref(), None, round)? {
+        Some(question) => Ok(PromptOutcome::InputRequired(question)),
+        None => match result {
             Ok(result) => Ok(PromptOutcome::Complete(result)),
             Err(e) => Err(Error::Internal { details: format!("prompt `{name}` failed: {e}") }),
         },
