@@ -3,7 +3,7 @@
 //!
 //! Every server has one [`Store`], given to the rate limiter, the policy and the request states
 //! when the server builds them. By default it is a [`LocalStore`]: all of it in this process. A
-//! server given a [`RedisStore`] (feature `redis`; [`Server::shared_state`](crate::Server::shared_state),
+//! server given a `RedisStore` (feature `redis`; [`Server::shared_state`](crate::Server::shared_state),
 //! `[state] redis_url` in the user's configuration, or `TEAAGENT_REDIS_URL`) keeps it in Redis,
 //! so that any replica behind a load balancer can take any request:
 //!

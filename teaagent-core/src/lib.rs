@@ -86,6 +86,7 @@ pub mod config;
 mod containment;
 mod cursor;
 pub mod digest;
+#[doc(hidden)] // the `TEAAGENT_*` variables, for `teaagent` and the tests; libraries read them via `config`
 pub mod env;
 pub mod error;
 pub mod fleet;
@@ -99,6 +100,7 @@ pub mod logging;
 pub mod mcp;
 pub mod policy;
 pub mod prompt;
+#[doc(hidden)] // the server builds its limiter; tests and benchmarks reach into it
 pub mod rate_limit;
 pub mod registry;
 pub mod resource;
@@ -107,10 +109,12 @@ pub mod resource;
 pub mod sandbox;
 pub mod schema;
 pub mod server;
+#[doc(hidden)] // its public types are documented where a server author meets them, in `server`
 pub mod session;
 mod task;
 pub mod testing;
 pub mod tool;
+#[doc(hidden)] // escaping for what a person sees, shared with the `teaagent` command
 pub mod visible;
 pub mod workspace;
 
