@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo bench -p teaagent-core --bench stdio            # full run (5 rounds, a few minutes)
 //! BENCH_QUICK=1 cargo bench -p teaagent-core --bench stdio   # 3 smaller rounds
+//! BENCH_BEFORE=DIR cargo bench -p teaagent-core --bench stdio  # also an earlier build, same run
 //! ```
 //!
 //! The contenders, each built with `--release` (fat LTO, one codegen unit) and linked alike (with
@@ -18,6 +19,10 @@
 //!   policy read from the environment, the rate limiter, cancellation, the in-flight cap.
 //! - **teaagent mcp serve** (the shipped binary on a scratch workspace and `$TEAAGENT_HOME`):
 //!   cold start only; its protocol layer is the echo example's.
+//!
+//! - **before** (with `BENCH_BEFORE=DIR`): `DIR/echo` and `DIR/teaagent`, the same two built from
+//!   an earlier commit (`--release`, linked alike), measured in the same rounds: a change's cost is
+//!   their ratios next to today's, not two runs' figures side by side.
 //!
 //! Rounds interleave the contenders, so drift in the machine's load hits all alike: cold starts
 //! alternate one start at a time, and the sequential calls run against every contender at once,
@@ -108,18 +113,30 @@ fn main() {
         home: home.clone(),
         figures: Figures::default(),
     };
-    let mut contenders = [
+    let serve_args = || vec!["mcp".into(), "serve".into(), "--root".into(), root.clone().into()];
+    // (The report reads the first four by position: limit, rmcp, echo, serve.)
+    let mut contenders = vec![
         contender("limit", built.examples.join("baseline"), vec![], false),
         contender("rmcp 3.11 (stdio pipes)", built.rmcp_echo, vec![], false),
         contender("teaagent echo", built.examples.join("echo"), vec![], false),
-        contender(
-            "teaagent mcp serve",
-            built.teaagent.clone(),
-            vec!["mcp".into(), "serve".into(), "--root".into(), root.clone().into()],
-            true,
-        ),
+        contender("teaagent mcp serve", built.teaagent.clone(), serve_args(), true),
         contender("teaagent echo, Json<T> output", built.examples.join("echo_json"), vec![], false),
     ];
+    if let Some(before) = std::env::var_os("BENCH_BEFORE").map(PathBuf::from) {
+        let earlier = [
+            ("teaagent echo (BENCH_BEFORE)", "echo", vec![], false),
+            ("teaagent mcp serve (BENCH_BEFORE)", "teaagent", serve_args(), true),
+        ];
+        for (name, file, args, cold_start_only) in earlier {
+            let program = before.join(file);
+            assert!(
+                program.is_file(),
+                "BENCH_BEFORE: no {} (build it at the earlier commit)",
+                program.display()
+            );
+            contenders.push(contender(name, program, args, cold_start_only));
+        }
+    }
     let shell =
         shell_exec_cost(&built.teaagent, &scratch, if quick { 3 } else { 5 }, if quick { 40 } else { 100 });
     // Rounds alternate the servers, so drift in the machine's load hits all alike. Cold starts
