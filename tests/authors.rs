@@ -15,7 +15,7 @@
 //!   out of range before the tool runs.
 //!
 //! The compile errors (`&str` parameters, state of the wrong type, unknown parameter attributes)
-//! and the missing-description warning are trybuild cases in `ui/fail/` (`macro_ui.rs`).
+//! and the missing-description warning are trybuild cases in `teaagent-macros/tests/ui/fail/` (`macro_ui.rs`).
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
