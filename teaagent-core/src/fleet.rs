@@ -106,11 +106,12 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// `None` when taken, else the index of a grant with no use left.
     fn take_uses<'a>(&'a self, grants: &'a [(&'a str, u64)]) -> StoreAnswer<'a, Option<usize>>;
 
-    /// Remembers an approval "for this session" of `key` (the caller and the call's tool and
-    /// targets, as the policy forms it) for `ttl`.
+    /// Tells the other replicas of an approval "for this session" of `key` (the caller and the
+    /// call's tool and targets, as the policy forms it), for `ttl`. (The policy remembers the
+    /// answers this process was given itself.)
     fn approve_session(&self, key: &str, ttl: Duration);
 
-    /// Whether an approval "for this session" of `key` was given (on any replica).
+    /// Whether another replica was given an approval "for this session" of `key`.
     fn session_approved<'a>(&'a self, key: &'a str) -> StoreAnswer<'a, bool>;
 
     /// Whether each answer is a round trip to another process (so the server does not ask for

@@ -178,9 +178,6 @@ impl Policy {
     /// not see it (another replica of a fleet; one round trip, only for a call that would
     /// otherwise be asked about). An unreachable store counts as no: the user is asked.
     pub(crate) async fn session_approved_elsewhere(&self, call: &CallFacts<'_>) -> Option<Decision> {
-        if !self.store.is_shared() {
-            return None;
-        }
         let key = session_key(call);
         if !self.store.session_approved(&key).await.unwrap_or(false) {
             return None;
@@ -483,9 +480,7 @@ The command runs {sandbox}."
             Answer::Session => {
                 let key = session_key(call);
                 // For every replica that shares the store (this process knows it already).
-                if self.store.is_shared() {
-                    self.store.approve_session(&key, FLEET_SESSION_APPROVAL);
-                }
+                self.store.approve_session(&key, FLEET_SESSION_APPROVAL);
                 self.session.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
                 allow("approved by the user for this session")
             }

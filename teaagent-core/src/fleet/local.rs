@@ -17,8 +17,9 @@ pub const MAX_NONCES: usize = 65_536;
 /// tool and principal).
 const TIDY_WINDOWS_OVER: usize = 1024;
 
-/// The store of one process: each window a queue of admission times, each nonce and approval
-/// with the instant it is forgotten, each counted grant its uses left. One mutex per kind, so
+/// The store of one process: each window a queue of admission times, each nonce with the instant
+/// it is forgotten, each counted grant its uses left ("for this session" answers are the
+/// policy's own: there is no other replica to hear of them). One mutex per kind, so
 /// every answer is exact however many calls arrive at once.
 #[derive(Debug, Default)]
 pub struct LocalStore {
@@ -27,7 +28,6 @@ pub struct LocalStore {
     admitted: AtomicU64,
     nonces: Mutex<Nonces>,
     uses: Mutex<HashMap<String, u64>>,
-    approvals: Mutex<HashMap<String, Instant>>,
 }
 
 /// Nonces of the states that were opened: reserved by a call still on its way, or spent by one
@@ -138,14 +138,6 @@ impl LocalStore {
         }
         None
     }
-
-    /// [`Store::session_approved`], answered at once.
-    pub fn session_approved_now(&self, key: &str) -> bool {
-        let mut approvals = locked(&self.approvals);
-        let now = Instant::now();
-        approvals.retain(|_, until| *until > now);
-        approvals.contains_key(key)
-    }
 }
 
 impl Store for LocalStore {
@@ -183,14 +175,12 @@ impl Store for LocalStore {
         Box::pin(std::future::ready(Ok(self.take_uses_now(grants))))
     }
 
-    fn approve_session(&self, key: &str, ttl: Duration) {
-        let now = Instant::now();
-        let until = now.checked_add(ttl).unwrap_or(now + Duration::from_secs(86_400 * 365));
-        locked(&self.approvals).insert(key.to_owned(), until);
-    }
+    /// A store of one process has no other replica to tell.
+    fn approve_session(&self, _key: &str, _ttl: Duration) {}
 
-    fn session_approved<'a>(&'a self, key: &'a str) -> StoreAnswer<'a, bool> {
-        Box::pin(std::future::ready(Ok(self.session_approved_now(key))))
+    /// No other replica: nothing approved elsewhere.
+    fn session_approved<'a>(&'a self, _key: &'a str) -> StoreAnswer<'a, bool> {
+        Box::pin(std::future::ready(Ok(false)))
     }
 
     fn is_shared(&self) -> bool {
@@ -274,12 +264,15 @@ mod tests {
     }
 
     #[test]
-    fn session_approvals_are_kept_for_their_time() {
+    fn nonces_past_the_limit_are_refused_until_old_ones_are_forgotten() {
         let store = LocalStore::new();
-        store.approve_session("k", Duration::from_secs(60));
-        store.approve_session("brief", Duration::ZERO);
-        assert!(store.session_approved_now("k"));
-        assert!(!store.session_approved_now("brief"), "expired");
-        assert!(!store.session_approved_now("other"));
+        for n in 0..MAX_NONCES {
+            assert_eq!(store.reserve_now(&n.to_string(), Duration::from_millis(300)), Reserve::Reserved);
+        }
+        assert_eq!(store.reserve_now("one more", Duration::from_secs(60)), Reserve::Full);
+        assert_eq!(store.reserve_now("0", Duration::from_secs(60)), Reserve::Taken, "still remembered");
+        std::thread::sleep(Duration::from_millis(350));
+        assert_eq!(store.reserve_now("one more", Duration::from_secs(60)), Reserve::Reserved);
+        assert_eq!(store.reserve_now("0", Duration::from_secs(60)), Reserve::Reserved, "forgotten in time");
     }
 }

@@ -21,6 +21,14 @@ impl Refusal {
         Self { error, audit: Some((rule.into(), outcome)) }
     }
 
+    /// The call to `tool` denied by `rule` (`-32001`, `approval_denied`, with what to do in
+    /// `details`), recorded as `denied` by that rule.
+    pub(crate) fn denied(tool: &str, rule: String, details: impl Into<String>) -> Self {
+        let error =
+            Error::ApprovalDenied { tool: tool.to_owned(), rule: rule.clone(), details: details.into() };
+        Self::audited(error, rule, "denied")
+    }
+
     /// Records the refusal of the call `facts` describe (best effort: it is refused anyway) and
     /// gives its error.
     pub(crate) fn audit(self, policy: &Policy, facts: &CallFacts<'_>) -> Error {

@@ -65,12 +65,9 @@ pub(super) async fn admit<'a>(
         let rule = format!(
             "`{arg}` leads to a file with several hard links, and a path deny rule applies to `{name}`: it may be a denied file by another name"
         );
-        let error = Error::ApprovalDenied {
-            tool: name.to_owned(),
-            rule: rule.clone(),
-            details: "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)".into(),
-        };
-        return Err(Refusal::audited(error, rule, "denied"));
+        let details =
+            "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)";
+        return Err(Refusal::denied(name, rule, details));
     }
     let policy = &shared.policy;
     // The fleet's shared state cannot be reached (admission or grant uses).
@@ -138,8 +135,7 @@ pub(super) async fn admit<'a>(
     };
     let uses = match decision {
         Decision::Deny { rule, details } => {
-            let error = Error::ApprovalDenied { tool: name.to_owned(), rule: rule.clone(), details };
-            return Err(Refusal::audited(error, rule, "denied"));
+            return Err(Refusal::denied(name, rule, details));
         }
         Decision::Allow { rule, uses } => {
             if let Err(e) = policy.record(facts, &rule, "allowed") {
@@ -182,12 +178,8 @@ pub(super) async fn admit<'a>(
         Err(changed) => {
             let rule =
                 format!("the target of `{changed}` changed after it was checked and before the call ran");
-            let error = Error::ApprovalDenied {
-                tool: name.to_owned(),
-                rule: rule.clone(),
-                details: "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged".into(),
-            };
-            return Err(Refusal::audited(error, rule, "denied"));
+            let details = "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged";
+            return Err(Refusal::denied(name, rule, details));
         }
     };
     let admission = shared.limiter.admit(name, caller.principal.as_deref()).await.map_err(rate_refused)?;
@@ -197,12 +189,7 @@ pub(super) async fn admit<'a>(
             admission.refund();
             let rule =
                 format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
-            let error = Error::ApprovalDenied {
-                tool: name.to_owned(),
-                rule: rule.clone(),
-                details: "nothing was done; add a grant or raise its `uses`".into(),
-            };
-            return Err(Refusal::audited(error, rule, "denied"));
+            return Err(Refusal::denied(name, rule, "nothing was done; add a grant or raise its `uses`"));
         }
         Err(UsesRefusal::Unavailable(details)) => {
             admission.refund();
