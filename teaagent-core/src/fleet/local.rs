@@ -78,7 +78,11 @@ impl LocalStore {
 
     /// [`Store::admit`], answered at once.
     pub fn admit_now(&self, window: &str, limit: RateLimit) -> Admit {
-        let now = Instant::now();
+        self.admit_at(window, limit, Instant::now())
+    }
+
+    /// [`Self::admit_now`] as if it were `now` (tests step the clock without sleeping).
+    fn admit_at(&self, window: &str, limit: RateLimit, now: Instant) -> Admit {
         let mut windows = locked(&self.windows);
         if windows.len() > TIDY_WINDOWS_OVER {
             windows.retain(|_, w| w.admitted.back().is_some_and(|(t, _)| now.duration_since(*t) < w.span));
@@ -108,7 +112,11 @@ impl LocalStore {
 
     /// [`Store::reserve`], answered at once.
     pub fn reserve_now(&self, nonce: &str, keep: Duration) -> Reserve {
-        let now = Instant::now();
+        self.reserve_at(nonce, keep, Instant::now())
+    }
+
+    /// [`Self::reserve_now`] as if it were `now` (tests step the clock without sleeping).
+    fn reserve_at(&self, nonce: &str, keep: Duration, now: Instant) -> Reserve {
         let mut nonces = locked(&self.nonces);
         nonces.forget_old(now);
         if nonces.state.contains_key(nonce) {
@@ -220,16 +228,19 @@ mod tests {
     #[test]
     fn refunds_and_sliding() {
         let store = LocalStore::new();
+        let start = Instant::now();
         let l = limit(2, Duration::from_millis(200));
-        let Admit::Admitted(first) = store.admit_now("t", l) else { panic!("first") };
-        assert!(matches!(store.admit_now("t", l), Admit::Admitted(_)));
-        let Admit::Full(retry) = store.admit_now("t", l) else { panic!("third") };
-        assert!(retry <= Duration::from_millis(200));
+        let Admit::Admitted(first) = store.admit_at("t", l, start) else { panic!("first") };
+        assert!(matches!(store.admit_at("t", l, start), Admit::Admitted(_)));
+        let Admit::Full(retry) = store.admit_at("t", l, start + Duration::from_millis(50)) else {
+            panic!("third")
+        };
+        assert_eq!(retry, Duration::from_millis(150));
         store.refund("t", first);
-        assert!(matches!(store.admit_now("t", l), Admit::Admitted(_)), "refunded budget");
-        std::thread::sleep(Duration::from_millis(250));
-        assert!(matches!(store.admit_now("t", l), Admit::Admitted(_)), "the window slid");
-        assert!(matches!(store.admit_now("other", l), Admit::Admitted(_)), "windows are apart");
+        assert!(matches!(store.admit_at("t", l, start), Admit::Admitted(_)), "refunded budget");
+        let later = start + Duration::from_millis(200);
+        assert!(matches!(store.admit_at("t", l, later), Admit::Admitted(_)), "the window slid");
+        assert!(matches!(store.admit_at("other", l, later), Admit::Admitted(_)), "windows are apart");
     }
 
     #[test]
@@ -266,13 +277,16 @@ mod tests {
     #[test]
     fn nonces_past_the_limit_are_refused_until_old_ones_are_forgotten() {
         let store = LocalStore::new();
+        let start = Instant::now();
+        let keep = Duration::from_secs(60);
         for n in 0..MAX_NONCES {
-            assert_eq!(store.reserve_now(&n.to_string(), Duration::from_millis(300)), Reserve::Reserved);
+            assert_eq!(store.reserve_at(&n.to_string(), keep, start), Reserve::Reserved);
         }
-        assert_eq!(store.reserve_now("one more", Duration::from_secs(60)), Reserve::Full);
-        assert_eq!(store.reserve_now("0", Duration::from_secs(60)), Reserve::Taken, "still remembered");
-        std::thread::sleep(Duration::from_millis(350));
-        assert_eq!(store.reserve_now("one more", Duration::from_secs(60)), Reserve::Reserved);
-        assert_eq!(store.reserve_now("0", Duration::from_secs(60)), Reserve::Reserved, "forgotten in time");
+        let soon = start + Duration::from_secs(59);
+        assert_eq!(store.reserve_at("one more", keep, soon), Reserve::Full);
+        assert_eq!(store.reserve_at("0", keep, soon), Reserve::Taken, "still remembered");
+        let later = start + keep;
+        assert_eq!(store.reserve_at("one more", keep, later), Reserve::Reserved);
+        assert_eq!(store.reserve_at("0", keep, later), Reserve::Reserved, "forgotten in time");
     }
 }
