@@ -59,8 +59,10 @@ fn build() -> HashMap<String, PathBuf> {
     cmd.arg("build")
         .arg("--manifest-path")
         .arg(manifest)
-        .args(["--message-format=json-render-diagnostics", "--bins", "--examples"])
-        .args(["-p", "teaagent-cli", "-p", "teaagent-core", "-p", "teaagent-tests"]);
+        // The whole workspace, as `cargo test --workspace` resolves it: with fewer packages,
+        // the dev-dependencies of the others (teaagent-macros' trybuild) would not count, some
+        // shared crate would get other features, and everything above it would be built again.
+        .args(["--message-format=json-render-diagnostics", "--workspace", "--bins", "--examples"]);
     // Cargo runs this test with the variables it sets for a package (`CARGO_MANIFEST_DIR`,
     // `CARGO_PKG_NAME`, `OUT_DIR`…); some build scripts (ring's) rerun when those change, so
     // passing them on would rebuild those crates here and again at the next `cargo test`.
