@@ -110,8 +110,10 @@ impl RequestStateKey {
 pub(crate) struct Binding {
     /// The tool.
     pub tool: String,
-    /// [`crate::digest::call_digest`] of the tool and its arguments.
-    pub digest: String,
+    /// [`crate::digest::call_digest`] of the tool and its arguments; `None` when it was not
+    /// worked out (a call that carries no state and whose client declared nothing it could be
+    /// asked through: it never opens one, and a state sealed for it could never be opened).
+    pub digest: Option<String>,
     /// SHA-256 (hex) of what every `#[path]` argument resolved to.
     pub targets: String,
     /// The authenticated client, when there is one.
@@ -322,7 +324,7 @@ impl RequestStates {
         fill_random(&mut nonce);
         let payload = Payload {
             t: binding.tool.clone(),
-            d: binding.digest.clone(),
+            d: binding.digest.clone().unwrap_or_default(),
             p: binding.targets.clone(),
             c: binding.principal.clone(),
             n: hex(&nonce),
@@ -359,7 +361,9 @@ impl RequestStates {
         if payload.t != binding.tool {
             return Err(StateRefusal::Mismatch("tool"));
         }
-        if payload.d != binding.digest {
+        // A state sealed without a digest (empty) opens for no call, and a binding without one
+        // opens no state.
+        if payload.d.is_empty() || binding.digest.as_deref() != Some(payload.d.as_str()) {
             return Err(StateRefusal::Mismatch("arguments"));
         }
         if payload.p != binding.targets {
@@ -423,7 +427,7 @@ mod tests {
     fn binding() -> Binding {
         Binding {
             tool: "t".into(),
-            digest: "sha256:aa".into(),
+            digest: Some("sha256:aa".into()),
             targets: digest_of(&["x"]),
             principal: String::new(),
         }
@@ -433,8 +437,15 @@ mod tests {
     fn a_state_is_accepted_once_for_its_own_call_only() {
         let states = RequestStates::default();
         let token = states.seal(&binding(), Duration::from_secs(60));
-        let other = Binding { digest: "sha256:bb".into(), ..binding() };
+        let other = Binding { digest: Some("sha256:bb".into()), ..binding() };
         assert_eq!(opened(&states, &token, &other).err(), Some(StateRefusal::Mismatch("arguments")));
+        let other = Binding { digest: None, ..binding() };
+        assert_eq!(opened(&states, &token, &other).err(), Some(StateRefusal::Mismatch("arguments")));
+        let unbound = states.seal(&Binding { digest: None, ..binding() }, Duration::from_secs(60));
+        for digest in [None, Some(String::new())] {
+            let any = Binding { digest, ..binding() };
+            assert_eq!(opened(&states, &unbound, &any).err(), Some(StateRefusal::Mismatch("arguments")));
+        }
         let other = Binding { tool: "u".into(), ..binding() };
         assert_eq!(opened(&states, &token, &other).err(), Some(StateRefusal::Mismatch("tool")));
         let reservation = opened(&states, &token, &binding()).expect("good");

@@ -75,6 +75,7 @@ use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
+use crate::tool::inputs::ClientCapability;
 use crate::tool::{ParamRole, ToolContext};
 use admit::{AdmitOutcome, Admitted, admit};
 use paths::{ForeignCheck, confine_paths, foreign_paths, lexical};
@@ -135,14 +136,18 @@ async fn checked_call(
         None | Some(Value::Null) => Value::Object(JsonObject::new()),
         Some(raw) => raw,
     };
-    // Hashing the arguments costs what they weigh: only when the policy will look at it.
-    // A modern call binds its round-trip state to its arguments whatever the policy needs.
+    // Hashing the arguments costs what they weigh: only when the policy will look at it, or
+    // when a modern call may open or seal a round-trip state (bound to its arguments): it
+    // carries one, or its client declared something it can be asked through.
     let modern = client.filter(|c| c.version.is_modern());
-    let digest = if shared.policy.needs_digest(&tool) || modern.is_some() {
+    let round_trips =
+        modern.is_some_and(|c| answers.1.is_some() || ClientCapability::any_declared_in(&c.capabilities));
+    let digest = if shared.policy.needs_digest(&tool) || round_trips {
         call_digest(name, &raw)
     } else {
         String::new()
     };
+    let bound_digest = round_trips.then_some(digest.as_str());
     let mut args = match raw {
         Value::Object(args) => args,
         other => {
@@ -217,7 +222,7 @@ async fn checked_call(
     };
     // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
     //    them is audited here, once.
-    let admitted = match admit(shared, &facts, &paths, caller, modern, &digest, answers).await {
+    let admitted = match admit(shared, &facts, &paths, caller, modern, bound_digest, answers).await {
         Ok(AdmitOutcome::Run(admitted)) => admitted,
         Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
         Err(refusal) => return Err(refusal.audit(&shared.policy, &facts)),

@@ -88,7 +88,7 @@ pub(crate) async fn get_prompt(
             args.iter().map(|(k, v)| (k.to_owned(), Value::String(v.to_owned()))).collect();
         Binding {
             tool: label.clone(),
-            digest: call_digest(&label, &Value::Object(object)),
+            digest: Some(call_digest(&label, &Value::Object(object))),
             targets: String::new(),
             principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
         }

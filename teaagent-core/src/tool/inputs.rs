@@ -77,6 +77,12 @@ impl ClientCapability {
         }
     }
 
+    /// Whether `capabilities` declares any of them (a client that declares none can never be
+    /// asked anything).
+    pub(crate) fn any_declared_in(capabilities: &ClientCapabilities) -> bool {
+        [Self::Elicitation, Self::Sampling, Self::Roots].into_iter().any(|c| c.declared_in(capabilities))
+    }
+
     /// Whether `capabilities` declares it.
     pub fn declared_in(self, capabilities: &ClientCapabilities) -> bool {
         match self {

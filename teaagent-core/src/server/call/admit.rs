@@ -46,15 +46,16 @@ pub(super) enum AdmitOutcome<'a> {
     InputRequired(InputRequiredResult),
 }
 
-/// Decides and admits the call `facts` describe (`answers`: the retry's `inputResponses` and
-/// `requestState`).
+/// Decides and admits the call `facts` describe (`digest`: the arguments' digest a modern call's
+/// round-trip state is bound to, when it may open or seal one; `answers`: the retry's
+/// `inputResponses` and `requestState`).
 pub(super) async fn admit<'a>(
     shared: &'a Shared,
     facts: &CallFacts<'_>,
     paths: &[PathArg],
     caller: &Caller,
     modern: Option<&SessionInfo>,
-    digest: &str,
+    digest: Option<&str>,
     answers: (Option<Value>, Option<Value>),
 ) -> Result<AdmitOutcome<'a>, Refusal> {
     let tool = facts.tool;
@@ -97,7 +98,7 @@ pub(super) async fn admit<'a>(
     };
     let binding = modern.map(|_| Binding {
         tool: name.to_owned(),
-        digest: digest.to_owned(),
+        digest: digest.map(str::to_owned),
         targets: targets_digest(paths),
         principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
     });
