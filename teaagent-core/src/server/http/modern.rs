@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use hyper::StatusCode;
 use hyper::header::HeaderMap;
+use serde_json::value::RawValue;
 
 use super::request::text;
 use crate::error::Error;
 use crate::jsonrpc::RawParams;
 use crate::mcp::ProtocolVersion;
-use crate::mcp::modern::META_PROTOCOL_VERSION;
-use crate::server::era::{modern_caller, modern_meta};
+use crate::mcp::modern::{META_PROTOCOL_VERSION, ModernMeta};
+use crate::server::era::modern_caller;
 use crate::session::SessionInfo;
 
 /// The modern checks of the `http` module docs' table, in order; the caller's session on success.
@@ -23,7 +24,9 @@ pub(super) fn modern_checks(
 ) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
-    let meta = modern_meta(params).map_err(bad)?;
+    // One pass over the params for everything compared (a large argument is skipped, not built).
+    let read = read_params(params).map_err(bad)?;
+    let meta = read.meta;
     let meta_version = meta.as_ref().and_then(|m| m.protocol_version.clone());
     // `_meta` first: without it nothing else can be compared.
     let invalid = |details: String| {
@@ -58,16 +61,8 @@ pub(super) fn modern_checks(
     }
     if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
         let key = if method == "resources/read" { "uri" } else { "name" };
-        /// Only the two members compared (everything else, a large argument included, is
-        /// skipped by the parser, not built).
-        #[derive(serde::Deserialize)]
-        struct Named {
-            name: Option<String>,
-            uri: Option<String>,
-        }
-        let named = params
-            .and_then(|p| serde_json::from_str::<Named>(p.get()).ok())
-            .and_then(|n| if method == "resources/read" { n.uri } else { n.name });
+        let named = if method == "resources/read" { read.uri } else { read.name };
+        let named = named.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
         match (text(headers, "mcp-name"), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
             (Some(h), Some(b)) if h == b => {}
@@ -88,5 +83,25 @@ pub(super) fn modern_checks(
             StatusCode::BAD_REQUEST
         };
         (status, e)
+    })
+}
+
+/// What the checks read of a request's params: its `_meta`, and the `name` or `uri` the
+/// `Mcp-Name` header must repeat (kept raw: another method may give them another type).
+#[derive(Default, serde::Deserialize)]
+struct Read {
+    #[serde(rename = "_meta", default)]
+    meta: Option<ModernMeta>,
+    #[serde(default)]
+    name: Option<Box<RawValue>>,
+    #[serde(default)]
+    uri: Option<Box<RawValue>>,
+}
+
+fn read_params(params: Option<&RawParams>) -> Result<Read, Error> {
+    let Some(params) = params else { return Ok(Read::default()) };
+    serde_json::from_str(params.get()).map_err(|e| Error::InvalidParams {
+        reason: crate::error::ParamsProblem::InvalidMeta,
+        details: e.to_string(),
     })
 }
