@@ -36,7 +36,7 @@ fn stdout_stays_empty_over_http() {
 fn over_http_stdin_is_not_the_protocol() {
     let (tree, home) = (Tree::new(), Tree::new());
     // An `initialize` already waiting on stdin (the pipe is written before teaagent runs): over
-    // HTTP it is not answered (the early answer of stdio serving must not fire).
+    // HTTP it is not answered: stdin is not the protocol there.
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}"#;
     let child = Command::new("sh")
         .arg("-c")

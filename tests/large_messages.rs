@@ -97,8 +97,7 @@ fn stdin_and_stdout_pipes_are_enlarged_for_large_messages() {
     let stdout = child.stdout.take().expect("stdout");
     let before = rustix::pipe::fcntl_getpipe_size(stdin.as_fd()).expect("pipe size");
     assert_eq!(before, 64 * 1024, "Linux's default pipe");
-    // Once the server answers a request after the handshake (which may be answered early,
-    // before the server is set up), it has set its pipes up.
+    // Once the server answers, it has set its pipes up.
     let mut stdin = stdin;
     std::io::Write::write_all(
         &mut stdin,

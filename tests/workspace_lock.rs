@@ -15,10 +15,8 @@ fn server(root: &Path, home: &Path) -> RawServer {
     let mut cmd = Command::new(Bin::Fixture.path());
     cmd.env("FIXTURE_ROOT", root).env("TEAAGENT_HOME", home).env("FIXTURE_MODE", "danger-full-access");
     let mut server = RawServer::start(cmd);
-    // The lock is settled right after the first line (`initialize` is answered before that),
-    // and every later line waits for it: once a second line is answered, the lock is settled.
+    // The lock is settled before the server answers anything.
     server.initialize("2025-06-18");
-    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     server
 }
 
@@ -154,11 +152,11 @@ fn a_garbage_registry_is_reported_and_rebuilt() {
     server.finish();
 }
 
-/// The lock is file I/O with fsyncs behind an OS file lock: `initialize` does not wait for it,
-/// and nothing after `initialize` runs before it is settled. Here the registry's file lock is
-/// held by this test, so the server cannot take the workspace lock until the test lets go.
+/// The lock is settled before anything is answered: here the registry's file lock is held by
+/// this test, so the server cannot take the workspace lock, nor answer `initialize`, until the
+/// test lets go.
 #[test]
-fn initialize_is_answered_while_the_lock_is_pending_and_later_lines_wait_for_it() {
+fn nothing_is_answered_while_the_lock_is_pending() {
     let tree = Tree::new();
     let home = tempfile::tempdir().expect("home");
     let guard = std::fs::File::create(home.path().join("workspace_registry.lock")).expect("lock file");
@@ -169,20 +167,15 @@ fn initialize_is_answered_while_the_lock_is_pending_and_later_lines_wait_for_it(
     let mut server = RawServer::start(cmd);
     server.send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}));
-    let answer =
-        server.try_recv(Duration::from_secs(10)).expect("initialize is answered with the lock pending");
-    assert_eq!(answer["id"], 1, "{answer}");
-    server.notify("notifications/initialized", json!({}));
-    server.send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
     assert!(
         server.try_recv(Duration::from_millis(500)).is_none(),
-        "a line after initialize was handled before the lock was settled"
+        "initialize was answered before the lock was settled"
     );
     assert!(owners(home.path()).is_empty());
 
     drop(guard); // closing the file releases the flock
-    assert_eq!(server.response(&json!(2))["result"], json!({}));
-    assert_eq!(owners(home.path()), vec![u64::from(server.pid())], "the lock was taken");
+    let answer = server.response(&json!(1));
+    assert_eq!(owners(home.path()), vec![u64::from(server.pid())], "the lock was taken first: {answer}");
     server.finish();
     assert!(owners(home.path()).is_empty());
 }

@@ -10,15 +10,14 @@ pub(crate) mod trust;
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command, Mcp};
-use serve::EarlyServe;
 
 /// Runs the subcommand `cli` names.
-pub(crate) fn run(cli: Cli, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Mcp { command: Mcp::Serve(args) } if args.http.http.is_some() => {
             serve::http(args.flags, args.http)
         }
-        Command::Mcp { command: Mcp::Serve(args) } => serve::stdio(args.flags, early),
+        Command::Mcp { command: Mcp::Serve(args) } => serve::stdio(args.flags),
         Command::Run(args) => {
             run::call(&args.tool, args.args.unwrap_or_else(|| serde_json::json!({})), args.json, args.flags)
         }

@@ -25,15 +25,13 @@ use teaagent_core::server::http::oauth::OAuthConfigError;
 use teaagent_core::visible;
 
 use crate::cli::Cli;
-use crate::commands::serve::EarlyServe;
 
 fn main() -> ExitCode {
-    let early = EarlyServe::start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match commands::run(cli, early) {
+    match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("teaagent: {}", one_line(&e));

@@ -363,6 +363,18 @@ impl Home {
     /// synced. A crash leaves the old file or the new one, never a torn one. The file gets
     /// user-only permissions. A link at `name` is replaced, never written through.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.replace(name, bytes, Durability::Synced)
+    }
+
+    /// [`Home::write_atomic`] without the two `fsync`s, for a file that means nothing after the
+    /// machine stops (the workspace lock registry: every owner it names is gone after a crash).
+    /// Other processes see the old file or the new one, never a torn one; after a crash the file
+    /// may be empty or old, and whoever reads it must treat it as unusable.
+    pub fn write_atomic_unsynced(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.replace(name, bytes, Durability::Unsynced)
+    }
+
+    fn replace(&self, name: &str, bytes: &[u8], durability: Durability) -> io::Result<()> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -382,9 +394,13 @@ impl Home {
         let result = (|| {
             let mut file = File::from(fd);
             file.write_all(bytes)?;
-            file.sync_all()?;
+            if durability == Durability::Synced {
+                file.sync_all()?;
+            }
             rustix::fs::renameat(self.dir.as_fd(), temp.as_str(), self.dir.as_fd(), name)?;
-            rustix::fs::fsync(self.dir.as_fd())?;
+            if durability == Durability::Synced {
+                rustix::fs::fsync(self.dir.as_fd())?;
+            }
             Ok(())
         })();
         if result.is_err() {
@@ -422,6 +438,13 @@ fn writers(mode: u32) -> &'static str {
         (true, false) => "its group",
         _ => "everyone",
     }
+}
+
+/// Whether a replaced file must survive a crash of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    Synced,
+    Unsynced,
 }
 
 #[cfg(test)]

@@ -124,8 +124,7 @@ pub use policy::{PermissionMode, Policy};
 pub use prompt::{PromptDef, Prompts};
 pub use registry::{OutputMismatch, Registry, RegistryBuilder, RegistryError};
 pub use server::{
-    Announcement, EarlyStdio, Peer, ResourceProvider, Server, ServerConfig, Serving, ToolAvailability,
-    ToolOverride,
+    Announcement, Peer, ResourceProvider, Server, ServerConfig, Serving, ToolAvailability, ToolOverride,
 };
 pub use task::BoxFuture;
 pub use tool::{

@@ -76,7 +76,6 @@ mod announcement;
 mod approval;
 mod availability;
 mod call;
-pub mod early;
 
 mod era;
 pub mod framing;
@@ -103,7 +102,6 @@ pub use crate::session::CallerLimits;
 pub use crate::session::{Peer, PeerError, SessionInfo};
 pub use announcement::Announcement;
 pub use availability::ToolAvailability;
-pub use early::EarlyStdio;
 pub use serving::Serving;
 
 pub use crate::resource::ResourceProvider;
@@ -135,9 +133,7 @@ impl Server {
     }
 
     /// A server for every `#[tool]` function of the program (what
-    /// `Registry::builder().registered().build()` collects), collected when the server starts,
-    /// after [`Server::run_stdio`] has answered a waiting `initialize` ([`early`]): the fastest
-    /// start for the common case. Invalid tools stop [`Server::run_stdio`] with exit code 1 and
+    /// `Registry::builder().registered().build()` collects), collected when the server starts. Invalid tools stop [`Server::run_stdio`] with exit code 1 and
     /// the problems on stderr (the serve methods return them as an error); [`Server::registry`]
     /// collects them at once when called first.
     ///
@@ -321,7 +317,7 @@ impl Server {
         self.registry.get()
     }
 
-    /// What this server announces at `initialize` (for [`Server::answer_initialize_early`]).
+    /// What this server announces at `initialize`.
     pub fn announcement(&self) -> Announcement {
         Announcement {
             server_info: self.info.clone(),

@@ -2,76 +2,19 @@
 //! `--http`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
-use teaagent_core::{Announcement, Server, Workspace};
 
 use crate::cli::{self, CallFlags};
 use crate::setup::{harden, server, workspace};
 
-/// `mcp serve`'s first answer, given before the command line is parsed in full (clap builds
-/// its whole command tree first, a tenth of a millisecond): when the arguments are `mcp serve`
-/// and options, the root they name is opened (a handshake answered means the workspace is this
-/// one) and a waiting `initialize` is answered (`teaagent_core::server::early`; `mcp serve`
-/// always serves resources and has no instructions). Anything unusual — help, version, a root
-/// that cannot be opened — is left to the normal path, which reports it.
-pub(crate) struct EarlyServe {
-    root: PathBuf,
-    workspace: Workspace,
-    answer: teaagent_core::EarlyStdio,
-}
-
-impl EarlyServe {
-    pub(crate) fn start() -> Option<Self> {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-        if args.len() < 2 || args[0] != "mcp" || args[1] != "serve" {
-            return None;
-        }
-        let mut root = PathBuf::from(".");
-        let mut rest = args[2..].iter();
-        while let Some(arg) = rest.next() {
-            let text = arg.to_str()?;
-            // Over HTTP, stdin and stdout are not the protocol: nothing is answered there.
-            if text == "--http" || text.starts_with("--http=") {
-                return None;
-            }
-            if matches!(text, "-h" | "--help" | "-V" | "--version" | "--") {
-                return None;
-            }
-            if text == "--root" {
-                root = PathBuf::from(rest.next()?);
-            } else if let Some(value) = text.strip_prefix("--root=") {
-                root = PathBuf::from(value);
-            }
-        }
-        let workspace = Workspace::open(&root).ok()?;
-        let answer = Server::answer_initialize_early(serve_announcement());
-        Some(Self { root, workspace, answer })
-    }
-}
-
-/// What `mcp serve` announces: resources, and `tools.listChanged` (its gateway may withhold the
-/// tools of an external server while it runs; known before the configuration is read, so said
-/// whether or not servers are configured — a capability to send, never a promise that it will).
-fn serve_announcement() -> Announcement {
-    Announcement { tools_list_changed: true, ..Announcement::teaagent(true) }
-}
-
 /// `mcp serve` over stdio: JSON-RPC on stdin and stdout, logs on stderr.
-pub(crate) fn stdio(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Result<ExitCode> {
+pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(&flags.log_level);
     harden();
-    let root = flags.root.clone().unwrap_or_else(|| PathBuf::from("."));
-    let (workspace, early) = match early {
-        // The root the full parse names is the one opened early; if the quick look read the
-        // arguments otherwise, the right one is opened now (what was read early is kept).
-        Some(early) if early.root == root => (early.workspace, early.answer),
-        Some(early) => (workspace(&flags)?, early.answer),
-        None => (workspace(&flags)?, Server::answer_initialize_early(serve_announcement())),
-    };
+    let workspace = workspace(&flags)?;
     let (server, workspace, gateway) = server(&flags, workspace, |_| true)?;
     if std::io::stdin().is_terminal() {
         eprintln!(
@@ -85,7 +28,7 @@ pub(crate) fn stdio(flags: CallFlags, early: Option<EarlyServe>) -> anyhow::Resu
         );
     }
     tracing::info!(root = %workspace.root().display(), "workspace");
-    let code = server.run_stdio_after(early);
+    let code = server.run_stdio();
     gateway.shutdown();
     Ok(code)
 }

@@ -32,8 +32,7 @@ pub(super) fn capabilities(offers: &Announcement) -> ServerCapabilities {
 }
 
 /// The answer to an `initialize` request and the session it settles (the version negotiated),
-/// or the error line for params that are not `initialize`'s. Shared by the main loop and the
-/// early answer ([`super::early`]).
+/// or the error line for params that are not `initialize`'s.
 pub(crate) fn initialize_answer(
     id: &RequestId,
     params: Option<&str>,

@@ -13,7 +13,6 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::early::EarlyRead;
 use super::era::{initialize_answer, modern_caller, modern_meta, names_modern_version};
 use super::framing::Frame;
 use super::reply::{Batch, Reply};
@@ -34,7 +33,6 @@ pub(crate) async fn run(
     input: Input,
     output: Output,
     shutdown: CancellationToken,
-    early: Option<EarlyRead>,
 ) -> io::Result<()> {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     // A failed write means the client is gone: that stops the loop like EOF.
@@ -46,34 +44,19 @@ pub(crate) async fn run(
     if let Some(availability) = &shared.availability {
         tokio::spawn(pass_on_list_changes(shared.clone(), availability.changes()));
     }
-    // The workspace lock is settled after the first line, not before it: taking it is file I/O
-    // with two fsyncs (about 0.9 ms here, most of `teaagent mcp serve`'s cold start), and the
-    // first line is `initialize`, answered inline without the lock. Every later line is handled
-    // only once the attempt is over, so tools find the lock as settled as before.
-    let mut lock_pending = shared.lock.clone();
-    let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
-    if let Some(read) = early {
-        if let Some(info) = read.session {
-            tracing::info!(client = %info.client.name, client_version = %info.client.version, protocol = %info.version, "initialize (answered early)");
-            shared.peer.initialize(info);
-            if let Some(lock) = lock_pending.take() {
-                settle_lock(lock).await;
-            }
-        }
-        reader.preload(&read.bytes, read.eof);
+    // The workspace lock is settled before the first line is read: a client that has its
+    // `initialize` answered finds the lock as it will stay (held, or another server's).
+    if let Some(lock) = &shared.lock {
+        settle_lock(lock);
     }
+    let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
     loop {
         tokio::select! {
             // Stop first: once asked to stop, no new line is started.
             biased;
             () = shutdown.cancelled() => break,
             frame = reader.next() => match frame {
-                Some(frame) => {
-                    shared.handle_frame(frame);
-                    if let Some(lock) = lock_pending.take() {
-                        settle_lock(lock).await;
-                    }
-                }
+                Some(frame) => shared.handle_frame(frame),
                 None => {
                     tracing::info!("stdin closed; finishing in-flight calls");
                     break;
@@ -109,19 +92,18 @@ async fn pass_on_list_changes(shared: Arc<Shared>, mut changes: tokio::sync::wat
     }
 }
 
-/// Takes the workspace lock (or learns who holds it) on the blocking pool, and logs the outcome.
-pub(crate) async fn settle_lock(lock: Arc<crate::workspace::lock::WorkspaceLock>) {
-    // The answer the first line queued goes out first: the writer runs before the thread is made.
-    tokio::task::yield_now().await;
-    match tokio::task::spawn_blocking(move || lock.ensure()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(crate::workspace::lock::LockRefusal::HeldBy(owner))) => tracing::warn!(
+/// Takes the workspace lock (or learns who holds it), and logs the outcome. Done once, before
+/// anything is served, on the calling thread: nothing else waits for it yet (a registry write
+/// under a file lock, without `fsync`: see `workspace::lock`).
+pub(crate) fn settle_lock(lock: &crate::workspace::lock::WorkspaceLock) {
+    match lock.ensure() {
+        Ok(()) => {}
+        Err(crate::workspace::lock::LockRefusal::HeldBy(owner)) => tracing::warn!(
             owner_pid = owner.owner_pid,
             since = %owner.acquired_at,
             "another teaagent server holds this workspace: read-only tools work, the others answer -32003 until it is free"
         ),
-        Ok(Err(crate::workspace::lock::LockRefusal::Unavailable(why))) => tracing::error!("{why}"),
-        Err(e) => tracing::error!(error = %e, "acquiring the workspace lock failed"),
+        Err(crate::workspace::lock::LockRefusal::Unavailable(why)) => tracing::error!("{why}"),
     }
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use super::http;
-use super::{Announcement, EarlyStdio, Peer, Server, Serving, call, early, main_loop, shared, transport};
+use super::{Peer, Server, Serving, call, main_loop, shared, transport};
 use crate::config::ConfigError;
 use crate::error::Error;
 
@@ -27,49 +27,18 @@ impl Server {
     ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
     /// [`MissingState`]: crate::tool::state::MissingState
-    pub fn serve_stdio(self) -> Serving {
-        Serving::new(self.serve_stdio_after(None))
-    }
-
-    /// [`Server::serve_stdio`], taking over from an early answer to `initialize`.
-    async fn serve_stdio_after(mut self, early: Option<EarlyStdio>) -> io::Result<()> {
-        self.prepare(true)?;
-        let shutdown = CancellationToken::new();
-        let signals = tokio::spawn(on_signal(shutdown.clone()));
-        let early = early.and_then(|early| early::take_over(early, &self.announcement()));
-        let result = match transport::stdio() {
-            Ok((input, output, _restore)) => main_loop::run(self, input, output, shutdown, early).await,
-            Err(e) => Err(e),
-        };
-        signals.abort();
-        result
-    }
-
-    /// Answers the first `initialize` now if it is already waiting on stdin, before the caller
-    /// gets the server ready (builds the registry, reads its configuration); hand the result to
-    /// [`Server::run_stdio_after`]. Never waits for input. The answer says what `announcement` says, which
-    /// must be what the server will announce ([`Server::announcement`]; a difference is logged
-    /// as a warning). See [`early`] for what this changes for a client.
-    ///
-    /// [`Server::run_stdio`] does this by itself once the server is built; this is for a `main`
-    /// that has work to do before that, as the `teaagent` command has:
-    ///
-    /// ```no_run
-    /// use teaagent_core::{Announcement, Registry, Server};
-    /// let early = Server::answer_initialize_early(Announcement::teaagent(false));
-    /// let registry = Registry::builder().registered().build().expect("valid tools"); // the slow part
-    /// std::process::exit(match Server::new(registry).run_stdio_after(early) {
-    ///     code if code == std::process::ExitCode::SUCCESS => 0,
-    ///     _ => 1,
-    /// });
-    /// ```
-    pub fn answer_initialize_early(announcement: Announcement) -> EarlyStdio {
-        EarlyStdio::start(announcement)
-    }
-
-    /// [`Server::run_stdio`] after [`Server::answer_initialize_early`].
-    pub fn run_stdio_after(self, early: EarlyStdio) -> ExitCode {
-        self.run_stdio_with(Some(early))
+    pub fn serve_stdio(mut self) -> Serving {
+        Serving::new(async move {
+            self.prepare(true)?;
+            let shutdown = CancellationToken::new();
+            let signals = tokio::spawn(on_signal(shutdown.clone()));
+            let result = match transport::stdio() {
+                Ok((input, output, _restore)) => main_loop::run(self, input, output, shutdown).await,
+                Err(e) => Err(e),
+            };
+            signals.abort();
+            result
+        })
     }
 
     /// Serves any byte streams (in-process tests, other transports) until `reader` ends or
@@ -84,7 +53,7 @@ impl Server {
             self.prepare(false)?;
             let input = transport::Input::Async(Box::new(reader));
             let output = transport::Output::Async(Box::new(writer));
-            main_loop::run(self, input, output, shutdown, None).await
+            main_loop::run(self, input, output, shutdown).await
         })
     }
 
@@ -155,8 +124,8 @@ impl Server {
         // The process's own peer has no client over HTTP: each request answers on its own.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
-        if let Some(lock) = shared.lock.clone() {
-            main_loop::settle_lock(lock).await;
+        if let Some(lock) = &shared.lock {
+            main_loop::settle_lock(lock);
         }
         let endpoint = Arc::new(http::Endpoint {
             shared: shared.clone(),
@@ -254,14 +223,7 @@ impl Server {
     /// returns exit code 1 without serving.
     ///
     /// [`MissingState`]: crate::tool::state::MissingState
-    pub fn run_stdio(self) -> ExitCode {
-        self.run_stdio_with(None)
-    }
-
-    fn run_stdio_with(mut self, early: Option<EarlyStdio>) -> ExitCode {
-        // A waiting `initialize` is answered before the rest gets ready: the logs, the policy
-        // from the environment and the files, the runtime (see `early`).
-        let early = early.unwrap_or_else(|| EarlyStdio::start(self.announcement()));
+    pub fn run_stdio(mut self) -> ExitCode {
         crate::logging::init("info");
         if let Err(e) = self.registry.check() {
             tracing::error!("the program's tools are invalid: {e}");
@@ -275,7 +237,7 @@ impl Server {
             if let Err(e) = self.prepare(true) {
                 return exit_code(Err(e));
             }
-            return self.run_on_own_runtime(Some(early));
+            return self.run_on_own_runtime();
         };
         if matches!(caller.runtime_flavor(), tokio::runtime::RuntimeFlavor::CurrentThread) {
             tracing::warn!(
@@ -291,7 +253,7 @@ impl Server {
         }
         let thread = std::thread::Builder::new()
             .name("teaagent-server".into())
-            .spawn(move || self.run_on_own_runtime(Some(early)));
+            .spawn(move || self.run_on_own_runtime());
         match thread.map(std::thread::JoinHandle::join) {
             Ok(Ok(code)) => code,
             Ok(Err(_)) => {
@@ -309,7 +271,7 @@ impl Server {
     }
 
     /// [`Server::run_stdio`] on this thread, which must not be in a runtime.
-    fn run_on_own_runtime(self, early: Option<EarlyStdio>) -> ExitCode {
+    fn run_on_own_runtime(self) -> ExitCode {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {
@@ -317,7 +279,7 @@ impl Server {
                 return ExitCode::FAILURE;
             }
         };
-        let result = runtime.block_on(self.serve_stdio_after(early));
+        let result = runtime.block_on(self.serve_stdio());
         // Blocking tool threads that outlived the grace period must not hold the exit.
         runtime.shutdown_timeout(std::time::Duration::from_millis(100));
         exit_code(result)

@@ -56,16 +56,6 @@ impl FrameReader {
         Self { input, framer: LineFramer::new(max_line_bytes), eof: false }
     }
 
-    /// Frames `bytes` read elsewhere (the early answer's thread) before anything else; `eof`: the
-    /// input ended there.
-    pub(crate) fn preload(&mut self, bytes: &[u8], eof: bool) {
-        self.framer.push(bytes);
-        if eof {
-            self.eof = true;
-            self.framer.finish();
-        }
-    }
-
     /// The next frame, or `None` at end of input (read errors end the input too, logged).
     pub(crate) async fn next(&mut self) -> Option<Frame> {
         loop {

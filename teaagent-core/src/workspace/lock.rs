@@ -4,8 +4,12 @@
 //! `{workspace_path, owner_pid, acquired_at}` plus `owner_start` (the process's start time, in
 //! clock ticks since boot), `boot_id`, and the root directory's identity `root_dev`/`root_ino`.
 //! Every read-modify-write happens under an exclusive `flock` on `workspace_registry.lock` and
-//! replaces the file atomically (temporary file, `fsync`, `rename`, `fsync` of the directory), so
-//! concurrent servers never lose each other's records and a crash never leaves a torn file. All of
+//! replaces the file atomically (temporary file, `rename`), so concurrent servers never lose each
+//! other's records nor read a torn file. Nothing is `fsync`ed: the registry says which live
+//! processes hold which roots, and after a crash of the machine none of them is alive (each record
+//! carries its boot); a file the crash left empty or torn is set aside and rebuilt, like any
+//! unusable one. A server takes its lock before it answers anything, so that write is on every
+//! start's path. All of
 //! it goes through [`Home`]: no link in the home is ever followed. A file that does not parse (or
 //! is not a regular file, or is larger than [`MAX_REGISTRY_BYTES`]) is reported, kept aside as
 //! `workspace_registry.json.corrupt`, and rebuilt — never trusted; a single record that does not
@@ -275,7 +279,7 @@ impl LockRegistry {
     fn write(&self, locks: &[LockRecord]) -> io::Result<()> {
         let mut body = serde_json::to_vec_pretty(&RegistryFile { version: 1, locks: locks.to_vec() })?;
         body.push(b'\n');
-        self.home.write_atomic(FILE_NAME, &body)
+        self.home.write_atomic_unsynced(FILE_NAME, &body)
     }
 }
 
