@@ -102,6 +102,7 @@ pub use crate::session::CallerLimits;
 pub use crate::session::{Peer, PeerError, SessionInfo};
 pub use announcement::Announcement;
 pub use availability::ToolAvailability;
+pub use serve::stop_on_signals;
 pub use serving::Serving;
 
 pub use crate::resource::ResourceProvider;

@@ -75,20 +75,15 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
     let (server, workspace, gateway) = server(&flags, workspace(&flags)?, |_| true)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
         // The one line a script waits for (stderr, like every log).
-        eprintln!("teaagent: serving {} over Streamable HTTP at http://{local}/mcp", workspace.root().display());
-        let stop = tokio_util::sync::CancellationToken::new();
-        let signals = stop.clone();
-        tokio::spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                Some(()) = async { match term.as_mut() { Some(t) => t.recv().await, None => std::future::pending().await } } => {}
-            }
-            signals.cancel();
-        });
+        eprintln!(
+            "teaagent: serving {} over Streamable HTTP at http://{local}/mcp",
+            workspace.root().display()
+        );
+        let stop = teaagent_core::server::stop_on_signals();
         server.caller_limits(limits).serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
     });
     gateway.shutdown();

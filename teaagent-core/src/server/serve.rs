@@ -306,6 +306,19 @@ fn exit_code(result: io::Result<()>) -> ExitCode {
     }
 }
 
+/// A token cancelled when the process gets SIGINT or SIGTERM: the `shutdown` to give
+/// `Server::serve_http` (or [`Server::serve`]) for a clean stop, with the calls in progress
+/// finished within the grace period ([`ServerConfig::shutdown_grace`]). Call it inside a tokio
+/// runtime: it spawns the task that listens. ([`Server::serve_stdio`] and [`Server::run_stdio`]
+/// listen by themselves.)
+///
+/// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
+pub fn stop_on_signals() -> CancellationToken {
+    let stop = CancellationToken::new();
+    tokio::spawn(on_signal(stop.clone()));
+    stop
+}
+
 /// Cancels `shutdown` on SIGINT or SIGTERM.
 async fn on_signal(shutdown: CancellationToken) {
     use tokio::signal::unix::{SignalKind, signal};
