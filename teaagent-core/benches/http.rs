@@ -6,7 +6,7 @@
 //! BENCH_QUICK=1 cargo bench -p teaagent-core --features http --bench http
 //! ```
 //!
-//! The contenders, each built with `--release` before the run:
+//! The contenders, each built with the `dist` profile before the run:
 //! - **limit** (`examples/http_baseline.rs`): hyper's HTTP/1 server on a current-thread runtime;
 //!   it parses the body with serde_json and answers the tool result; no checks at all.
 //! - **teaagent** (`examples/echo_http.rs`): `Server::serve_http` on a current-thread runtime,
@@ -172,7 +172,7 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-/// Builds the three servers (release), returns them in report order.
+/// Builds the three servers (`dist` profile), returns them in report order.
 fn build() -> Vec<Contender> {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let target =
@@ -180,14 +180,14 @@ fn build() -> Vec<Contender> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(&cargo)
         .current_dir(&workspace)
-        .args(["build", "--release", "-p", "teaagent-core", "--features", "http"])
+        .args(["build", "--profile", "dist", "-p", "teaagent-core", "--features", "http"])
         .args(["--example", "http_baseline", "--example", "echo_http"])
         .status()
         .expect("cargo");
     assert!(status.success(), "building the examples failed");
     let status = Command::new(&cargo)
         .arg("build")
-        .arg("--release")
+        .args(["--profile", "dist"])
         .arg("--manifest-path")
         .arg(workspace.join("bench-peers/rmcp-echo-http/Cargo.toml"))
         .arg("--target-dir")
@@ -195,7 +195,7 @@ fn build() -> Vec<Contender> {
         .status()
         .expect("cargo");
     assert!(status.success(), "building the rmcp peer failed");
-    let release = target.join("release");
+    let release = target.join("dist");
     vec![
         Contender { name: "limit (hyper + serde_json)", program: release.join("examples/http_baseline") },
         Contender { name: "teaagent echo_http", program: release.join("examples/echo_http") },

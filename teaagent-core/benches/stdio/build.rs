@@ -1,4 +1,4 @@
-//! Every contender built with `--release` and linked alike.
+//! Every contender built with the `dist` profile (fat LTO, one codegen unit) and linked alike.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +14,7 @@ pub(crate) struct Built {
 /// The link argument `teaagent-cli/build.rs` gives the shipped binary where glibc applies it.
 pub(crate) const PACK_RELATIVE_RELOCS: &str = "link-arg=-Wl,-z,pack-relative-relocs";
 
-/// Builds every server with `--release`: the shipped binary, the echo and baseline examples, and
+/// Builds every server with `--profile dist`: the shipped binary, the echo and baseline examples, and
 /// the rmcp peer (its own workspace, `bench-peers/rmcp-echo`, into this target directory).
 ///
 /// Every server is linked alike: when the shipped binary came out with packed relative
@@ -25,15 +25,15 @@ pub(crate) fn build() -> Built {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = core.parent().expect("workspace");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    // target/release/deps/stdio-HASH → target/release
+    // target/release/deps/stdio-HASH → target, and the servers in target/dist
     let exe = std::env::current_exe().expect("bench path");
-    let release = exe.parent().and_then(Path::parent).expect("target/release");
-    let target = release.parent().expect("target");
+    let target = exe.parent().and_then(Path::parent).and_then(Path::parent).expect("target");
+    let release = target.join("dist");
     // `cargo rustc` when the link needs the extra argument (it takes one target at a time).
     let run = |args: &[&str], manifest: &Path, link: Option<&str>| {
         let mut cmd = Command::new(&cargo);
         cmd.arg(if link.is_some() { "rustc" } else { "build" })
-            .args(["--release", "--locked"])
+            .args(["--profile", "dist", "--locked"])
             .args(args)
             .arg("--manifest-path")
             .arg(manifest)

@@ -7,7 +7,7 @@
 //! BENCH_BEFORE=DIR cargo bench -p teaagent-core --bench stdio  # also an earlier build, same run
 //! ```
 //!
-//! The contenders, each built with `--release` (fat LTO, one codegen unit) and linked alike (with
+//! The contenders, each built with the `dist` profile (fat LTO, one codegen unit) and linked alike (with
 //! packed relative relocations where `teaagent-cli/build.rs` gives them to the shipped binary)
 //! before the run:
 //! - **limit** (`examples/baseline.rs`): the least a stdio MCP server can do — read a line, parse
@@ -21,7 +21,7 @@
 //!   cold start only; its protocol layer is the echo example's.
 //!
 //! - **before** (with `BENCH_BEFORE=DIR`): `DIR/echo` and `DIR/teaagent`, the same two built from
-//!   an earlier commit (`--release`, linked alike), measured in the same rounds: a change's cost is
+//!   an earlier commit (as optimized as these, linked alike), measured in the same rounds: a change's cost is
 //!   their ratios next to today's, not two runs' figures side by side.
 //!
 //! Rounds interleave the contenders, so drift in the machine's load hits all alike: cold starts
