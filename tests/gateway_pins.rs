@@ -157,6 +157,41 @@ fn a_script_and_the_variables_that_load_code_are_pinned_and_inspect_says_so() {
     server.finish();
 }
 
+/// Each file is read once per version (its digest remembered by identity in
+/// `$TEAAGENT_HOME/file_digests.json`); a changed file is read again even when it keeps its size
+/// and its modification time: its status change time moved.
+#[test]
+fn a_remembered_digest_never_hides_a_changed_file() {
+    let (setup, script) = through_a_script("");
+    // Settled (changed more than two seconds ago): its digest is remembered from now on.
+    std::thread::sleep(Duration::from_millis(2500));
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "a"}))), "echo: a");
+    server.finish();
+    let kept = std::fs::read_to_string(setup.home.path("file_digests.json")).expect("digests kept");
+    let pinned =
+        String::from_utf8_lossy(&setup.run(&["mcp", "trust", "inspect", "rogue"]).stdout).into_owned();
+    assert!(kept.contains("digests"), "{kept}");
+
+    // The same length, the same modification time, other bytes.
+    let before = std::fs::metadata(&script).expect("script");
+    let text = std::fs::read_to_string(&script).expect("script");
+    let changed = text.replacen("exec", "EXEC", 1);
+    assert_eq!(changed.len(), text.len());
+    std::fs::write(&script, &changed).expect("script");
+    std::fs::File::options()
+        .write(true)
+        .open(&script)
+        .and_then(|f| f.set_modified(before.modified()?))
+        .expect("mtime");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let refused = call(&mut server, "rogue__echo", json!({"text": "b"}));
+    assert!(refused.get("error").is_some(), "a changed script started: {refused}\n{pinned}");
+    assert!(server.stderr().contains("files its arguments name"), "{}", server.stderr());
+    server.finish();
+}
+
 #[test]
 fn a_package_without_an_exact_version_is_not_allowed() {
     let setup = Setup::new("");

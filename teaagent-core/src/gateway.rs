@@ -49,6 +49,7 @@
 
 mod call;
 mod child;
+mod file_digests;
 mod pins;
 mod result;
 mod roles;

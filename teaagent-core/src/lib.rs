@@ -108,6 +108,8 @@ pub mod resource;
 #[doc(hidden)] // the command sandbox `teaagent` sets up; not a tool author's API
 pub mod sandbox;
 pub mod schema;
+#[cfg(test)]
+mod scratch;
 pub mod server;
 #[doc(hidden)] // its public types are documented where a server author meets them, in `server`
 pub mod session;

@@ -44,8 +44,14 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(std::fs::File::from(fd))
 }
 
-/// The SHA-256 (hex) of an open file's whole content, read from its start.
+/// The SHA-256 (hex) of an open file's whole content: read once per version of the file
+/// (`file_digests`).
 fn sha256_of_file(file: &std::fs::File) -> Option<String> {
+    super::file_digests::FileDigests::of_process().sha256(file, hash_file)
+}
+
+/// The SHA-256 (hex) of an open file's whole content, read from its start.
+pub(super) fn hash_file(file: &std::fs::File) -> Option<String> {
     use std::os::unix::fs::FileExt;
     let mut hasher = hmac_sha256::Hash::new();
     let mut buf = vec![0u8; 64 * 1024];

@@ -335,13 +335,7 @@ fn boot_id() -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("teaagent-lock-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        dir
-    }
+    use crate::scratch::Scratch;
 
     fn root(path: &str) -> LockedRoot {
         LockedRoot { path: path.into(), identity: None }
@@ -361,7 +355,8 @@ mod tests {
 
     #[test]
     fn acquire_is_reentrant_and_release_removes_the_record() {
-        let dir = temp_dir("reentrant");
+        let scratch = Scratch::new("lock-reentrant");
+        let dir = scratch.path().to_path_buf();
         let registry = LockRegistry::in_dir(&dir).expect("registry");
         let ws = root("/some/workspace");
         assert_eq!(registry.acquire(&ws).expect("acquire"), Acquired::Held);
@@ -373,7 +368,8 @@ mod tests {
 
     #[test]
     fn dead_reused_and_unverifiable_pids_are_pruned() {
-        let dir = temp_dir("dead");
+        let scratch = Scratch::new("lock-dead");
+        let dir = scratch.path().to_path_buf();
         let registry = LockRegistry::in_dir(&dir).expect("registry");
         assert!(is_alive(&me()), "this process is alive");
         let dead = LockRecord { workspace_path: "/a".into(), owner_pid: 4_000_000, ..me() }; // above pid_max
@@ -406,7 +402,8 @@ mod tests {
 
     #[test]
     fn a_corrupt_file_is_set_aside_and_rebuilt() {
-        let dir = temp_dir("corrupt");
+        let scratch = Scratch::new("lock-corrupt");
+        let dir = scratch.path().to_path_buf();
         std::fs::write(dir.join(FILE_NAME), b"{ this is not json").expect("write");
         let registry = LockRegistry::in_dir(&dir).expect("registry");
         assert_eq!(registry.acquire(&root("/w")).expect("acquire"), Acquired::Held);

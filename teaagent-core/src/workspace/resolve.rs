@@ -391,8 +391,8 @@ mod tests {
 
     #[test]
     fn a_root_given_through_a_link_accepts_both_spellings_and_nothing_else() {
-        let base = std::env::temp_dir().join(format!("teaagent-resolve-link-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let scratch = crate::scratch::Scratch::new("resolve-link");
+        let base = scratch.path().to_path_buf();
         std::fs::create_dir_all(base.join("real/src")).expect("mkdir");
         std::fs::create_dir_all(base.join("link-evil")).expect("mkdir");
         std::fs::write(base.join("real/src/a"), "a").expect("write");
@@ -413,6 +413,5 @@ mod tests {
                 outside.display()
             );
         }
-        let _ = std::fs::remove_dir_all(&base);
     }
 }

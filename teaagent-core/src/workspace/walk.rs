@@ -318,30 +318,7 @@ fn read_entries(dir: &OwnedFd) -> Result<Vec<(OsString, Option<FileType>)>, Path
 mod tests {
     use super::rules::{SmallFileError, read_small};
     use super::*;
-
-    /// A scratch directory, removed at the end.
-    struct Scratch(PathBuf);
-
-    impl Scratch {
-        fn new(name: &str) -> Scratch {
-            let dir = std::env::temp_dir().join(format!("teaagent-walk-{name}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("scratch");
-            Scratch(dir)
-        }
-
-        fn write(&self, rel: &str, contents: &str) {
-            let path = self.0.join(rel);
-            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-            std::fs::write(path, contents).expect("write");
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::scratch::Scratch;
 
     fn files(ws: &Workspace, start: &str) -> Vec<String> {
         let start = ws.resolve(start).expect("start");
@@ -353,7 +330,7 @@ mod tests {
 
     #[test]
     fn ignore_files_as_git_reads_them() {
-        let s = Scratch::new("ignore");
+        let s = Scratch::new("walk-ignore");
         s.write(".gitignore", "*.log\nbuild/\n!keep.log\n");
         s.write("a.log", "");
         s.write("keep.log", "");
@@ -372,7 +349,7 @@ mod tests {
         s.write("nested/excluded.txt", "");
         s.write(".ignore", "*.tmp\n");
         s.write("nested/e.tmp", "");
-        let ws = Workspace::open(&s.0).expect("open");
+        let ws = Workspace::open(s.path()).expect("open");
         assert_eq!(
             files(&ws, "."),
             [
@@ -395,11 +372,11 @@ mod tests {
 
     #[test]
     fn hidden_paths_are_left_out_and_not_entered() {
-        let s = Scratch::new("hidden");
+        let s = Scratch::new("walk-hidden");
         s.write("secrets/key", "");
         s.write("public/readme", "");
         s.write("public/secret.txt", "");
-        let ws = Workspace::open(&s.0).expect("open");
+        let ws = Workspace::open(s.path()).expect("open");
         let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
         let seen = Arc::clone(&asked);
         ws.set_hidden(Arc::new(move |scope: &str, path: &Path| {
@@ -417,12 +394,12 @@ mod tests {
 
     #[test]
     fn special_and_linked_ignore_files_are_skipped() {
-        let s = Scratch::new("special");
+        let s = Scratch::new("walk-special");
         s.write("a.txt", "");
         s.write("outside-rules", "*.txt\n");
-        std::os::unix::fs::symlink("/dev/zero", s.0.join(".gitignore")).expect("link");
-        std::os::unix::fs::symlink(s.0.join("outside-rules"), s.0.join(".ignore")).expect("link");
-        let ws = Workspace::open(&s.0).expect("open");
+        std::os::unix::fs::symlink("/dev/zero", s.path().join(".gitignore")).expect("link");
+        std::os::unix::fs::symlink(s.path().join("outside-rules"), s.path().join(".ignore")).expect("link");
+        let ws = Workspace::open(s.path()).expect("open");
         assert_eq!(files(&ws, "."), ["a.txt", "outside-rules"]);
         let big = "x\n".repeat((MAX_IGNORE_FILE as usize) / 2 + 10);
         s.write("big", &big);
@@ -435,11 +412,11 @@ mod tests {
 
     #[test]
     fn a_directory_listing_keeps_only_what_fits() {
-        let s = Scratch::new("first");
+        let s = Scratch::new("walk-first");
         for i in 0..50 {
             s.write(&format!("f{i:02}"), "");
         }
-        let ws = Workspace::open(&s.0).expect("open");
+        let ws = Workspace::open(s.path()).expect("open");
         let root = ws.resolve(".").expect("root");
         let (first, more) = root.read_dir_first(5, |n| n != "f01").expect("list");
         let names: Vec<_> = first.iter().map(|e| e.name.to_string_lossy().into_owned()).collect();
@@ -451,13 +428,13 @@ mod tests {
 
     #[test]
     fn ignore_files_share_one_budget_a_walk() {
-        let s = Scratch::new("budget");
+        let s = Scratch::new("walk-budget");
         let filler = format!("# {}\n", "x".repeat((MAX_IGNORE_FILE as usize) - 100));
         for d in 0..6 {
             s.write(&format!("d{d}/.gitignore"), &format!("{filler}ignored.txt\n"));
             s.write(&format!("d{d}/ignored.txt"), "");
         }
-        let ws = Workspace::open(&s.0).expect("open");
+        let ws = Workspace::open(s.path()).expect("open");
         let found: Vec<String> = files(&ws, ".").into_iter().filter(|f| f.ends_with("ignored.txt")).collect();
         assert_eq!(found, ["d4/ignored.txt", "d5/ignored.txt"], "the first four files use up the budget");
     }

@@ -1,0 +1,181 @@
+//! The SHA-256 of an external server's executable and pinned files, worked out once per file
+//! version and remembered (in this process, and in `$TEAAGENT_HOME/file_digests.json` for the
+//! next start) by the file's identity: device, inode, size, and the modification and status
+//! change times to the nanosecond.
+//!
+//! A file whose bytes change gets a new status change time (`ctime`), which no unprivileged
+//! process can set back, so a remembered digest is only ever found for the very bytes it was
+//! worked out from. Two cases are never remembered, as git does for its index: a file changed
+//! within the last [`SETTLE`] (on a file system with coarse timestamps, a second write in the same
+//! tick would keep every time as it was), and a file whose identity changed while it was read.
+//! The file in the home is a cache: one that cannot be read or parsed is ignored and rewritten,
+//! and it is as trusted as the pins beside it (whoever can write one can write the other).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::home::Home;
+
+/// The cache's file in `$TEAAGENT_HOME`.
+pub(super) const FILE_NAME: &str = "file_digests.json";
+
+/// Most digests kept in the home's file (the oldest go first).
+const MAX_KEPT: usize = 256;
+
+/// How long after its last change a file must have been left alone to be remembered.
+const SETTLE: Duration = Duration::from_secs(2);
+
+/// What tells one version of a file from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, u64),
+    ctime: (i64, u64),
+}
+
+impl Identity {
+    // (The nanoseconds are unsigned on Linux, signed elsewhere.)
+    #[allow(clippy::useless_conversion)]
+    fn of(file: &File) -> Option<Self> {
+        let st = rustix::fs::fstat(file).ok()?;
+        Some(Self {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: u64::try_from(st.st_size).ok()?,
+            mtime: (st.st_mtime, u64::try_from(st.st_mtime_nsec).ok()?),
+            ctime: (st.st_ctime, u64::try_from(st.st_ctime_nsec).ok()?),
+        })
+    }
+
+    /// Whether the file was last changed more than [`SETTLE`] before `now`.
+    fn settled(&self, now: SystemTime) -> bool {
+        let now = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let latest = self.mtime.0.max(self.ctime.0);
+        u64::try_from(latest).is_ok_and(|t| t.saturating_add(SETTLE.as_secs()) < now)
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Stored {
+    digests: Vec<(Identity, String)>,
+}
+
+/// Digests remembered by file identity, and where they are kept between starts.
+#[derive(Debug)]
+pub(super) struct FileDigests {
+    home: Option<Home>,
+    known: Mutex<HashMap<Identity, String>>,
+}
+
+impl FileDigests {
+    /// The process's digests, kept in `$TEAAGENT_HOME` (only in this process when it cannot be
+    /// used).
+    pub(super) fn of_process() -> &'static Self {
+        static DIGESTS: OnceLock<FileDigests> = OnceLock::new();
+        DIGESTS.get_or_init(|| Self::kept_in(Home::open().ok()))
+    }
+
+    fn kept_in(home: Option<Home>) -> Self {
+        let known = home.as_ref().map(Self::load).unwrap_or_default();
+        Self { home, known: Mutex::new(known.into_iter().collect()) }
+    }
+
+    fn load(home: &Home) -> Vec<(Identity, String)> {
+        let Ok(Some(bytes)) = home.read(FILE_NAME, crate::home::MAX_CONFIG_BYTES) else { return Vec::new() };
+        serde_json::from_slice::<Stored>(&bytes).map(|s| s.digests).unwrap_or_default()
+    }
+
+    /// Adds `entry` to the home's file (best effort: a digest that cannot be kept is worked out
+    /// again next time).
+    fn store(&self, entry: (Identity, String)) {
+        let Some(home) = &self.home else { return };
+        let _ = home.locked("file_digests.lock", || {
+            let mut stored = Stored { digests: Self::load(home) };
+            stored.digests.retain(|(id, _)| *id != entry.0);
+            stored.digests.push(entry);
+            let over = stored.digests.len().saturating_sub(MAX_KEPT);
+            stored.digests.drain(..over);
+            let body = serde_json::to_vec(&stored).map_err(std::io::Error::other)?;
+            home.write_atomic_unsynced(FILE_NAME, &body)
+        });
+    }
+
+    /// The SHA-256 (hex) of an open file's whole content: remembered when this version of the
+    /// file was hashed before, else read with `hash` (and remembered, see the module docs).
+    pub(super) fn sha256(&self, file: &File, hash: impl FnOnce(&File) -> Option<String>) -> Option<String> {
+        self.sha256_at(file, hash, SystemTime::now())
+    }
+
+    fn sha256_at(
+        &self,
+        file: &File,
+        hash: impl FnOnce(&File) -> Option<String>,
+        now: SystemTime,
+    ) -> Option<String> {
+        let before = Identity::of(file);
+        let known = || self.known.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = before.and_then(|id| known().get(&id).cloned()) {
+            return Some(found);
+        }
+        let digest = hash(file)?;
+        if let Some(id) = before.filter(|id| Identity::of(file) == Some(*id) && id.settled(now)) {
+            known().insert(id, digest.clone());
+            self.store((id, digest.clone()));
+        }
+        Some(digest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::io::Write;
+
+    fn counted(count: &Cell<u32>) -> impl FnOnce(&File) -> Option<String> + '_ {
+        move |file| {
+            count.set(count.get() + 1);
+            super::super::pins::hash_file(file)
+        }
+    }
+
+    #[test]
+    fn a_settled_file_is_hashed_once_its_next_version_again_and_a_fresh_one_each_time() {
+        let dir = crate::scratch::Scratch::new("file-digests");
+        let home = Home::at(dir.path()).expect("home");
+        let path = dir.path().join("server");
+        std::fs::write(&path, b"version one").expect("write");
+        let later = SystemTime::now() + Duration::from_secs(60);
+        let digests = FileDigests::kept_in(Some(home));
+        let open = || File::open(&path).expect("open");
+        let count = Cell::new(0);
+        let first = digests.sha256_at(&open(), counted(&count), later);
+        let again = digests.sha256_at(&open(), counted(&count), later);
+        assert_eq!((again, count.get()), (first.clone(), 1), "remembered");
+        // Kept in the home: a new process finds it.
+        let next = FileDigests::kept_in(Some(Home::at(dir.path()).expect("home")));
+        assert_eq!((next.sha256_at(&open(), counted(&count), later), count.get()), (first.clone(), 1));
+
+        // Rewritten in place with the same size and modification time: the status change time
+        // moved, so it is hashed again.
+        let mtime = open().metadata().and_then(|m| m.modified()).expect("mtime");
+        let mut file = File::options().write(true).open(&path).expect("open");
+        file.write_all(b"version two").expect("write");
+        file.set_modified(mtime).expect("mtime");
+        let changed = digests.sha256_at(&open(), counted(&count), later);
+        assert_eq!(count.get(), 2);
+        assert_ne!(changed, first);
+
+        // Changed just now (not settled): hashed every time.
+        std::fs::write(&path, b"version 3").expect("write");
+        let now = SystemTime::now();
+        let fresh = digests.sha256_at(&open(), counted(&count), now);
+        assert_eq!((digests.sha256_at(&open(), counted(&count), now), count.get()), (fresh, 4));
+    }
+}
