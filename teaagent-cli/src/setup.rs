@@ -30,12 +30,17 @@ pub(crate) fn workspace(flags: &CallFlags) -> anyhow::Result<Workspace> {
 }
 
 /// Everything `mcp serve` and `run` share: the configuration, the policy, the gateway, on
-/// `workspace`.
+/// `workspace`; and the thread that says on stderr what the command sandbox enforces here, once
+/// known (join it to have it said before going on).
 pub(crate) fn server(
     flags: &CallFlags,
     workspace: Workspace,
     wanted: impl Fn(&str) -> bool,
-) -> anyhow::Result<(Server, Workspace, Gateway)> {
+) -> anyhow::Result<(Server, Workspace, Gateway, std::thread::JoinHandle<()>)> {
+    // What this machine's sandbox enforces is found by running `/bin/true` in one (a fork, new
+    // namespaces, an exec and a wait: a few milliseconds), on a thread of its own: nothing the
+    // server settles before its first answer depends on it (a command's call waits for it).
+    std::thread::spawn(teaagent_core::sandbox::Support::probe);
     for id in &flags.approve_call_id {
         eprintln!(
             "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
@@ -58,7 +63,10 @@ pub(crate) fn server(
         .advice(Advice::Flags)
         .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
         .command_sandbox(sandbox.summary());
-    sandbox::announce(&sandbox);
+    let announced = {
+        let sandbox = sandbox.clone();
+        std::thread::spawn(move || sandbox::announce(&sandbox))
+    };
     // A rule that names no tool is a typo that leaves calls refused (or allowed) against what was
     // meant: refused, as an unknown key is; one naming an external server's tools only warns
     // (that server may be withheld or not allowed right now).
@@ -97,7 +105,7 @@ pub(crate) fn server(
         })?;
         server = server.shared_state(shared);
     }
-    Ok((server, workspace, gateway))
+    Ok((server, workspace, gateway, announced))
 }
 
 /// Children of this process (shell_exec) must not reach its stdin or stdout through

@@ -21,9 +21,11 @@ pub(crate) fn call(
     teaagent_core::logging::init(if flags.log_level == "info" { "warn" } else { &flags.log_level });
     harden();
     // Only the external server the tool belongs to is started.
-    let (server, _, gateway) = server(&flags, workspace(&flags)?, |name| {
+    let (server, _, gateway, announced) = server(&flags, workspace(&flags)?, |name| {
         tool.strip_prefix(name).is_some_and(|t| t.starts_with(SEPARATOR))
     })?;
+    // One call, then the process ends: what the sandbox enforces is said first.
+    let _ = announced.join();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(server.call_once(tool, args));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

@@ -15,7 +15,7 @@ pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init(&flags.log_level);
     harden();
     let workspace = workspace(&flags)?;
-    let (server, workspace, gateway) = server(&flags, workspace, |_| true)?;
+    let (server, workspace, gateway, _announced) = server(&flags, workspace, |_| true)?;
     if std::io::stdin().is_terminal() {
         eprintln!(
             "teaagent {} — an MCP server for {}\n\
@@ -72,7 +72,7 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         oauth,
         ..HttpOptions::default()
     };
-    let (server, workspace, gateway) = server(&flags, workspace(&flags)?, |_| true)?;
+    let (server, workspace, gateway, _announced) = server(&flags, workspace(&flags)?, |_| true)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let served = runtime.block_on(async {
         let listener =
