@@ -47,27 +47,7 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
 /// The SHA-256 (hex) of an open file's whole content: read once per version of the file
 /// (`file_digests`).
 fn sha256_of_file(file: &std::fs::File) -> Option<String> {
-    super::file_digests::FileDigests::of_process().sha256(file, hash_file)
-}
-
-/// The SHA-256 (hex) of an open file's whole content, read from its start.
-pub(super) fn hash_file(file: &std::fs::File) -> Option<String> {
-    use std::os::unix::fs::FileExt;
-    let mut hasher = hmac_sha256::Hash::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut offset = 0u64;
-    loop {
-        match file.read_at(&mut buf, offset) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(crate::digest::hex(&hasher.finalize()))
+    super::file_digests::FileDigests::of_process().sha256(file, super::file_digests::hash_file)
 }
 
 /// The executable checked against `pins` and held open, to be run from that open file.
