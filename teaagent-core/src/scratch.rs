@@ -21,6 +21,8 @@ impl Scratch {
     }
 
     /// Writes `rel` (with its directories).
+    // (Only the walk's tests write trees; they need the feature `builtin-tools`.)
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
     pub(crate) fn write(&self, rel: &str, contents: &str) {
         let path = self.0.join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
