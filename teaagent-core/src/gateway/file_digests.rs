@@ -8,8 +8,10 @@
 //! worked out from. Two cases are never remembered, as git does for its index: a file changed
 //! within the last [`SETTLE`] (on a file system with coarse timestamps, a second write in the same
 //! tick would keep every time as it was), and a file whose identity changed while it was read.
-//! The file in the home is a cache: one that cannot be read or parsed is ignored and rewritten,
-//! and it is as trusted as the pins beside it (whoever can write one can write the other).
+//! The file in the home is a cache: one that cannot be read or parsed is ignored and rewritten.
+//! It vouches for executables as the pins beside it do, so it is held to the trust store's rule:
+//! one that someone else owns or may write is ignored (and replaced, user-only, at the next
+//! write). The digests kept, in the file and in the process, are bounded ([`MAX_KEPT`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -23,7 +25,8 @@ use crate::home::Home;
 /// The cache's file in `$TEAAGENT_HOME`.
 pub(super) const FILE_NAME: &str = "file_digests.json";
 
-/// Most digests kept in the home's file (the oldest go first).
+/// Most digests kept, in the home's file (the oldest go first) and in the process (all are
+/// forgotten when it is full).
 const MAX_KEPT: usize = 256;
 
 /// How long after its last change a file must have been left alone to be remembered.
@@ -87,6 +90,10 @@ impl FileDigests {
     }
 
     fn load(home: &Home) -> Vec<(Identity, String)> {
+        if let Some(loose) = home.loose_permissions(FILE_NAME) {
+            tracing::warn!("{} is {loose}: its digests are ignored", home.file(FILE_NAME).display());
+            return Vec::new();
+        }
         let Ok(Some(bytes)) = home.read(FILE_NAME, crate::home::MAX_CONFIG_BYTES) else { return Vec::new() };
         serde_json::from_slice::<Stored>(&bytes).map(|s| s.digests).unwrap_or_default()
     }
@@ -125,7 +132,12 @@ impl FileDigests {
         }
         let digest = hash(file)?;
         if let Some(id) = before.filter(|id| Identity::of(file) == Some(*id) && id.settled(now)) {
-            known().insert(id, digest.clone());
+            let mut known = known();
+            if known.len() >= MAX_KEPT {
+                known.clear();
+            }
+            known.insert(id, digest.clone());
+            drop(known);
             self.store((id, digest.clone()));
         }
         Some(digest)
@@ -197,5 +209,47 @@ mod tests {
         let now = SystemTime::now();
         let fresh = digests.sha256_at(&open(), counted(&count), now);
         assert_eq!((digests.sha256_at(&open(), counted(&count), now), count.get()), (fresh, 4));
+    }
+
+    #[test]
+    fn a_file_of_digests_someone_else_may_write_is_ignored() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = crate::scratch::Scratch::new("file-digests-loose");
+        let path = dir.path().join("server");
+        std::fs::write(&path, b"the allowed one").expect("write");
+        let later = SystemTime::now() + Duration::from_secs(60);
+        let open = || File::open(&path).expect("open");
+        let id = Identity::of(&open()).expect("identity");
+        // A forged digest for this very file, in a file its group may write.
+        let forged = Stored { digests: vec![(id, "0".repeat(64))] };
+        let kept = dir.path().join(FILE_NAME);
+        std::fs::write(&kept, serde_json::to_vec(&forged).expect("json")).expect("write");
+        std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+        let digests = FileDigests::kept_in(Some(Home::at(dir.path()).expect("home")));
+        let count = Cell::new(0);
+        let found = digests.sha256_at(&open(), counted(&count), later).expect("hashed");
+        assert_eq!(count.get(), 1, "read, not taken from the loose file");
+        assert_ne!(found, "0".repeat(64));
+        // Rewritten user-only, with the true digest.
+        let mode = std::fs::metadata(&kept).expect("kept").permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+        // The same file, user-only: its digests are used.
+        let next = FileDigests::kept_in(Some(Home::at(dir.path()).expect("home")));
+        assert_eq!(next.sha256_at(&open(), counted(&count), later), Some(found));
+        assert_eq!(count.get(), 1);
+    }
+
+    #[test]
+    fn the_digests_kept_are_bounded_and_the_oldest_go_first() {
+        let dir = crate::scratch::Scratch::new("file-digests-bounded");
+        let digests = FileDigests::kept_in(Some(Home::at(dir.path()).expect("home")));
+        let id = |ino| Identity { dev: 1, ino, size: 1, mtime: (1, 0), ctime: (1, 0) };
+        for ino in 0..=MAX_KEPT as u64 {
+            digests.store((id(ino), format!("{ino}")));
+        }
+        let kept = FileDigests::load(&Home::at(dir.path()).expect("home"));
+        assert_eq!(kept.len(), MAX_KEPT);
+        assert_eq!(kept.first().map(|(i, _)| i.ino), Some(1), "the oldest went");
+        assert_eq!(kept.last().map(|(i, _)| i.ino), Some(MAX_KEPT as u64));
     }
 }
