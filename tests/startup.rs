@@ -19,14 +19,22 @@ use teaagent_tests::{Bin, Tree};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"startup","version":"0"}}}"#;
 
+/// `teaagent mcp serve --root WS` with `TEAAGENT_HOME=home`.
+fn mcp_serve(ws: &Tree, home: &Tree) -> Command {
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--root"]).arg(ws.root());
+    cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+    cmd
+}
+
 fn servers(ws: &Tree, home: &Tree) -> Vec<(Bin, Command)> {
     [Bin::Echo, Bin::Fixture, Bin::Teaagent]
         .into_iter()
         .map(|bin| {
-            let mut cmd = Command::new(bin.path());
             if bin == Bin::Teaagent {
-                cmd.args(["mcp", "serve", "--root"]).arg(ws.root());
+                return (bin, mcp_serve(ws, home));
             }
+            let mut cmd = Command::new(bin.path());
             cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
             (bin, cmd)
         })
@@ -66,8 +74,8 @@ fn a_server_that_cannot_start_never_answers_the_handshake() {
         if !config.is_empty() {
             home.write("config.toml", config);
         }
-        let mut cmd = Command::new(Bin::Teaagent.path());
-        cmd.args(["mcp", "serve", "--root"]).arg(ws.root()).args(flags).env("TEAAGENT_HOME", home.base());
+        let mut cmd = mcp_serve(&ws, &home);
+        cmd.args(flags);
         let (code, out, err) = start_with_handshake_waiting(cmd);
         assert_eq!(code, Some(2), "{flags:?} {config:?}: a usage error\n{err}");
         assert!(out.is_empty(), "{flags:?} {config:?}: the handshake was answered: {out}");
@@ -89,12 +97,7 @@ fn a_server_that_cannot_start_never_answers_the_handshake() {
 fn the_configuration_in_force_is_the_one_read_before_the_first_answer() {
     let (ws, home) = (Tree::new(), Tree::new());
     home.write("config.toml", "permission_mode = \"read-only\"\n");
-    let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--root"])
-        .arg(ws.root())
-        .env("TEAAGENT_HOME", home.base())
-        .env_remove("RUST_LOG");
-    let mut server = RawServer::start(cmd);
+    let mut server = RawServer::start(mcp_serve(&ws, &home));
     server.initialize("2025-06-18");
     // Loosened the moment the handshake is answered: too late, the server read it already.
     home.write("config.toml", "permission_mode = \"allow\"\n");
@@ -108,12 +111,7 @@ fn the_configuration_in_force_is_the_one_read_before_the_first_answer() {
 
     // And the other way: allowed when read, tightened after the handshake.
     home.write("config.toml", "permission_mode = \"allow\"\n");
-    let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--root"])
-        .arg(ws.root())
-        .env("TEAAGENT_HOME", home.base())
-        .env_remove("RUST_LOG");
-    let mut server = RawServer::start(cmd);
+    let mut server = RawServer::start(mcp_serve(&ws, &home));
     server.initialize("2025-06-18");
     home.write("config.toml", "permission_mode = \"read-only\"\n");
     let call = server.request(
@@ -137,16 +135,15 @@ fn the_lock_is_held_when_the_first_answer_leaves() {
     // root): the registry names the server before its first answer is read.
     for bin in [Bin::Teaagent, Bin::Fixture] {
         let (ws, home) = (Tree::new(), Tree::new());
-        let mut cmd = Command::new(bin.path());
-        match bin {
-            Bin::Teaagent => {
-                cmd.args(["mcp", "serve", "--root"]).arg(ws.root());
-            }
+        let cmd = match bin {
+            Bin::Teaagent => mcp_serve(&ws, &home),
             _ => {
+                let mut cmd = Command::new(bin.path());
                 cmd.env("FIXTURE_ROOT", ws.root()).env("FIXTURE_MODE", "allow");
+                cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+                cmd
             }
-        }
-        cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+        };
         let mut server = RawServer::start(cmd);
         server.send(INIT);
         let answer = server.recv();
@@ -158,19 +155,13 @@ fn the_lock_is_held_when_the_first_answer_leaves() {
     for first in ["initialize", "server/discover"] {
         let (ws, home) = (Tree::new(), Tree::new());
         let server = raw::Http::teaagent(&ws, &home, &[], &[]);
-        let reply = if first == "initialize" {
-            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
-            server.exchange(
-                "POST",
-                "/mcp",
-                &[("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
-                init.to_string().as_bytes(),
-            )
+        if first == "initialize" {
+            // (It checks the answer: 200, the version, a session id.)
+            raw::open_session(&server, &[], json!({}));
         } else {
-            server.post(&raw::request(1, "server/discover", json!({})))
-        };
-        assert_eq!(reply.status, 200, "{first}: {reply:?}");
+            let reply = server.post(&raw::request(1, "server/discover", json!({})));
+            assert_eq!(reply.status, 200, "{reply:?}");
+        }
         assert_eq!(
             lock_owners(&home.base()),
             vec![u64::from(server.child.id())],
