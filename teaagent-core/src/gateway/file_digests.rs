@@ -91,7 +91,8 @@ impl FileDigests {
 
     fn load(home: &Home) -> Vec<(Identity, String)> {
         if let Some(loose) = home.loose_permissions(FILE_NAME) {
-            tracing::warn!("{} is {loose}: its digests are ignored", home.file(FILE_NAME).display());
+            let path = crate::visible::shown(&home.file(FILE_NAME).display().to_string());
+            tracing::warn!("{path} is {loose}: its digests are ignored");
             return Vec::new();
         }
         let Ok(Some(bytes)) = home.read(FILE_NAME, crate::home::MAX_CONFIG_BYTES) else { return Vec::new() };
