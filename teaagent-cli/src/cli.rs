@@ -60,6 +60,18 @@ reports an error or the call is refused.")]
         #[command(subcommand)]
         command: Approvals,
     },
+    /// Check what commonly goes wrong, and say how to fix each.
+    #[command(after_help = "\
+Examples:
+  teaagent doctor
+  teaagent doctor --root ~/src/app --http-token-file ~/.teaagent/tokens
+  teaagent doctor --json | jq '.findings[] | select(.status != \"ok\")'
+
+Checks the binary; the home directory and teaagent's files in it; the configuration (the user's
+file, the workspace's, the TEAAGENT_* variables); the clients whose configuration names
+teaagent; the workspace lock; each external server (executable, trust, pins); the HTTP token
+file; the fleet's Redis. Changes nothing. Exit code 1 when any check finds an error.")]
+    Doctor(DoctorArgs),
     /// Print a completion script for a shell.
     #[command(after_help = "\
 Examples:
@@ -323,4 +335,21 @@ fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
         Ok(_) => Err("expected a JSON object, e.g. '{\"path\": \"README.md\"}'".into()),
         Err(e) => Err(format!("not JSON: {e}")),
     }
+}
+
+/// `teaagent doctor`'s flags.
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// The workspace to check the configuration and lock of [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    /// The user configuration file [default: $TEAAGENT_HOME/config.toml].
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// The HTTP token file to check [default: $TEAAGENT_HOME/tokens, when it exists].
+    #[arg(long, value_name = "FILE")]
+    pub(crate) http_token_file: Option<PathBuf>,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }

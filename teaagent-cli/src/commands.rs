@@ -2,6 +2,7 @@
 
 pub(crate) mod approvals;
 pub(crate) mod completions;
+pub(crate) mod doctor;
 pub(crate) mod run;
 pub(crate) mod serve;
 pub(crate) mod tools;
@@ -25,6 +26,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp { command: Mcp::Trust { command } } => trust::run(command),
         Command::Approvals { command } => approvals::run(command),
         Command::Completions { shell } => completions::print(shell),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
 

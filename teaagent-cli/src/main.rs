@@ -12,6 +12,7 @@
 mod cli;
 mod commands;
 mod config;
+mod doctor;
 mod external;
 mod pins;
 mod sandbox;

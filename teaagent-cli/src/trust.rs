@@ -284,6 +284,20 @@ pub(crate) fn decide(
     Ok(record)
 }
 
+impl Record {
+    /// Whether the decision was a denial.
+    pub(crate) fn is_denied(&self) -> bool {
+        self.decision == Decision::Deny
+    }
+}
+
+impl Fingerprint {
+    /// The executable the command resolved to, if it resolved.
+    pub(crate) fn executable(&self) -> Option<&Path> {
+        self.executable.as_deref()
+    }
+}
+
 /// Every record.
 pub(crate) fn records() -> anyhow::Result<BTreeMap<String, Record>> {
     Ok(read(&home()?)?.servers)

@@ -146,6 +146,11 @@ impl RedisStore {
         &self.inner.options
     }
 
+    /// The URL it connects to, as shown in logs and messages (any password hidden).
+    pub fn address(&self) -> &str {
+        &self.inner.shown
+    }
+
     fn key(&self, kind: &str, name: &str) -> String {
         format!("{}{kind}:{name}", self.inner.options.prefix)
     }
@@ -273,6 +278,29 @@ impl RedisStore {
     pub async fn ping(&self) -> Result<(), StoreUnavailable> {
         let _: String = self.with("ping", async |c| redis::cmd("PING").query_async(c).await).await?;
         Ok(())
+    }
+
+    /// Loads the store's Lua scripts into Redis now (they are otherwise loaded at their first
+    /// use), checking that Redis knows each by the hash the store calls it by: a Redis that
+    /// refuses scripts (`noscript` policies, a proxy without `EVALSHA`) fails here rather than
+    /// on a call. Returns how many were loaded.
+    pub async fn load_scripts(&self) -> Result<usize, StoreUnavailable> {
+        let scripts =
+            [(ADMIT, &self.inner.admit), (RELEASE, &self.inner.release), (TAKE_USES, &self.inner.take_uses)];
+        for (code, script) in scripts {
+            let hash: String = self
+                .with("script load", async |c| {
+                    redis::cmd("SCRIPT").arg("LOAD").arg(code).query_async(c).await
+                })
+                .await?;
+            if hash != script.get_hash() {
+                return Err(StoreUnavailable(format!(
+                    "Redis loaded a script as {hash}, not as {}",
+                    script.get_hash()
+                )));
+            }
+        }
+        Ok(scripts.len())
     }
 
     /// Runs `f` on this store in the background (for what the server only tells the store: if

@@ -214,6 +214,14 @@ impl LockRegistry {
         self.home.locked(LOCK_NAME, || Ok(self.read().0))
     }
 
+    /// The records that would keep a server from locking `workspace` (the same workspace, one
+    /// above or below it), each with whether its owner is alive: a dead owner's record is
+    /// pruned at the next acquisition, a live one refuses it. Nothing is changed.
+    pub fn holders(&self, workspace: &LockedRoot) -> io::Result<Vec<(LockRecord, bool)>> {
+        let records = self.records()?;
+        Ok(records.into_iter().filter(|r| workspace.overlaps(r)).map(|r| (r.clone(), is_alive(&r))).collect())
+    }
+
     /// Read, prune the dead, change, write back — all under the file lock.
     fn update<T>(&self, change: impl FnOnce(&mut Vec<LockRecord>) -> T) -> io::Result<T> {
         self.home.locked(LOCK_NAME, || {
