@@ -8,6 +8,7 @@ use teaagent_core::policy::grant::Grant;
 
 const EXAMPLES: &str = "\
 Examples:
+  teaagent mcp install vscode            add teaagent (for the current directory) to VS Code
   teaagent mcp serve                     serve the current directory to an MCP client
   teaagent mcp serve --root ~/src/app \\
       --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test'
@@ -32,9 +33,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Serve tools to MCP clients, list them, and decide which external servers to trust.
+    /// Serve tools to MCP clients (and add teaagent to them), list the tools, and decide which
+    /// external servers to trust.
     #[command(
-        after_help = "Examples:\n  teaagent mcp serve --root /path/to/project\n  teaagent mcp tools --json\n  teaagent mcp trust list"
+        after_help = "Examples:\n  teaagent mcp install claude-desktop --root /path/to/project\n  teaagent mcp serve --root /path/to/project\n  teaagent mcp tools --json\n  teaagent mcp trust list"
     )]
     Mcp {
         #[command(subcommand)]
@@ -323,8 +325,7 @@ pub(crate) struct OAuthFlags {
 /// `mcp install`: the client, and the flags its entry starts `mcp serve` with.
 #[derive(Debug, Args)]
 pub(crate) struct InstallArgs {
-    /// The client: claude-desktop, claude-code, cursor, vscode, codex, windsurf, gemini-cli, or
-    /// mcp-json (print the entry).
+    /// The client (mcp-json: print the entry on stdout, for any other client).
     #[arg(value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::ids()))]
     pub(crate) client: String,
     /// The workspace root the entry serves (default: the current directory; written as an
@@ -348,7 +349,7 @@ pub(crate) struct InstallArgs {
 /// `mcp uninstall`: the client.
 #[derive(Debug, Args)]
 pub(crate) struct UninstallArgs {
-    /// The client: claude-desktop, claude-code, cursor, vscode, codex, windsurf or gemini-cli.
+    /// The client.
     #[arg(value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::all().iter().map(|c| c.id)))]
     pub(crate) client: String,
     /// The project whose file --project edits (default: the current directory).
