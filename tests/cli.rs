@@ -36,6 +36,8 @@ fn every_help_text() {
         ("help_mcp", &["mcp", "--help"]),
         ("help_mcp_serve", &["mcp", "serve", "--help"]),
         ("help_mcp_tools", &["mcp", "tools", "--help"]),
+        ("help_mcp_install", &["mcp", "install", "--help"]),
+        ("help_mcp_uninstall", &["mcp", "uninstall", "--help"]),
         ("help_mcp_trust", &["mcp", "trust", "--help"]),
         ("help_mcp_trust_list", &["mcp", "trust", "list", "--help"]),
         ("help_mcp_trust_allow", &["mcp", "trust", "allow", "--help"]),
@@ -362,7 +364,7 @@ sys.exit(p.returncode)
     assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
     assert!(
         err.contains("an MCP server for")
-            && err.contains("claude mcp add teaagent")
+            && err.contains("teaagent mcp install CLIENT --root")
             && err.contains("Ctrl-C"),
         "{err}"
     );

@@ -15,12 +15,22 @@ use teaagent_tests::{Bin, Tree};
 
 use gateway_setup::Setup;
 
-/// `teaagent doctor ARGS` in `setup`'s home and workspace.
+/// The variables where clients' files are looked for.
+const CLIENT_VARS: [&str; 5] =
+    ["XDG_CONFIG_HOME", "APPDATA", "USERPROFILE", "CODEX_HOME", "CLAUDE_CONFIG_DIR"];
+
+/// `teaagent doctor ARGS` in `setup`'s home and workspace; `HOME` is the teaagent home's
+/// parent directory's stand-in (`setup.home`), so no real client's file is read.
 fn doctor(setup: &Setup, args: &[&str]) -> Output {
     let root = setup.tree.root();
     let mut all = vec!["doctor", "--root", root.to_str().expect("utf-8")];
     all.extend_from_slice(args);
-    setup.command(&all).stdin(Stdio::null()).output().expect("run teaagent doctor")
+    let mut cmd = setup.command(&all);
+    cmd.env("HOME", setup.home.path("user"));
+    for var in CLIENT_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(Stdio::null()).output().expect("run teaagent doctor")
 }
 
 /// The `--json` report and the exit code.
@@ -250,4 +260,54 @@ fn nothing_is_created_and_hostile_names_are_shown_escaped() {
     assert!(text.contains(r"evil\e[2J"), "{text}");
     let json = doctor(&setup, &["--json"]);
     assert!(!json.stdout.contains(&0x1b), "raw escape in --json");
+}
+
+#[test]
+fn client_entries_that_name_a_missing_binary_or_root_are_found() {
+    let setup = Setup::new("");
+    let user = setup.home.path("user");
+    // Installed by the real command (Cursor counts as installed once its directory exists): sound.
+    std::fs::create_dir_all(user.join(".cursor")).expect("mkdir");
+    let root = setup.tree.root();
+    let out = setup
+        .command(&["mcp", "install", "cursor", "--root", root.to_str().expect("utf-8")])
+        .env("HOME", &user)
+        .stdin(Stdio::null())
+        .output()
+        .expect("install");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Written by hand: a binary that is gone, a root that is gone; and a file that does not parse.
+    std::fs::create_dir_all(user.join(".codeium/windsurf")).expect("mkdir");
+    std::fs::write(
+        user.join(".codeium/windsurf/mcp_config.json"),
+        r#"{"mcpServers": {"old": {"command": "/nonexistent/bin/teaagent", "args": ["mcp", "serve", "--root", "/tmp"]},
+           "moved": {"command": "/bin/sh", "args": ["mcp", "serve", "--root", "/nonexistent/project"]},
+           "other": {"command": "/nonexistent/other-server"}}}"#,
+    )
+    .expect("write");
+    std::fs::create_dir_all(user.join(".gemini")).expect("mkdir");
+    std::fs::write(user.join(".gemini/settings.json"), "{ \"mcpServers\": ").expect("write");
+
+    let (report, code) = report(&setup, &[]);
+    assert_eq!(code, Some(1), "{report:#}");
+    let clients = findings(&report, "client");
+    let about = |part: &str| -> &Value {
+        clients
+            .iter()
+            .find(|f| f["subject"].as_str().unwrap_or("").contains(part))
+            .copied()
+            .unwrap_or_else(|| panic!("no finding about {part}: {report:#}"))
+    };
+    let cursor = about("Cursor");
+    assert_eq!(cursor["status"], "ok", "{cursor}");
+    let old = about(": old");
+    assert_eq!(old["status"], "error", "{old}");
+    assert!(old["fix"].as_str().expect("fix").contains("teaagent mcp install windsurf"), "{old}");
+    let moved = about(": moved");
+    assert_eq!(moved["status"], "error", "{moved}");
+    assert!(moved["message"].as_str().expect("message").contains("/nonexistent/project"), "{moved}");
+    // Another server's entry is not teaagent's business.
+    assert!(!clients.iter().any(|f| f["subject"].as_str().unwrap_or("").contains(": other")), "{report:#}");
+    let gemini = about("Gemini");
+    assert_eq!(gemini["status"], "error", "{gemini}");
 }

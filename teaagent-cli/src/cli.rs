@@ -8,6 +8,7 @@ use teaagent_core::policy::grant::Grant;
 
 const EXAMPLES: &str = "\
 Examples:
+  teaagent mcp install vscode            add teaagent (for the current directory) to VS Code
   teaagent mcp serve                     serve the current directory to an MCP client
   teaagent mcp serve --root ~/src/app \\
       --grant 'edit_file:path=src/**' --grant 'shell_exec:command=cargo test'
@@ -32,9 +33,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Serve tools to MCP clients, list them, and decide which external servers to trust.
+    /// Serve tools to MCP clients (and add teaagent to them), list the tools, and decide which
+    /// external servers to trust.
     #[command(
-        after_help = "Examples:\n  teaagent mcp serve --root /path/to/project\n  teaagent mcp tools --json\n  teaagent mcp trust list"
+        after_help = "Examples:\n  teaagent mcp install claude-desktop --root /path/to/project\n  teaagent mcp serve --root /path/to/project\n  teaagent mcp tools --json\n  teaagent mcp trust list"
     )]
     Mcp {
         #[command(subcommand)]
@@ -110,6 +112,40 @@ Examples:
         #[arg(long)]
         json: bool,
     },
+    /// Add teaagent to an MCP client's configuration, or print the entry for any other client.
+    #[command(after_help = "\
+Examples:
+  teaagent mcp install claude-desktop --root ~/src/app
+  teaagent mcp install vscode --project --grant 'edit_file:path=src/**'
+  teaagent mcp install codex --permission-mode read-only --dry-run
+  teaagent mcp install mcp-json --name app
+
+The entry starts this binary (its absolute path) with `mcp serve --root DIR` and the flags
+given. Everything else in the file (other servers, comments, formatting) is kept; the previous
+file is kept as FILE.bak. Running it again changes nothing.
+
+Files (user; project with --project):
+  claude-desktop  ~/.config/Claude/claude_desktop_config.json (macOS: ~/Library/Application
+                  Support/Claude/…)
+  claude-code     ~/.claude.json; <root>/.mcp.json
+  cursor          ~/.cursor/mcp.json; <root>/.cursor/mcp.json
+  vscode          ~/.config/Code/User/mcp.json (macOS: ~/Library/Application Support/Code/User/…);
+                  <root>/.vscode/mcp.json
+  codex           ~/.codex/config.toml ($CODEX_HOME); <root>/.codex/config.toml
+  windsurf        ~/.codeium/windsurf/mcp_config.json
+  gemini-cli      ~/.gemini/settings.json; <root>/.gemini/settings.json
+  mcp-json        prints {\"mcpServers\": {…}} on stdout, writes nothing")]
+    Install(InstallArgs),
+    /// Remove teaagent's entry from an MCP client's configuration (nothing else).
+    #[command(after_help = "\
+Examples:
+  teaagent mcp uninstall claude-desktop
+  teaagent mcp uninstall vscode --project --dry-run
+  teaagent mcp uninstall cursor --name app
+
+Only the entry called NAME is removed; the previous file is kept as FILE.bak. No such entry
+is not an error: nothing is written.")]
+    Uninstall(UninstallArgs),
     /// Decide which external MCP servers declared in the configuration may be started.
     #[command(after_help = "\
 Examples:
@@ -298,6 +334,57 @@ pub(crate) struct OAuthFlags {
     pub(crate) oauth_exec_scope: Option<String>,
 }
 
+/// `mcp install`: the client, and the flags its entry starts `mcp serve` with.
+#[derive(Debug, Args)]
+pub(crate) struct InstallArgs {
+    /// The client (mcp-json: print the entry on stdout, for any other client).
+    #[arg(value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::ids()))]
+    pub(crate) client: String,
+    /// The workspace root the entry serves (default: the current directory; written as an
+    /// absolute, canonical path).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    /// The entry's --permission-mode: read-only, workspace-write, prompt, allow or
+    /// danger-full-access.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub(crate) permission_mode: Option<PermissionMode>,
+    /// A --grant of the entry (repeatable): TOOL, TOOL:ARG=GLOB, TOOL:ARG=PREFIX*.
+    #[arg(long, value_name = "RULE", value_parser = parse_grant)]
+    pub(crate) grant: Vec<String>,
+    /// A variable the client sets for the server (repeatable), e.g. TEAAGENT_HOME=/srv/ta.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+}
+
+/// `mcp uninstall`: the client.
+#[derive(Debug, Args)]
+pub(crate) struct UninstallArgs {
+    /// The client.
+    #[arg(value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::all().iter().map(|c| c.id)))]
+    pub(crate) client: String,
+    /// The project whose file --project edits (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+}
+
+/// Which entry of which file, and whether to write it.
+#[derive(Debug, Args)]
+pub(crate) struct TargetArgs {
+    /// The entry's name in the client's list of servers.
+    #[arg(long, value_name = "NAME", default_value = "teaagent", value_parser = parse_name)]
+    pub(crate) name: String,
+    /// The project's file (inside --root) instead of the user's, for clients that have one.
+    #[arg(long)]
+    pub(crate) project: bool,
+    /// Show the change as a diff of the file; write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// The tool to call.
@@ -318,6 +405,36 @@ fn parse_mode(text: &str) -> Result<PermissionMode, String> {
 
 fn parse_grant(text: &str) -> Result<String, String> {
     Grant::parse(text).map(|_| text.to_owned()).map_err(|e| e.why)
+}
+
+/// An entry name: what every client accepts as a key (and a TOML bare key).
+fn parse_name(text: &str) -> Result<String, String> {
+    let ok = (1..=64).contains(&text.len())
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err("expected 1 to 64 letters, digits, `_` or `-`, e.g. `teaagent` or `teaagent-app`".into())
+    }
+}
+
+/// `KEY=VALUE`: a portable variable name (letters, digits, `_`, not starting with a digit) and a
+/// value without NUL (which no environment can hold).
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    let Some((key, value)) = text.split_once('=') else {
+        return Err("expected KEY=VALUE, e.g. TEAAGENT_HOME=/srv/teaagent".into());
+    };
+    let key_ok = key.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !key_ok {
+        return Err(format!(
+            "`{key}` is not a variable name: letters, digits and `_`, not starting with a digit"
+        ));
+    }
+    if value.contains('\0') {
+        return Err("a value cannot contain a NUL character".into());
+    }
+    Ok((key.to_owned(), value.to_owned()))
 }
 
 fn parse_digest(text: &str) -> Result<String, String> {

@@ -3,6 +3,7 @@
 pub(crate) mod approvals;
 pub(crate) mod completions;
 pub(crate) mod doctor;
+pub(crate) mod install;
 pub(crate) mod run;
 pub(crate) mod serve;
 pub(crate) mod tools;
@@ -24,6 +25,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Mcp { command: Mcp::Tools { json } } => tools::list(json),
         Command::Mcp { command: Mcp::Trust { command } } => trust::run(command),
+        Command::Mcp { command: Mcp::Install(args) } => install::install(args),
+        Command::Mcp { command: Mcp::Uninstall(args) } => install::uninstall(args),
         Command::Approvals { command } => approvals::run(command),
         Command::Completions { shell } => completions::print(shell),
         Command::Doctor(args) => doctor::run(args),

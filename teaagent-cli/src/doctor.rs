@@ -96,7 +96,7 @@ pub(crate) fn examine(subject: &Subject) -> Vec<Finding> {
     binary::check(&mut findings);
     let home = home::check(&mut findings);
     let settings = config::check(subject, &mut findings);
-    clients::check(&mut findings);
+    clients::check(&subject.root, &mut findings);
     lock::check(&subject.root, home.as_deref(), &mut findings);
     if let Some(settings) = &settings {
         external::check(settings, &subject.root, &mut findings);

@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 success; 2 usage error (clap's message on stderr, nothing on stdout) or a
 //! configuration file that cannot be used ([`config::ConfigError`]: bad value, unknown key,
-//! unreadable file); 1 anything else, with a one-line message on stderr that says what went
+//! unreadable file; [`clients::ClientError::is_usage`]: a client's file that does not parse or
+//! has the wrong shape); 1 anything else, with a one-line message on stderr that says what went
 //! wrong. Every message and warning is shown escaped ([`teaagent_core::visible::escape`]): it
 //! may quote configuration files, tool arguments or tool output, whose bytes never reach the
 //! terminal raw.
@@ -10,6 +11,7 @@
 #![allow(clippy::print_stdout)] // this is the command's output
 
 mod cli;
+mod clients;
 mod commands;
 mod config;
 mod doctor;
@@ -38,6 +40,10 @@ fn main() -> ExitCode {
             eprintln!("teaagent: {}", one_line(&e));
             match e.downcast_ref::<config::ConfigError>() {
                 Some(config) if config.is_usage() => ExitCode::from(2),
+                // A client's file that cannot be used, or a flag `mcp install` cannot use.
+                _ if e.downcast_ref::<clients::ClientError>().is_some_and(clients::ClientError::is_usage) => {
+                    ExitCode::from(2)
+                }
                 // A bad `--oauth-*` value is a usage error, like any other bad flag.
                 _ if e.downcast_ref::<OAuthConfigError>().is_some() => ExitCode::from(2),
                 _ => ExitCode::FAILURE,

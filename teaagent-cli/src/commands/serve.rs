@@ -19,9 +19,10 @@ pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
     if std::io::stdin().is_terminal() {
         eprintln!(
             "teaagent {} — an MCP server for {}\n\
-             It speaks JSON-RPC on stdin/stdout and is meant to be started by an MCP client, e.g.\n  \
-             claude mcp add teaagent -- teaagent mcp serve --root {}\n\
-             (see the README for Claude Desktop, Cursor, VS Code and Codex). Waiting for a client on stdin; Ctrl-C stops.",
+             It speaks JSON-RPC on stdin/stdout and is meant to be started by an MCP client; add it to one with\n  \
+             teaagent mcp install CLIENT --root {}\n\
+             (CLIENT: claude-desktop, claude-code, cursor, vscode, codex, windsurf, gemini-cli; mcp-json prints the\n\
+             entry for any other). Waiting for a client on stdin; Ctrl-C stops.",
             env!("CARGO_PKG_VERSION"),
             workspace.root().display(),
             workspace.root().display()
