@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and what their output shares.
 
 pub(crate) mod approvals;
+pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod run;
 pub(crate) mod serve;
@@ -24,6 +25,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp { command: Mcp::Tools { json } } => tools::list(json),
         Command::Mcp { command: Mcp::Trust { command } } => trust::run(command),
         Command::Approvals { command } => approvals::run(command),
+        Command::Audit(args) => audit::show(args),
         Command::Completions { shell } => completions::print(shell),
     }
 }
