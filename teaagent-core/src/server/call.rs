@@ -27,7 +27,9 @@
 //!                      (a tool that blocks the thread is named and isolated)
 //! 8. after the run     modern era: questions the handler asked and the retry did not answer
 //!                      -> input_required with a new sealed state; a question the client did
-//!                      not declare the capability for -> -32021 (whatever the tool returned)
+//!                      not declare the capability for -> -32021 (whatever the tool returned);
+//!                      then the call's completion record (`policy::audit`): completed,
+//!                      failed or input_required, with how long the handler ran
 //! ```
 //!
 //! Each step passes the call on or refuses it with its own error. **A call refused at any step

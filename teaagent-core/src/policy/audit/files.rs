@@ -36,7 +36,8 @@ pub fn file_names(home: &Home) -> io::Result<Vec<String>> {
 }
 
 /// Opens the log's files in `home`, oldest first ([`file_names`]), all under the rotation
-/// lock held shared, so that no rotation moves records between them while they are opened.
+/// lock held shared (`audit.lock`, made if missing), so that no rotation moves records between
+/// them while they are opened.
 /// Files that do not exist are left out (an empty list: there is no log). A file that is a link
 /// or not a regular file is an error that names it.
 pub fn open_files(home: &Home) -> io::Result<Vec<LogFile>> {
