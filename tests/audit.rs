@@ -320,3 +320,32 @@ fn rotation_keeps_at_most_keep_old_files_and_concurrent_writers_tear_no_record()
         stderr(&out)
     );
 }
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    // A terminal for stdout: util-linux's `script` runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        return teaagent_tests::skip("`script` (util-linux) is not installed: no pseudo-terminal to test on");
+    }
+    let setup = Setup::new("");
+    setup.read();
+    setup.denied_write();
+    let on_terminal = |no_color: Option<&str>| -> String {
+        let mut cmd = Command::new("script");
+        let line = format!("'{}' audit", Bin::Teaagent.path().display());
+        cmd.args(["-qec", &line, "/dev/null"]).env("TEAAGENT_HOME", setup.home.base()).env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            cmd.env("NO_COLOR", value);
+        }
+        let out = cmd.stdin(Stdio::null()).output().expect("script");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let coloured = on_terminal(None);
+    assert!(coloured.contains("\u{1b}[31mdenied\u{1b}[0m"), "{coloured:?}");
+    assert!(coloured.contains("\u{1b}[32mcompleted\u{1b}[0m"), "{coloured:?}");
+    let plain = on_terminal(Some("1"));
+    assert!(plain.contains("denied") && !plain.contains('\u{1b}'), "{plain:?}");
+    // An empty NO_COLOR is no request.
+    assert!(on_terminal(Some("")).contains('\u{1b}'));
+}
