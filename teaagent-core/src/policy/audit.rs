@@ -64,7 +64,7 @@
 mod files;
 mod rotate;
 
-pub use files::{Lines, LogFile, file_names, open_files};
+pub use files::{Lines, LogFile, MAX_LINE, file_names, open_files};
 pub use rotate::Rotation;
 
 use std::io::{self, Write};

@@ -57,8 +57,14 @@ pub fn open_files(home: &Home) -> io::Result<Vec<LogFile>> {
     Ok(files)
 }
 
+/// The most of one line [`Lines`] keeps (16 MiB, far beyond any record): the rest of a longer
+/// line is read past, not kept, so a hostile file cannot make a reader hold it all. What is kept
+/// of such a line is not a whole JSON value, so it is reported as no record.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
 /// The complete lines of a file as it grows, numbered from 1. The last line is a record only
-/// once its newline is written: until then it is held back ([`Lines::incomplete`]).
+/// once its newline is written: until then it is held back ([`Lines::incomplete`]). A line is
+/// handed over cut to [`MAX_LINE`] bytes.
 #[derive(Debug)]
 pub struct Lines {
     file: File,
@@ -92,14 +98,20 @@ impl Lines {
                 if self.pending.is_empty() {
                     each(self.number, &chunk[..end])?;
                 } else {
-                    self.pending.extend_from_slice(&chunk[..end]);
+                    self.keep(&chunk[..end]);
                     let line = std::mem::take(&mut self.pending);
                     each(self.number, &line)?;
                 }
                 chunk = &chunk[end + 1..];
             }
-            self.pending.extend_from_slice(chunk);
+            self.keep(chunk);
         }
+    }
+
+    /// Adds `bytes` to the line being read, as far as [`MAX_LINE`] allows.
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.pending.len());
+        self.pending.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     /// The last line read so far without its newline (a writer still writing it, or one that
@@ -142,5 +154,23 @@ mod tests {
             [(2, "{\"b\":2}".to_owned()), (3, String::new()), (4, "{\"c\":3}".to_owned())]
         );
         assert_eq!(lines.incomplete(), None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_cut_not_kept_whole() {
+        let dir = crate::scratch::Scratch::new("audit-long-line");
+        let path = dir.path().join("log");
+        let mut long = vec![b'x'; MAX_LINE + 300_000];
+        long.extend_from_slice(b"\n{}\n");
+        std::fs::write(&path, &long).expect("write");
+        let mut lines = Lines::new(File::open(&path).expect("open"));
+        let mut seen = Vec::new();
+        lines
+            .read_new(|n, line| {
+                seen.push((n, line.len()));
+                Ok(())
+            })
+            .expect("read");
+        assert_eq!(seen, [(1, MAX_LINE), (2, 2)]);
     }
 }
