@@ -48,6 +48,7 @@ fn every_help_text() {
         ("help_approvals_digest", &["approvals", "digest", "--help"]),
         ("help_completions", &["completions", "--help"]),
         ("help_doctor", &["doctor", "--help"]),
+        ("help_audit", &["audit", "--help"]),
     ];
     for (name, args) in cases {
         let out = teaagent(&home, &home.base(), args);

@@ -159,13 +159,19 @@ fn every_decision_is_audited_and_an_unwritable_log_stops_writes() {
         outcomes,
         [
             ("peek", "allowed"),
+            ("peek", "completed"),
             ("poke", "denied"),
             ("tick", "allowed"),
+            ("tick", "completed"),
             ("tick", "allowed"),
             ("tick", "rate_limited")
         ]
     );
-    let denied = &lines[1];
+    // A call that ran has a record of its end too: how long it ran, by the rule that allowed it.
+    assert!(lines[1]["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{}", lines[1]);
+    assert_eq!(lines[1]["rule"], lines[0]["rule"]);
+    assert!(lines.iter().filter(|l| l["outcome"] != "completed").all(|l| l.get("duration_ms").is_none()));
+    let denied = &lines[2];
     assert_eq!(denied["mode"], "workspace-write");
     assert_eq!(denied["tier"], "medium");
     assert_eq!(denied["digest"], call_digest("poke", &json!({"path": "x", "content": "y"})));

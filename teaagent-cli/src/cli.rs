@@ -74,6 +74,21 @@ file, the workspace's, the TEAAGENT_* variables); the clients whose configuratio
 teaagent; the workspace lock; each external server (executable, trust, pins); the HTTP token
 file; the fleet's Redis. Changes nothing. Exit code 1 when any check finds an error.")]
     Doctor(DoctorArgs),
+    /// Read the audit log: every decision on a tool call and how each call that ran ended.
+    #[command(after_help = "\
+Examples:
+  teaagent audit
+  teaagent audit --since 1h --decision denied
+  teaagent audit --tool write_file --since 2026-12-05T09:00:00Z
+  teaagent audit --json | jq -r .rule
+  teaagent audit --follow
+
+Reads $TEAAGENT_HOME/audit.jsonl and its rotated files (audit.jsonl.1, …), oldest first. A
+record's CALLER is the principal the transport authenticated (HTTP tokens, OAuth), `-` when it
+named none (stdio, `teaagent run`). DURATION is how long a call's handler ran, on the record of
+its end (completed, failed, input_required). Rotation: `[audit] max_bytes` and `keep` in
+$TEAAGENT_HOME/config.toml.")]
+    Audit(AuditArgs),
     /// Print a completion script for a shell.
     #[command(after_help = "\
 Examples:
@@ -397,6 +412,26 @@ pub(crate) struct RunArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) flags: CallFlags,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    /// Only records since WHEN: a duration back from now (`1h`, `30m`, `2days`) or a time
+    /// (RFC 3339, `2026-12-05T09:00:00Z`).
+    #[arg(long, value_name = "WHEN", value_parser = crate::commands::audit::parse_since)]
+    pub(crate) since: Option<std::time::SystemTime>,
+    /// Only records of this tool (its exact name).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tool: Option<String>,
+    /// Only records with this outcome.
+    #[arg(long, value_name = "OUTCOME", value_parser = clap::builder::PossibleValuesParser::new(teaagent_core::policy::audit::OUTCOMES))]
+    pub(crate) decision: Option<String>,
+    /// Print the records as they are in the file (JSON, one a line), filtered the same way.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Keep printing records as they are written, across rotations, until interrupted.
+    #[arg(long, short = 'f')]
+    pub(crate) follow: bool,
 }
 
 fn parse_mode(text: &str) -> Result<PermissionMode, String> {

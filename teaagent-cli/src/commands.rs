@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and what their output shares.
 
 pub(crate) mod approvals;
+pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod doctor;
 pub(crate) mod install;
@@ -28,6 +29,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp { command: Mcp::Install(args) } => install::install(args),
         Command::Mcp { command: Mcp::Uninstall(args) } => install::uninstall(args),
         Command::Approvals { command } => approvals::run(command),
+        Command::Audit(args) => audit::show(args),
         Command::Completions { shell } => completions::print(shell),
         Command::Doctor(args) => doctor::run(args),
     }

@@ -61,7 +61,7 @@ pub(crate) fn server(
     let policy = settings
         .policy()?
         .advice(Advice::Flags)
-        .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?)
+        .audit(AuditLog::in_home().context("cannot use $TEAAGENT_HOME")?.rotation(settings.audit))
         .command_sandbox(sandbox.summary());
     let announced = {
         let sandbox = sandbox.clone();

@@ -106,6 +106,7 @@
 //! | `mcp_servers.NAME.command`, `args`, `env` | strings (used by the `teaagent` command only) |
 //! | `mcp_servers.NAME.tier`, `tiers.TOOL` | `low`, `medium`, `high` (default) or `critical`: the tier of the server's tools (the user's file only) |
 //! | `mcp_servers.NAME.roles.TOOL.ARG` | `path`, `command` or `text`: what an external tool's argument is, for deny rules and grants (`*` for every tool, every argument) |
+//! | `audit.max_bytes`, `audit.keep` | 1024 to 1 TiB (default 16 MiB); 1 to 1000 old files (default 5): the audit log's rotation (the user's file only, `config/audit.rs`) |
 //! | `mcp_servers.NAME.max_result_bytes` | 1024 to 67,108,864 (default 1,048,576): the most of a tool result passed on, the rest cut with a marker |
 //!
 //! The bounds keep every value meaningful and every conversion exact: a window under 1 ms would
@@ -178,6 +179,7 @@ use serde::Deserialize;
 use crate::policy::grant::{Grant, GrantError};
 use crate::policy::request_state::RequestStateKey;
 
+mod audit;
 mod bounds;
 mod choices;
 mod error;
@@ -199,7 +201,7 @@ pub use error::ConfigError;
 use files::read_workspace;
 pub use files::{Sources, UserFile, server_file};
 pub use fleet::StateSettings;
-use fleet::{StateConfig, state_settings, with_password};
+use fleet::{StateConfig, state_settings};
 pub use mcp_server::McpServer;
 pub use server::{ServerConfig, ToolOverride};
 use shell::ShellConfig;
@@ -231,6 +233,8 @@ pub struct ConfigFile {
     state: Option<StateConfig>,
     /// What commands may reach (`[shell]`).
     shell: Option<ShellConfig>,
+    /// How the audit log is rotated (`[audit]`, user's file only).
+    audit: Option<audit::AuditConfig>,
 }
 
 /// What the calls will run under.
@@ -258,6 +262,8 @@ pub struct Settings {
     pub state: Option<StateSettings>,
     /// What commands may reach (`[shell]`).
     pub shell: ShellSettings,
+    /// How the audit log is rotated (`[audit]`; the defaults without it).
+    pub audit: crate::policy::audit::Rotation,
 }
 
 impl Settings {
@@ -302,23 +308,6 @@ impl Settings {
             settings.state_from_environment(&|name| std::env::var(name).ok())?;
         }
         Ok(settings)
-    }
-
-    /// `TEAAGENT_REDIS_URL` (and its password variable) over the user's `[state] redis_url`.
-    fn state_from_environment(&mut self, get: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        let Some(url) = get(ENV_REDIS_URL).filter(|u| !u.trim().is_empty()) else { return Ok(()) };
-        let redis_url = with_password(url.trim(), get(ENV_REDIS_PASSWORD).as_deref())
-            .map_err(|why| ConfigError::Environment { var: ENV_REDIS_URL, why })?;
-        let mut state = self.state.clone().unwrap_or(StateSettings {
-            redis_url: String::new(),
-            prefix: "teaagent:".into(),
-            timeout: std::time::Duration::from_millis(500),
-            per_principal: false,
-            fallback_local: false,
-        });
-        state.redis_url = redis_url;
-        self.state = Some(state);
-        Ok(())
     }
 
     /// The policy these settings describe (no audit log, [`crate::policy::Advice::Code`]: set
@@ -431,6 +420,9 @@ impl Settings {
         if let Some(state) = &file.state {
             self.state = Some(state_settings(state, path, &|name| std::env::var(name).ok())?);
         }
+        if let Some(audit) = &file.audit {
+            self.audit = audit.rotation(path)?;
+        }
         if let Some(shell) = &file.shell {
             self.shell.network = shell.network.unwrap_or(false);
             self.shell.writable = shell.writable(path)?;
@@ -479,6 +471,11 @@ impl Settings {
             // Whoever names the Redis decides the limits: never a cloned repository.
             self.warnings.push(format!(
                 "{shown}: ignored `[state]`: only your own configuration or TEAAGENT_REDIS_URL may name the fleet's shared state"
+            ));
+        }
+        if file.audit.is_some() {
+            self.warnings.push(format!(
+                "{shown}: ignored `[audit]`: only your own configuration may set how the audit log is rotated"
             ));
         }
         if let Some(shell) = &file.shell {

@@ -418,17 +418,92 @@ impl Home {
     /// link there is refused), so concurrent read-modify-write cycles of a shared file never
     /// interleave.
     pub fn locked<T>(&self, lock_name: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        let file = self.lock_file(lock_name)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+        let out = f();
+        drop(file); // closing releases the lock
+        out
+    }
+
+    /// Opens `lock_name` (created 0600 if missing; a link, FIFO or device is refused) to take
+    /// an `flock` on it: the caller chooses shared or exclusive, and closing it releases it.
+    pub fn lock_file(&self, lock_name: &str) -> io::Result<File> {
         let flags = OFlags::WRONLY
             | OFlags::CREATE
             | OFlags::NOFOLLOW
             | OFlags::NONBLOCK
             | OFlags::CLOEXEC
             | OFlags::NOCTTY;
-        let file = self.open_regular(lock_name, flags)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
-        let out = f();
-        drop(file); // closing releases the lock
-        out
+        self.open_regular(lock_name, flags)
+    }
+
+    /// Opens `name` for reading as it grows (never through a link, never blocking, a regular
+    /// file only); `Ok(None)` when it does not exist. Unlike [`Home::read`] nothing is read yet
+    /// and there is no bound: the caller reads it a piece at a time.
+    pub fn open_read(&self, name: &str) -> Result<Option<File>, OwnFileError> {
+        let path = self.file(name);
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd = match rustix::fs::openat(self.dir.as_fd(), name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(OwnFileError::Link { path }),
+            Err(e) => return Err(OwnFileError::Io { path, source: e.into() }),
+        };
+        let stat =
+            rustix::fs::fstat(&fd).map_err(|e| OwnFileError::Io { path: path.clone(), source: e.into() })?;
+        let file_type = FileType::from_raw_mode(stat.st_mode);
+        if file_type != FileType::RegularFile {
+            return Err(OwnFileError::NotRegular { path, kind: kind_name(file_type) });
+        }
+        let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
+        Ok(Some(File::from(fd)))
+    }
+
+    /// The size and identity (device, inode) of `name` as it is now (a link is not followed);
+    /// `Ok(None)` when it does not exist.
+    pub fn stat(&self, name: &str) -> io::Result<Option<FileStat>> {
+        match rustix::fs::statat(self.dir.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(FileStat::of(&stat))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes `name` from the home (a link is removed, not followed); `Ok(false)` when there
+    /// was none.
+    pub fn remove(&self, name: &str) -> io::Result<bool> {
+        match rustix::fs::unlinkat(self.dir.as_fd(), name, AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            Err(Errno::NOENT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// A file's size and identity ([`Home::stat`], [`FileStat::of_file`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    /// Its size in bytes.
+    pub size: u64,
+    /// The device that holds it.
+    pub dev: u64,
+    /// Its inode: with `dev`, which file it is, whatever its name now.
+    pub ino: u64,
+}
+
+impl FileStat {
+    fn of(stat: &rustix::fs::Stat) -> Self {
+        Self { size: u64::try_from(stat.st_size).unwrap_or(0), dev: stat.st_dev, ino: stat.st_ino }
+    }
+
+    /// The size and identity of an open file.
+    pub fn of_file(file: &File) -> io::Result<Self> {
+        Ok(Self::of(&rustix::fs::fstat(file)?))
+    }
+
+    /// Whether both are the same file.
+    pub fn same_file(&self, other: &FileStat) -> bool {
+        self.dev == other.dev && self.ino == other.ino
     }
 }
 

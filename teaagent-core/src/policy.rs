@@ -275,7 +275,12 @@ The command runs {sandbox}."
 
     /// The command sandbox, for a call of a tool that runs a command.
     fn sandbox_of(&self, call: &CallFacts<'_>) -> Option<&str> {
-        let runs_command = call.tool.param_roles().any(|(_, role)| role == ParamRole::Command);
+        self.sandbox_for(call.tool)
+    }
+
+    /// The command sandbox, if `tool` runs a command.
+    fn sandbox_for(&self, tool: &ToolDef) -> Option<&str> {
+        let runs_command = tool.param_roles().any(|(_, role)| role == ParamRole::Command);
         self.command_sandbox.as_deref().filter(|_| runs_command)
     }
 
@@ -536,8 +541,46 @@ The command runs {sandbox}."
             outcome,
             principal: call.principal,
             sandbox: self.sandbox_of(call),
+            duration_ms: None,
         })
     }
+
+    /// Records that a call `allowed_by` a rule has run (`audit.rs`, "Records"): `outcome` is
+    /// `completed`, `failed` or `input_required`, and `ran` how long its handler took. Best
+    /// effort: the call has run either way, so a log that cannot be written is only logged.
+    pub(crate) fn audit_completion(&self, done: &Completion<'_>, outcome: &str) {
+        let Some(log) = &self.audit else { return };
+        let record = AuditRecord {
+            time: AuditRecord::now(),
+            tool: done.tool.name(),
+            tier: done.tool.tier().as_str(),
+            digest: done.digest,
+            mode: self.mode.as_str(),
+            rule: done.allowed_by,
+            outcome,
+            principal: done.principal,
+            sandbox: self.sandbox_for(done.tool),
+            duration_ms: Some(AuditRecord::millis(done.ran)),
+        };
+        if let Err(e) = log.append(&record) {
+            tracing::warn!(error = %e, "the audit log cannot be written");
+        }
+    }
+}
+
+/// A call that has run, as its completion record names it ([`Policy::audit_completion`]).
+#[derive(Debug)]
+pub(crate) struct Completion<'a> {
+    /// The tool.
+    pub(crate) tool: &'a ToolDef,
+    /// The call's payload digest (as its decision's record has it).
+    pub(crate) digest: &'a str,
+    /// Who made it, when the transport named the caller.
+    pub(crate) principal: Option<&'a str>,
+    /// The rule that allowed it.
+    pub(crate) allowed_by: &'a str,
+    /// How long its handler ran.
+    pub(crate) ran: Duration,
 }
 
 fn allow(rule: impl Into<std::borrow::Cow<'static, str>>) -> Decision {

@@ -1,5 +1,5 @@
-//! The numeric keys of a `[tools.NAME]` table and the range each must be in: a value outside is
-//! refused with its dotted key, its file and the range.
+//! The numeric keys of a `[tools.NAME]` table (and of `[audit]`) and the range each must be in: a
+//! value outside is refused with its dotted key, its file and the range.
 
 use std::path::Path;
 
@@ -46,6 +46,15 @@ pub(super) const TIMEOUT_SECS: Bounds = Bounds {
     whole: true,
     text: "a whole number of seconds from 1 to 86400 (1 day)",
 };
+
+pub(super) const AUDIT_MAX_BYTES: Bounds = Bounds {
+    min: 1024.0,
+    max: 1_099_511_627_776.0,
+    whole: true,
+    text: "a whole number of bytes from 1024 (1 KiB) to 1099511627776 (1 TiB)",
+};
+pub(super) const AUDIT_KEEP: Bounds =
+    Bounds { min: 1.0, max: 1000.0, whole: true, text: "a whole number of old files from 1 to 1000" };
 
 impl Bounds {
     /// `value` as a number within the bounds, or an error naming `key` in `file`.

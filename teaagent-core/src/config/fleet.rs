@@ -5,8 +5,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::{ConfigError, Settings};
 use crate::env::ENV_REDIS_PASSWORD;
+use crate::env::ENV_REDIS_URL;
 use crate::visible;
 
 /// `[state]` as written.
@@ -97,4 +98,26 @@ fn percent_encode_userinfo(text: &str) -> String {
         }
     }
     out
+}
+
+impl Settings {
+    /// `TEAAGENT_REDIS_URL` (and its password variable) over the user's `[state] redis_url`.
+    pub(super) fn state_from_environment(
+        &mut self,
+        get: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        let Some(url) = get(ENV_REDIS_URL).filter(|u| !u.trim().is_empty()) else { return Ok(()) };
+        let redis_url = with_password(url.trim(), get(ENV_REDIS_PASSWORD).as_deref())
+            .map_err(|why| ConfigError::Environment { var: ENV_REDIS_URL, why })?;
+        let mut state = self.state.clone().unwrap_or(StateSettings {
+            redis_url: String::new(),
+            prefix: "teaagent:".into(),
+            timeout: std::time::Duration::from_millis(500),
+            per_principal: false,
+            fallback_local: false,
+        });
+        state.redis_url = redis_url;
+        self.state = Some(state);
+        Ok(())
+    }
 }

@@ -1,29 +1,92 @@
-//! The audit log: one JSON line per decision, appended to `$TEAAGENT_HOME/audit.jsonl`.
+//! The audit log: one JSON line per decision, appended to `$TEAAGENT_HOME/audit.jsonl`, and
+//! one more when an admitted call has run.
+//!
+//! # Records
 //!
 //! `{"time", "tool", "tier", "digest", "mode", "rule", "outcome"}` (with `principal` when the
-//! transport names the caller, and `sandbox` for a tool that runs a command) — `outcome` is `allowed`,
-//! `denied`, `rate_limited` or `locked`. A line is one `write(2)` on a file opened with
-//! `O_APPEND`, so lines of concurrent servers never interleave. For calls above the `low` tier the
-//! line is written before the call runs, and a call whose line cannot be written is denied (no
-//! unaudited writes); `low`-tier lines are written the same way but a failure only warns.
+//! transport names the caller, and `sandbox` for a tool that runs a command). A **decision**'s
+//! `outcome` is `allowed`, `denied`, `refused`, `rate_limited` or `locked`, and `rule` is what
+//! decided. A call that was allowed may still be refused by a later step (the rate limit, the
+//! workspace lock, admission): that refusal is a second record. A call that ran gets a
+//! **completion** record once its handler is done: `outcome` `completed` (a result), `failed`
+//! (an error result, an error, a panic, its timeout) or `input_required` (modern era: it asked
+//! the client first), `rule` the rule that allowed it, and `duration_ms`, how long the handler
+//! ran (milliseconds, to the microsecond). A decision's record never has `duration_ms`.
+//!
+//! For calls above the `low` tier the decision's line is written before the call runs, and a
+//! call whose line cannot be written is denied (no unaudited writes); `low`-tier lines are
+//! written the same way but a failure only warns, as does a completion record that cannot be
+//! written (the call has run either way).
+//!
+//! # One line, one write
+//!
+//! A line is one `write(2)` on a file opened with `O_APPEND`, so lines of concurrent servers
+//! never interleave, and nothing is synced: a record costs an append, not a disk flush.
+//!
+//! # Rotation
+//!
+//! When a line would take `audit.jsonl` past [`Rotation::max_bytes`] (default 16 MiB), the log
+//! is rotated first: `audit.jsonl.{keep}` is removed, each `audit.jsonl.N` becomes
+//! `audit.jsonl.{N+1}`, and `audit.jsonl` becomes `audit.jsonl.1`; the line then starts a new
+//! `audit.jsonl`. At most [`Rotation::keep`] old files are kept (default 5), and old files
+//! numbered past `keep` (left by a larger setting) are removed too. Writers that look at the size
+//! at the same moment each add their line, so a file may pass the limit by the lines of writers
+//! that were writing at that moment; the next line after them rotates.
+//!
+//! Several servers may write the same log at once, so rotation goes by a lock file in the home,
+//! `audit.lock` (an `flock`):
+//!
+//! - a writer holds it **shared** from opening `audit.jsonl` until its line is written: writers
+//!   never wait for each other;
+//! - a writer whose line would pass the limit closes the file, takes the lock **exclusive**
+//!   (waiting until every other writer has written its line), looks at the size of
+//!   `audit.jsonl` again (another writer may have rotated meanwhile: then it does nothing),
+//!   renames the files, and goes back to shared to open the new `audit.jsonl`.
+//!
+//! So no writer ever has an old file open while the files are renamed: every line lands in the
+//! file that is `audit.jsonl` when it is written, none is written into a file that is then
+//! dropped, and the records of all files, oldest file first, are in the order they were written.
+//! A reader ([`open_files`]) opens every file under the shared lock, so a rotation cannot move
+//! records between the files it has opened. The lock orders renames; an `flock` is released by
+//! the kernel when its process dies, so a crashed writer never holds it.
+//!
+//! A line is written whole or not at all, but a reader may see a line of a writer that is still
+//! writing it (or one cut by a crash): the last line of a file without its newline is not a
+//! record yet. [`Lines`] holds it back until its end is there.
+//!
+//! # Links
 //!
 //! The file is opened relative to the home directory's handle with `O_NOFOLLOW` and must be a
 //! regular file (see [`crate::home`]): an `audit.jsonl` that is a link (or a FIFO, a device) is
 //! refused, so audit lines are never written anywhere but the home — and the calls that need
-//! them are denied until it is fixed.
+//! them are denied until it is fixed. The same holds for `audit.lock`.
+
+mod files;
+mod rotate;
+
+pub use files::{Lines, LogFile, MAX_LINE, file_names, open_files};
+pub use rotate::Rotation;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
+use rustix::fs::FlockOperation;
 use serde::Serialize;
 
-use crate::home::Home;
+use crate::home::{FileStat, Home};
 
 /// The audit log's file name in `$TEAAGENT_HOME`.
 pub const FILE_NAME: &str = "audit.jsonl";
 
-/// One decision.
+/// The lock file that orders rotations (module docs).
+pub const LOCK_NAME: &str = "audit.lock";
+
+/// Every `outcome` a record may have: decisions first, then completions (module docs).
+pub const OUTCOMES: [&str; 8] =
+    ["allowed", "denied", "refused", "rate_limited", "locked", "completed", "failed", "input_required"];
+
+/// One decision, or one completion.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditRecord<'a> {
     /// When (RFC 3339, UTC, milliseconds).
@@ -36,9 +99,9 @@ pub struct AuditRecord<'a> {
     pub digest: &'a str,
     /// The permission mode.
     pub mode: &'a str,
-    /// What decided.
+    /// What decided (for a completion, what allowed the call).
     pub rule: &'a str,
-    /// `allowed`, `denied`, `rate_limited`, `locked`.
+    /// One of [`OUTCOMES`].
     pub outcome: &'a str,
     /// Who asked, when the transport authenticated the client (HTTP: `token:NAME`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,6 +109,9 @@ pub struct AuditRecord<'a> {
     /// What the command could reach, for a tool that runs one (the server's command sandbox).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<&'a str>,
+    /// How long the handler ran, for a completion (milliseconds, to the microsecond).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
 }
 
 impl AuditRecord<'_> {
@@ -53,19 +119,26 @@ impl AuditRecord<'_> {
     pub fn now() -> String {
         humantime::format_rfc3339_millis(SystemTime::now()).to_string()
     }
+
+    /// `duration` as a record's `duration_ms`: milliseconds, to the microsecond.
+    pub fn millis(duration: Duration) -> f64 {
+        duration.as_micros() as f64 / 1000.0
+    }
 }
 
-/// An append-only JSON-lines file.
+/// An append-only JSON-lines file, rotated by size.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
     home: Home,
     path: PathBuf,
+    rotation: Rotation,
 }
 
 impl AuditLog {
-    /// The log `audit.jsonl` in `home` (created on first write, user-only permissions).
+    /// The log `audit.jsonl` in `home` (created on first write, user-only permissions), rotated
+    /// with the default [`Rotation`].
     pub fn in_dir(home: Home) -> Self {
-        Self { path: home.file(FILE_NAME), home }
+        Self { path: home.file(FILE_NAME), home, rotation: Rotation::default() }
     }
 
     /// The log in `$TEAAGENT_HOME`.
@@ -73,16 +146,40 @@ impl AuditLog {
         Ok(Self::in_dir(Home::open()?))
     }
 
+    /// Rotates the log as `rotation` says (`[audit]` in the user's configuration).
+    pub fn rotation(mut self, rotation: Rotation) -> Self {
+        self.rotation = rotation;
+        self
+    }
+
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends one record as one line.
+    /// Appends one record as one line, rotating the log first when the line would take it past
+    /// its size (module docs).
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
+        let lock = self.home.lock_file(LOCK_NAME)?;
+        rustix::fs::flock(&lock, FlockOperation::LockShared)?;
         let mut file = self.home.open_append(FILE_NAME)?;
-        file.write_all(&line)
+        let size = FileStat::of_file(&file)?.size;
+        if self.rotation.is_due(size, line.len()) {
+            drop(file);
+            // Not atomic: the shared lock is dropped, then the exclusive one taken once every
+            // other writer is done; the size is looked at again under it.
+            rustix::fs::flock(&lock, FlockOperation::LockExclusive)?;
+            rotate::rotate_if_due(&self.home, self.rotation, line.len())?;
+            rustix::fs::flock(&lock, FlockOperation::LockShared)?;
+            file = self.home.open_append(FILE_NAME)?;
+        }
+        let written = file.write_all(&line);
+        drop(lock); // after the line: closing releases the lock
+        written
     }
 }
+
+#[cfg(test)]
+mod tests;

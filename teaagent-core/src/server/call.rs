@@ -27,7 +27,9 @@
 //!                      (a tool that blocks the thread is named and isolated)
 //! 8. after the run     modern era: questions the handler asked and the retry did not answer
 //!                      -> input_required with a new sealed state; a question the client did
-//!                      not declare the capability for -> -32021 (whatever the tool returned)
+//!                      not declare the capability for -> -32021 (whatever the tool returned);
+//!                      then the call's completion record (`policy::audit`): completed,
+//!                      failed or input_required, with how long the handler ran
 //! ```
 //!
 //! Each step passes the call on or refuses it with its own error. **A call refused at any step
@@ -57,6 +59,7 @@ mod tests;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -69,8 +72,8 @@ use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::policy::CallFacts;
 use crate::policy::request_state::{Carried, approval_deadline};
+use crate::policy::{CallFacts, Completion};
 use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
@@ -227,7 +230,8 @@ async fn checked_call(
         Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
         Err(refusal) => return Err(refusal.audit(&shared.policy, &facts)),
     };
-    let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses } = admitted;
+    let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses, allowed_by } =
+        admitted;
     let policy = &shared.policy;
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
@@ -265,7 +269,18 @@ async fn checked_call(
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
-    match tokio::time::timeout(timeout, run).await {
+    let started = Instant::now();
+    let ran = tokio::time::timeout(timeout, run).await;
+    let done = Completion {
+        tool: &tool,
+        digest: &digest,
+        principal: caller.principal.as_deref(),
+        allowed_by: &allowed_by,
+        ran: started.elapsed(),
+    };
+    // 8. After the run (in a closure: its `?`s end the run's answer, not the completion
+    //    record, written after it: `policy::audit`, "Records").
+    let answer = (|| match ran {
         Ok(Ok(result)) => {
             let pending = inputs.take_pending();
             // The tool's error text (empty: it failed outright), to tell a tool that let a
@@ -316,7 +331,14 @@ async fn checked_call(
                 details: format!("no result after {}s; the call was cancelled", timeout.as_secs_f64()),
             })
         }
-    }
+    })();
+    let outcome = match &answer {
+        Ok(CallOutcome::Complete(result)) if !result.is_error => "completed",
+        Ok(CallOutcome::InputRequired(_)) => "input_required",
+        _ => "failed",
+    };
+    policy.audit_completion(&done, outcome);
+    answer
 }
 
 /// The JSON type name of a value, for messages: [`JsonType::article`], except that every number

@@ -35,6 +35,8 @@ pub(super) struct Admitted<'a> {
     pub(super) binding: Option<Binding>,
     /// Modern era: the retry's answers.
     pub(super) responses: JsonObject,
+    /// The rule that allowed it (its completion record names it too).
+    pub(super) allowed_by: String,
 }
 
 /// What steps 3 to 6 come to when nothing refused the call.
@@ -134,7 +136,7 @@ pub(super) async fn admit<'a>(
             }
         }
     };
-    let uses = match decision {
+    let (uses, allowed_by) = match decision {
         Decision::Deny { rule, details } => {
             return Err(Refusal::denied(name, rule, details));
         }
@@ -153,7 +155,7 @@ pub(super) async fn admit<'a>(
                 }
                 tracing::warn!(error = %e, "the audit log cannot be written");
             }
-            uses
+            (uses, rule.into_owned())
         }
     };
 
@@ -199,5 +201,5 @@ pub(super) async fn admit<'a>(
     }
     // Kept: the call runs (dropped, an admission stays counted).
     drop(admission);
-    Ok(AdmitOutcome::Run(Admitted { earlier, approved_now, turn, resolved, binding, responses }))
+    Ok(AdmitOutcome::Run(Admitted { earlier, approved_now, turn, resolved, binding, responses, allowed_by }))
 }

@@ -1,0 +1,122 @@
+//! The log under concurrent writers and rotation: every line of every file is a whole record,
+//! none is lost while the old files are kept, and old files past `keep` are dropped.
+
+use super::*;
+use crate::scratch::Scratch;
+
+fn record(tool: &str, rule: &str) -> AuditRecord<'static> {
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    AuditRecord {
+        time: AuditRecord::now(),
+        tool: leak(tool),
+        tier: "low",
+        digest: "sha256:00",
+        mode: "workspace-write",
+        rule: leak(rule),
+        outcome: "allowed",
+        principal: None,
+        sandbox: None,
+        duration_ms: None,
+    }
+}
+
+/// Every line of every file of the log, parsed (a torn or interleaved line fails here).
+fn all_records(home: &Home) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for LogFile { name, file } in open_files(home).expect("open") {
+        let mut lines = Lines::new(file);
+        lines
+            .read_new(|n, line| {
+                let value = serde_json::from_slice(line)
+                    .unwrap_or_else(|e| panic!("{name}:{n}: {e}: {}", String::from_utf8_lossy(line)));
+                out.push((name.clone(), value));
+                Ok(())
+            })
+            .expect("read");
+        assert!(lines.incomplete().is_none(), "{name} ends with a whole line");
+    }
+    out
+}
+
+#[test]
+fn concurrent_writers_and_rotations_lose_and_tear_nothing() {
+    let dir = Scratch::new("audit-rotation");
+    let home = Home::at(dir.path()).expect("home");
+    let log = AuditLog::in_dir(home.clone()).rotation(Rotation { max_bytes: 2048, keep: 1000 });
+    let (threads, each) = (8, 60);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            // Each thread its own log value, as each server process has.
+            let log = log.clone();
+            scope.spawn(move || {
+                for i in 0..each {
+                    // Lines of different lengths, some long (a long rule).
+                    let rule = "r".repeat((i * 37) % 700);
+                    log.append(&record(&format!("t{t}-{i}"), &rule)).expect("append");
+                }
+            });
+        }
+    });
+    let records = all_records(&home);
+    assert_eq!(records.len(), threads * each, "no line lost");
+    let files: std::collections::BTreeSet<&str> = records.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(files.len() > 10, "rotated many times: {files:?}");
+    // Oldest first, and each thread's records in the order it wrote them.
+    for t in 0..threads {
+        let mine: Vec<usize> = records
+            .iter()
+            .filter_map(|(_, r)| r["tool"].as_str()?.strip_prefix(&format!("t{t}-"))?.parse().ok())
+            .collect();
+        assert_eq!(mine, (0..each).collect::<Vec<_>>(), "thread {t}'s records in order");
+    }
+    // Writers that look at the size at the same moment may each add their line: a file passes
+    // the limit by at most the lines of the other writers.
+    for name in file_names(&home).expect("names") {
+        let size = home.stat(&name).expect("stat").map_or(0, |s| s.size);
+        assert!(size <= 2048 + threads as u64 * 1024, "{name} has {size} bytes");
+    }
+}
+
+#[test]
+fn at_most_keep_old_files_are_kept_and_the_newest_survive() {
+    let dir = Scratch::new("audit-keep");
+    let home = Home::at(dir.path()).expect("home");
+    // Left by a larger `keep` before: dropped at the next rotation.
+    for stale in ["audit.jsonl.3", "audit.jsonl.4"] {
+        std::fs::write(dir.path().join(stale), "{}\n").expect("stale");
+    }
+    let log = AuditLog::in_dir(home.clone()).rotation(Rotation { max_bytes: 1024, keep: 2 });
+    for i in 0..40 {
+        log.append(&record(&format!("n{i}"), &"x".repeat(200))).expect("append");
+    }
+    assert_eq!(file_names(&home).expect("names"), ["audit.jsonl.2", "audit.jsonl.1", "audit.jsonl"]);
+    assert!(
+        home.stat("audit.jsonl.3").expect("stat").is_none()
+            && home.stat("audit.jsonl.4").expect("stat").is_none()
+    );
+    let records = all_records(&home);
+    let last = records.last().expect("records").1["tool"].clone();
+    assert_eq!(last, "n39", "the newest record is in audit.jsonl");
+    let numbers: Vec<u32> =
+        records.iter().filter_map(|(_, r)| r["tool"].as_str()?.strip_prefix('n')?.parse().ok()).collect();
+    assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "a run of the newest: {numbers:?}");
+}
+
+#[test]
+fn a_record_larger_than_the_limit_gets_a_file_of_its_own() {
+    let dir = Scratch::new("audit-large");
+    let home = Home::at(dir.path()).expect("home");
+    let log = AuditLog::in_dir(home.clone()).rotation(Rotation { max_bytes: 1024, keep: 3 });
+    log.append(&record("small", "")).expect("append");
+    log.append(&record("large", &"y".repeat(5000))).expect("append");
+    log.append(&record("after", "")).expect("append");
+    let tools: Vec<(String, String)> = all_records(&home)
+        .into_iter()
+        .map(|(n, r)| (n, r["tool"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    let pair = |n: &str, t: &str| (n.to_owned(), t.to_owned());
+    assert_eq!(
+        tools,
+        [pair("audit.jsonl.2", "small"), pair("audit.jsonl.1", "large"), pair("audit.jsonl", "after")]
+    );
+}
