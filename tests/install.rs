@@ -451,6 +451,12 @@ fn files_it_cannot_use_are_errors_that_leave_them_untouched() {
         ("codex", ".codex/config.toml", "model = \"o3\"\nmcp_servers = 1\n", "`mcp_servers` is an integer"),
         ("codex", ".codex/config.toml", "# mine\n[mcp_servers.x\ncommand = 1\n", "not valid TOML (line 2"),
         ("claude-code", ".claude.json", "{\"mcpServers\": {}} {}", "not valid JSON"),
+        (
+            "claude-desktop",
+            ".config/Claude/claude_desktop_config.json",
+            "{\"mcpServers\": {\"teaagent\": {\"command\": \"a\"}, \"teaagent\": {\"command\": \"b\"}}}",
+            "has the server `teaagent` more than once",
+        ),
     ];
     for (id, rel, text, says) in cases {
         let home = Home::new();
