@@ -224,3 +224,34 @@ impl Client {
         Ok(self.entries(file)?.into_iter().filter(Entry::is_teaagent).collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `teaagent doctor` reads: every server of a file, teaagent's told apart with its root.
+    #[test]
+    fn entries_of_either_format() {
+        let vscode = find("vscode").expect("vscode");
+        let text = "{\n  // c\n  \"servers\": {\n    \"web\": {\"type\": \"http\", \"url\": \"https://x\"},\n    \"npx\": {\"command\": \"npx\", \"args\": [\"-y\", \"s\"]},\n    \"ta\": {\"type\": \"stdio\", \"command\": \"/opt/bin/teaagent\", \"args\": [\"mcp\", \"serve\", \"--root\", \"/src/app\"]},\n  },\n}";
+        let entries = vscode.entries_in(Path::new("mcp.json"), text).expect("entries");
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["npx", "ta"], "the HTTP server has no command");
+        let ours: Vec<&Entry> = entries.iter().filter(|e| e.is_teaagent()).collect();
+        assert_eq!((ours.len(), ours[0].root()), (1, Some("/src/app")));
+
+        let codex = find("codex").expect("codex");
+        let text = "[mcp_servers.ta]\ncommand = \"/opt/bin/teaagent\"\nargs = [\"mcp\", \"serve\", \"--root=/w\"]\n[mcp_servers.ta.env]\nA = \"1\"\n";
+        let entries = codex.entries_in(Path::new("config.toml"), text).expect("entries");
+        assert_eq!(entries.len(), 1);
+        assert_eq!((entries[0].root(), entries[0].env.clone()), (Some("/w"), vec![("A".into(), "1".into())]));
+        assert!(codex.entries_in(Path::new("config.toml"), "[mcp_servers\n").is_err());
+        assert!(
+            find("cursor")
+                .expect("cursor")
+                .entries(Path::new("/nonexistent/mcp.json"))
+                .expect("none")
+                .is_empty()
+        );
+    }
+}
