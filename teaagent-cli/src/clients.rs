@@ -73,7 +73,7 @@ pub(crate) struct Client {
     user: UserFile,
     /// Its project-level file, relative to the project's root, if it has one.
     pub(crate) project: Option<&'static str>,
-    /// What to add after installing (how the client picks the change up).
+    /// What to do after installing: how the client picks the change up.
     pub(crate) after: &'static str,
 }
 
@@ -121,7 +121,7 @@ const CLIENTS: &[Client] = &[
         format: Format::Json { key: "servers", stdio_type: true },
         user: UserFile::AppConfig { dir: "Code/User", file: "mcp.json" },
         project: Some(".vscode/mcp.json"),
-        after: "start it from VS Code's MCP server list (or reload the window)",
+        after: "start it from the MCP server list of VS Code (or reload its window)",
     },
     Client {
         id: "codex",
@@ -129,7 +129,7 @@ const CLIENTS: &[Client] = &[
         format: Format::CodexToml,
         user: UserFile::Home { dir: ".codex", var: Some("CODEX_HOME"), file: "config.toml" },
         project: Some(".codex/config.toml"),
-        after: "start a new Codex session (`/mcp` lists its servers; a project's file is read only in a trusted project)",
+        after: "start a new Codex session (`/mcp` lists its servers; Codex reads a project's file only in a trusted project)",
     },
     Client {
         id: "windsurf",
