@@ -4,243 +4,15 @@
 //! dry-run, removed — and refusing files it cannot use while leaving them byte for byte as they
 //! were.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "common/install_setup.rs"]
+mod install_setup;
 
+use std::process::{Command, Stdio};
+
+use install_setup::{CASES, Home, binary, entry, ok, serve_args, stderr, stdout};
 use serde_json::{Value, json};
 use teaagent_tests::Bin;
 use teaagent_tests::unprivileged::running_as_root;
-
-/// A temporary home with a project directory in it.
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new() -> Self {
-        let dir = tempfile::Builder::new().prefix("teaagent-install-").tempdir().expect("temp dir");
-        let home = Self { dir };
-        std::fs::create_dir(home.project()).expect("project");
-        home
-    }
-
-    fn path(&self) -> PathBuf {
-        self.dir.path().canonicalize().expect("canonical home")
-    }
-
-    fn project(&self) -> PathBuf {
-        self.path().join("project")
-    }
-
-    /// `home/rel`.
-    fn at(&self, rel: &str) -> PathBuf {
-        self.path().join(rel)
-    }
-
-    /// Writes `home/rel`, with its directories.
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.at(rel);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.at(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-    }
-
-    /// `teaagent ARGS` in the project directory, with this home.
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run teaagent")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(Bin::Teaagent.path());
-        cmd.args(args)
-            .current_dir(self.project())
-            .env("HOME", self.path())
-            .env("TEAAGENT_HOME", self.at(".teaagent"))
-            .stdin(Stdio::null());
-        for var in
-            ["XDG_CONFIG_HOME", "APPDATA", "USERPROFILE", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "RUST_LOG"]
-        {
-            cmd.env_remove(var);
-        }
-        cmd
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}: {}{}", o.status.code(), stdout(o), stderr(o));
-    stdout(o)
-}
-
-/// One client as the tests see it.
-struct Case {
-    id: &'static str,
-    /// The user file, relative to the home.
-    user: &'static str,
-    /// The project file, relative to the project.
-    project: Option<&'static str>,
-    /// The JSON key of the servers (`None`: Codex's TOML).
-    key: Option<&'static str>,
-    /// Whether entries carry `"type": "stdio"`.
-    typed: bool,
-}
-
-const CASES: &[Case] = &[
-    Case {
-        id: "claude-desktop",
-        user: ".config/Claude/claude_desktop_config.json",
-        project: None,
-        key: Some("mcpServers"),
-        typed: false,
-    },
-    Case {
-        id: "claude-code",
-        user: ".claude.json",
-        project: Some(".mcp.json"),
-        key: Some("mcpServers"),
-        typed: true,
-    },
-    Case {
-        id: "cursor",
-        user: ".cursor/mcp.json",
-        project: Some(".cursor/mcp.json"),
-        key: Some("mcpServers"),
-        typed: false,
-    },
-    Case {
-        id: "vscode",
-        user: ".config/Code/User/mcp.json",
-        project: Some(".vscode/mcp.json"),
-        key: Some("servers"),
-        typed: true,
-    },
-    Case {
-        id: "codex",
-        user: ".codex/config.toml",
-        project: Some(".codex/config.toml"),
-        key: None,
-        typed: false,
-    },
-    Case {
-        id: "windsurf",
-        user: ".codeium/windsurf/mcp_config.json",
-        project: None,
-        key: Some("mcpServers"),
-        typed: false,
-    },
-    Case {
-        id: "gemini-cli",
-        user: ".gemini/settings.json",
-        project: Some(".gemini/settings.json"),
-        key: Some("mcpServers"),
-        typed: false,
-    },
-];
-
-impl Case {
-    /// The directory whose presence says the client is installed.
-    fn client_dir(&self) -> &'static str {
-        match self.id {
-            "claude-code" => ".claude",
-            _ => self.user.rsplit_once('/').map_or("", |(dir, _)| dir),
-        }
-    }
-
-    /// A file of this client's format with a comment, another server and (for VS Code) trailing
-    /// commas; the comment is `MARK`.
-    fn existing(&self) -> String {
-        match (self.key, self.id) {
-            (None, _) => "# MARK: my Codex settings\nmodel = \"o3\"   # aligned\n\n[mcp_servers.other]\ncommand = \"npx\"\nargs = [\"-y\", \"other\"]  # pinned\n".into(),
-            (Some(key), "vscode") => format!(
-                "// MARK: my servers\n{{\n\t\"inputs\": [],\n\t\"{key}\": {{\n\t\t\"other\": {{ \"type\": \"stdio\", \"command\": \"npx\" }}, // keep\n\t}},\n}}\n"
-            ),
-            (Some(key), _) => format!(
-                "{{\n  // MARK: keep this\n  \"theme\": \"dark\",\n  \"{key}\": {{\n    \"other\": {{\"command\": \"npx\", \"args\": [\"-y\", \"other\"]}}\n  }}\n}}\n"
-            ),
-        }
-    }
-}
-
-/// The entry called `name` in `text` as (command, args, env), for either format.
-fn entry(case: &Case, text: &str, name: &str) -> Option<(String, Vec<String>, Value)> {
-    let Some(key) = case.key else {
-        // Codex: the table this command writes, read line by line (the tests package has no
-        // TOML parser; the unit tests of `clients` parse it).
-        let header = format!("[mcp_servers.{name}]");
-        let body: Vec<&str> =
-            text.lines().skip_while(|l| *l != header).skip(1).take_while(|l| !l.starts_with('[')).collect();
-        if body.is_empty() {
-            return None;
-        }
-        // A value, without the comment the fixtures put after some (`  # …`).
-        let field = |k: &str| {
-            let value = body.iter().find_map(|l| l.strip_prefix(&format!("{k} = ")))?;
-            Some(value.split("  #").next().unwrap_or(value).to_owned())
-        };
-        let command: String = serde_json::from_str(&field("command")?).expect("command");
-        let args: Vec<String> = serde_json::from_str(&field("args")?).expect("args");
-        let env = field("env").map_or(json!({}), |e| json!(e));
-        return Some((command, args, env));
-    };
-    // The files hold comments: strip whole-line and trailing `//` comments outside strings the
-    // simple way (the fixtures put none inside strings), then trailing commas.
-    let mut plain = String::new();
-    for line in text.lines() {
-        let code = match line.find("//") {
-            Some(at) if !line[..at].contains("\"/") => &line[..at],
-            _ => line,
-        };
-        plain.push_str(code);
-        plain.push('\n');
-    }
-    let plain = plain.replace(",\n}", "\n}").replace(",\n\t}", "\n\t}");
-    let plain: String = {
-        // Trailing commas before a closing brace, whatever the indentation.
-        let mut out = String::new();
-        let chars: Vec<char> = plain.chars().collect();
-        for (i, c) in chars.iter().enumerate() {
-            if *c == ','
-                && chars[i + 1..].iter().find(|c| !c.is_whitespace()).is_some_and(|n| *n == '}' || *n == ']')
-            {
-                continue;
-            }
-            out.push(*c);
-        }
-        out
-    };
-    let value: Value = serde_json::from_str(&plain).unwrap_or_else(|e| panic!("{e}: {plain}"));
-    let server = value.get(key)?.get(name)?;
-    if case.typed && name == "teaagent" {
-        assert_eq!(server["type"], "stdio", "{text}");
-    }
-    let args = match server.get("args") {
-        Some(args) => args.as_array()?.iter().map(|a| a.as_str().expect("arg").to_owned()).collect(),
-        None => Vec::new(),
-    };
-    Some((server["command"].as_str()?.to_owned(), args, server.get("env").cloned().unwrap_or(json!({}))))
-}
-
-fn binary() -> String {
-    Bin::Teaagent.path().canonicalize().expect("binary").to_str().expect("utf-8").to_owned()
-}
-
-fn serve_args(root: &Path, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = ["mcp", "serve", "--root"].map(String::from).to_vec();
-    args.push(root.to_str().expect("utf-8").to_owned());
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args
-}
 
 #[test]
 fn fresh_file_for_every_client_then_nothing_the_second_time() {
@@ -451,6 +223,12 @@ fn files_it_cannot_use_are_errors_that_leave_them_untouched() {
         ("codex", ".codex/config.toml", "model = \"o3\"\nmcp_servers = 1\n", "`mcp_servers` is an integer"),
         ("codex", ".codex/config.toml", "# mine\n[mcp_servers.x\ncommand = 1\n", "not valid TOML (line 2"),
         ("claude-code", ".claude.json", "{\"mcpServers\": {}} {}", "not valid JSON"),
+        (
+            "claude-desktop",
+            ".config/Claude/claude_desktop_config.json",
+            "{\"mcpServers\": {\"teaagent\": {\"command\": \"a\"}, \"teaagent\": {\"command\": \"b\"}}}",
+            "has the server `teaagent` more than once",
+        ),
     ];
     for (id, rel, text, says) in cases {
         let home = Home::new();

@@ -73,7 +73,7 @@ pub(crate) struct Client {
     user: UserFile,
     /// Its project-level file, relative to the project's root, if it has one.
     pub(crate) project: Option<&'static str>,
-    /// What to add after installing (how the client picks the change up).
+    /// What to do after installing: how the client picks the change up.
     pub(crate) after: &'static str,
 }
 
@@ -121,7 +121,7 @@ const CLIENTS: &[Client] = &[
         format: Format::Json { key: "servers", stdio_type: true },
         user: UserFile::AppConfig { dir: "Code/User", file: "mcp.json" },
         project: Some(".vscode/mcp.json"),
-        after: "start it from VS Code's MCP server list (or reload the window)",
+        after: "start it from the MCP server list of VS Code (or reload its window)",
     },
     Client {
         id: "codex",
@@ -129,7 +129,7 @@ const CLIENTS: &[Client] = &[
         format: Format::CodexToml,
         user: UserFile::Home { dir: ".codex", var: Some("CODEX_HOME"), file: "config.toml" },
         project: Some(".codex/config.toml"),
-        after: "start a new Codex session (`/mcp` lists its servers; a project's file is read only in a trusted project)",
+        after: "start a new Codex session (`/mcp` lists its servers; Codex reads a project's file only in a trusted project)",
     },
     Client {
         id: "windsurf",
@@ -221,5 +221,36 @@ impl Client {
     /// The entries of `file` that start teaagent ([`Entry::is_teaagent`]), for `teaagent doctor`.
     pub(crate) fn teaagent_entries(&self, file: &Path) -> Result<Vec<Entry>, ClientError> {
         Ok(self.entries(file)?.into_iter().filter(Entry::is_teaagent).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `teaagent doctor` reads: every server of a file, teaagent's told apart with its root.
+    #[test]
+    fn entries_of_either_format() {
+        let vscode = find("vscode").expect("vscode");
+        let text = "{\n  // c\n  \"servers\": {\n    \"web\": {\"type\": \"http\", \"url\": \"https://x\"},\n    \"npx\": {\"command\": \"npx\", \"args\": [\"-y\", \"s\"]},\n    \"ta\": {\"type\": \"stdio\", \"command\": \"/opt/bin/teaagent\", \"args\": [\"mcp\", \"serve\", \"--root\", \"/src/app\"]},\n  },\n}";
+        let entries = vscode.entries_in(Path::new("mcp.json"), text).expect("entries");
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["npx", "ta"], "the HTTP server has no command");
+        let ours: Vec<&Entry> = entries.iter().filter(|e| e.is_teaagent()).collect();
+        assert_eq!((ours.len(), ours[0].root()), (1, Some("/src/app")));
+
+        let codex = find("codex").expect("codex");
+        let text = "[mcp_servers.ta]\ncommand = \"/opt/bin/teaagent\"\nargs = [\"mcp\", \"serve\", \"--root=/w\"]\n[mcp_servers.ta.env]\nA = \"1\"\n";
+        let entries = codex.entries_in(Path::new("config.toml"), text).expect("entries");
+        assert_eq!(entries.len(), 1);
+        assert_eq!((entries[0].root(), entries[0].env.clone()), (Some("/w"), vec![("A".into(), "1".into())]));
+        assert!(codex.entries_in(Path::new("config.toml"), "[mcp_servers\n").is_err());
+        assert!(
+            find("cursor")
+                .expect("cursor")
+                .entries(Path::new("/nonexistent/mcp.json"))
+                .expect("none")
+                .is_empty()
+        );
     }
 }

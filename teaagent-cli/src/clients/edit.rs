@@ -122,6 +122,13 @@ mod tests {
         for bad in ["[]", "{\"mcpServers\": []}", "{\"mcpServers\": {}", "{'a': 1}"] {
             assert!(install(code, Path::new("f"), bad, &entry(&[])).is_err(), "{bad}");
         }
+        let twice =
+            "{\"mcpServers\": {\"teaagent\": {\"command\": \"a\"}, \"teaagent\": {\"command\": \"b\"}}}";
+        assert!(matches!(
+            install(code, Path::new("f"), twice, &entry(&[])),
+            Err(ClientError::Duplicate { .. })
+        ));
+        assert!(uninstall(code, Path::new("f"), twice, "teaagent").is_err());
         let codex = find("codex").expect("codex");
         for bad in ["mcp_servers = 1", "[mcp_servers\n"] {
             assert!(install(codex, Path::new("f"), bad, &entry(&[])).is_err(), "{bad}");

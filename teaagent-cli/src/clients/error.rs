@@ -99,6 +99,17 @@ pub(crate) enum ClientError {
         /// What it is instead (`an array`, `a string`…).
         found: &'static str,
     },
+    /// A key written twice where teaagent edits: which one a client reads depends on its parser.
+    #[error(
+        "{} has {what} more than once (a client reads only one of them); remove the extra one and run this again",
+        show(path)
+    )]
+    Duplicate {
+        /// The file.
+        path: PathBuf,
+        /// `` `mcpServers` `` or `` the server `teaagent` ``.
+        what: String,
+    },
     /// A project file that is a link to somewhere outside the project.
     #[error(
         "{} leads outside the project (to {}); teaagent writes a project's file only inside it: replace the link with a file",
@@ -133,6 +144,7 @@ impl ClientError {
                 | ClientError::NotUtf8Path { .. }
                 | ClientError::Parse { .. }
                 | ClientError::Shape { .. }
+                | ClientError::Duplicate { .. }
                 | ClientError::NotText { .. }
                 | ClientError::OutsideProject { .. }
         )

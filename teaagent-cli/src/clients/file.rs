@@ -16,7 +16,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::ClientError;
@@ -63,25 +63,27 @@ pub(crate) fn write(
     new_mode: u32,
 ) -> Result<Option<PathBuf>, ClientError> {
     let target = target(path);
-    let mode = match fs::metadata(&target) {
-        Ok(meta) => meta.permissions().mode() & 0o7777,
-        Err(_) => new_mode,
+    let (mode, owner) = match fs::metadata(&target) {
+        Ok(meta) => (meta.permissions().mode() & 0o7777, Some((meta.uid(), meta.gid()))),
+        Err(_) => (new_mode, None),
     };
     let failed = |path: PathBuf| move |source| ClientError::Write { path, source };
     let backup = match old {
         Some(old) => {
             let backup = backup_of(&target);
-            replace(&backup, old.as_bytes(), mode).map_err(failed(backup.clone()))?;
+            replace(&backup, old.as_bytes(), mode, owner).map_err(failed(backup.clone()))?;
             Some(backup)
         }
         None => None,
     };
-    replace(&target, new.as_bytes(), mode).map_err(failed(target.clone()))?;
+    replace(&target, new.as_bytes(), mode, owner).map_err(failed(target.clone()))?;
     Ok(backup)
 }
 
-/// Writes `bytes` to `file` through a temporary file beside it and a rename.
-fn replace(file: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+/// Writes `bytes` to `file` through a temporary file beside it and a rename; the new file gets
+/// `mode` and, when given (the old file's), its owner (so that `sudo teaagent mcp install`
+/// leaves a user's file theirs; an unprivileged user cannot give files away and keeps its own).
+fn replace(file: &Path, bytes: &[u8], mode: u32, owner: Option<(u32, u32)>) -> io::Result<()> {
     let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut name = std::ffi::OsString::from(".");
     name.push(file.file_name().unwrap_or_default());
@@ -92,7 +94,13 @@ fn replace(file: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let mut out = fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(&temp)?;
     let written = out
         .write_all(bytes)
-        .and_then(|()| out.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| {
+            if let Some((uid, gid)) = owner {
+                // Best effort: only root may change the owner, and nobody else needs to.
+                let _ = std::os::unix::fs::fchown(&out, Some(uid), Some(gid));
+            }
+            out.set_permissions(fs::Permissions::from_mode(mode))
+        })
         .and_then(|()| out.sync_all())
         .and_then(|()| fs::rename(&temp, file));
     if written.is_err() {

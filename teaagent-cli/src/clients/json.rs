@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::{Map, Value};
 
 use super::edit::Outcome;
@@ -82,6 +82,30 @@ pub(super) fn entries(client: &Client, path: &Path, text: &str) -> Result<Vec<En
     Ok(servers.iter().filter_map(|(name, value)| Entry::from_json(name, value)).collect())
 }
 
+/// Refuses a document that writes the servers key, or the server `name`, more than once: an
+/// edit would change one of them and the client might read the other.
+fn check_unique(client: &Client, path: &Path, root: &CstRootNode, name: &str) -> Result<(), ClientError> {
+    let (key, _) = key_of(client);
+    let named = |object: &CstObject, wanted: &str| {
+        object
+            .properties()
+            .iter()
+            .filter(|p| p.name().and_then(|n| n.decoded_value().ok()).as_deref() == Some(wanted))
+            .count()
+    };
+    let duplicate = |what: String| Err(ClientError::Duplicate { path: path.to_path_buf(), what });
+    let Some(top) = root.object_value() else { return Ok(()) };
+    if named(&top, key) > 1 {
+        return duplicate(format!("`{key}`"));
+    }
+    if let Some(servers) = top.object_value(key)
+        && named(&servers, name) > 1
+    {
+        return duplicate(format!("the server `{name}`"));
+    }
+    Ok(())
+}
+
 /// `text` with `entry` in it: added, or its owned keys replaced in place.
 pub(super) fn install(
     client: &Client,
@@ -92,6 +116,7 @@ pub(super) fn install(
     let (key, stdio_type) = key_of(client);
     let root = parse(path, text)?;
     let existing = servers(client, path, &root)?.and_then(|mut s| s.remove(&entry.name));
+    check_unique(client, path, &root, &entry.name)?;
     let Value::Object(wanted) = entry.to_json(stdio_type) else { unreachable!("an entry is an object") };
     let servers = root.object_value_or_set().object_value_or_set(key);
     let outcome = match (existing, servers.get(&entry.name)) {
@@ -152,6 +177,7 @@ pub(super) fn remove(
     let (key, _) = key_of(client);
     let root = parse(path, text)?;
     let existing = servers(client, path, &root)?.and_then(|mut s| s.remove(name));
+    check_unique(client, path, &root, name)?;
     let Some(old) = existing else { return Ok((Outcome::Absent, text.to_owned())) };
     let Some(prop) = root.object_value().and_then(|o| o.object_value(key)).and_then(|s| s.get(name)) else {
         return Ok((Outcome::Absent, text.to_owned()));

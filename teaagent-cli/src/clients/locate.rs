@@ -13,7 +13,7 @@ pub(crate) enum Os {
     /// Linux and the other Unix-likes that follow the XDG base directories.
     Linux,
     /// macOS.
-    MacOs,
+    Mac,
     /// Windows.
     Windows,
 }
@@ -22,7 +22,7 @@ impl Os {
     /// The OS this binary was built for.
     pub(crate) fn current() -> Self {
         if cfg!(target_os = "macos") {
-            Os::MacOs
+            Os::Mac
         } else if cfg!(windows) {
             Os::Windows
         } else {
@@ -71,7 +71,7 @@ impl Env {
     pub(crate) fn app_config(&self) -> Option<PathBuf> {
         match self.os {
             Os::Linux => self.var("XDG_CONFIG_HOME").or_else(|| Some(self.home()?.join(".config"))),
-            Os::MacOs => Some(self.home()?.join("Library/Application Support")),
+            Os::Mac => Some(self.home()?.join("Library/Application Support")),
             Os::Windows => self.var("APPDATA").or_else(|| Some(self.home()?.join("AppData").join("Roaming"))),
         }
     }
@@ -93,7 +93,7 @@ mod tests {
         assert_eq!(xdg.app_config(), Some(PathBuf::from("/x")));
         let relative = env(Os::Linux, &[("HOME", "/home/a"), ("XDG_CONFIG_HOME", "rel")]);
         assert_eq!(relative.app_config(), Some(PathBuf::from("/home/a/.config")));
-        let mac = env(Os::MacOs, &[("HOME", "/Users/a")]);
+        let mac = env(Os::Mac, &[("HOME", "/Users/a")]);
         assert_eq!(mac.app_config(), Some(PathBuf::from("/Users/a/Library/Application Support")));
         assert_eq!(env(Os::Linux, &[]).app_config(), None);
     }

@@ -189,7 +189,7 @@ fn finish(
         println!("the previous file is kept as {}", show(&backup));
     }
     if !matches!(outcome, Outcome::Removed(_)) {
-        println!("{}: {}", client.name, client.after);
+        println!("next: {}", client.after);
     }
     Ok(ExitCode::SUCCESS)
 }
