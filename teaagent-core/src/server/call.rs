@@ -102,7 +102,13 @@ pub(crate) async fn call_tool(
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
+    // Counted (`metrics.rs`): the tool's series looked up once, atomics only.
+    let series = shared.metrics.tool(&params.name);
+    let in_flight = shared.metrics.in_flight.track();
+    let started = std::time::Instant::now();
     let answer = checked_call(shared, id, params, cancel, client, caller).await;
+    series.finished(started.elapsed(), &answer);
+    drop(in_flight);
     let as_result = client.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {
         Err(e) if as_result => e.to_tool_result().map(CallOutcome::Complete).ok_or(e),
@@ -225,7 +231,10 @@ async fn checked_call(
     let admitted = match admit(shared, &facts, &paths, caller, modern, bound_digest, answers).await {
         Ok(AdmitOutcome::Run(admitted)) => admitted,
         Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
-        Err(refusal) => return Err(refusal.audit(&shared.policy, &facts)),
+        Err(refusal) => {
+            shared.metrics.refused(refusal.kind());
+            return Err(refusal.audit(&shared.policy, &facts));
+        }
     };
     let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses } = admitted;
     let policy = &shared.policy;

@@ -1,0 +1,299 @@
+//! What a server counts about its calls ([`ServerMetrics`]), and the text of `/metrics`
+//! ([`render`]): every family the README's "Metrics" section lists.
+//!
+//! **Bounded.** Every label value is a name the server itself knows: the registry's tools (made
+//! up front, one set of series each, plus [`UNKNOWN_TOOL`] for any name the registry does not
+//! have, so a client sending random names adds nothing), a fixed vocabulary of outcomes
+//! ([`Outcome`]), refusal rules ([`RefusalRule`]), answers and store operations, and the external
+//! servers the configuration declares.
+//!
+//! **Cheap.** A call looks its tool's series up once (a hash of its name, no allocation), then
+//! adds to atomics: no lock, nothing held across an await. The text is made only when scraped.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::call::CallOutcome;
+use super::refusal::RefusalRule;
+use super::shared::Shared;
+use crate::error::{Error, Failure};
+use crate::metrics::{Counter, Exposition, Gauge, Histogram, Kind};
+use crate::registry::Registry;
+
+/// The `tool` label of calls to a name the registry does not have (a tool's name is letters,
+/// digits, `_` and `-`: no tool can be called this).
+pub(crate) const UNKNOWN_TOOL: &str = "(unknown)";
+
+macro_rules! outcomes {
+    ($($variant:ident => $label:literal,)*) => {
+        /// How a call ended (the `outcome` label).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum Outcome { $($variant,)* }
+
+        impl Outcome {
+            const ALL: &'static [Outcome] = &[$(Outcome::$variant,)*];
+            const COUNT: usize = [$($label,)*].len();
+
+            fn label(self) -> &'static str {
+                match self { $(Outcome::$variant => $label,)* }
+            }
+        }
+    };
+}
+
+outcomes! {
+    Ok => "ok",
+    ToolError => "tool_error",
+    InputRequired => "input_required",
+    UnknownTool => "unknown_tool",
+    InvalidArguments => "invalid_arguments",
+    Denied => "denied",
+    RateLimited => "rate_limited",
+    Locked => "locked",
+    CallerLimit => "caller_limit",
+    Timeout => "timeout",
+    Panic => "panic",
+    Overloaded => "overloaded",
+    Withheld => "withheld",
+    ExternalServer => "external_server",
+    StateUnavailable => "state_unavailable",
+    Error => "error",
+}
+
+impl Outcome {
+    /// The outcome of a call's answer.
+    pub(crate) fn of(answer: &Result<CallOutcome, Error>) -> Self {
+        match answer {
+            Ok(CallOutcome::Complete(result)) if result.is_error => Outcome::ToolError,
+            Ok(CallOutcome::Complete(_)) => Outcome::Ok,
+            Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
+            Err(Error::UnknownTool { .. }) => Outcome::UnknownTool,
+            Err(Error::InvalidArguments { .. } | Error::InvalidParams { .. } | Error::PathRefused { .. }) => {
+                Outcome::InvalidArguments
+            }
+            Err(Error::ApprovalDenied { .. }) => Outcome::Denied,
+            Err(Error::RateLimited { .. }) => Outcome::RateLimited,
+            Err(Error::WorkspaceLocked { .. }) => Outcome::Locked,
+            Err(Error::CallerLimit { .. }) => Outcome::CallerLimit,
+            Err(Error::ToolFailed { reason, .. }) => match reason {
+                Failure::Timeout => Outcome::Timeout,
+                Failure::Panic => Outcome::Panic,
+                Failure::Overloaded => Outcome::Overloaded,
+                Failure::Withheld => Outcome::Withheld,
+                Failure::ExternalExited | Failure::ExternalUnavailable => Outcome::ExternalServer,
+                Failure::StoreUnavailable => Outcome::StateUnavailable,
+                _ => Outcome::Error,
+            },
+            Err(_) => Outcome::Error,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One tool's series.
+#[derive(Debug, Default)]
+pub(crate) struct ToolSeries {
+    outcomes: [Counter; Outcome::COUNT],
+    latency: Histogram,
+}
+
+impl ToolSeries {
+    /// Counts a call that ended with `answer` after `took`.
+    pub(crate) fn finished(&self, took: Duration, answer: &Result<CallOutcome, Error>) {
+        self.outcomes[Outcome::of(answer).index()].inc();
+        self.latency.observe(took);
+    }
+}
+
+/// A server's counters (module docs).
+#[derive(Debug)]
+pub(crate) struct ServerMetrics {
+    /// A tool's name → its index in `names` and `tools`.
+    index: HashMap<Box<str>, usize>,
+    /// The `tool` label of each series; the last is [`UNKNOWN_TOOL`].
+    names: Vec<Box<str>>,
+    tools: Box<[ToolSeries]>,
+    refusals: [Counter; RefusalRule::ALL.len()],
+    approvals_asked: Counter,
+    /// Allowed, denied.
+    approvals_answered: [Counter; 2],
+    /// Calls in progress.
+    pub(crate) in_flight: Gauge,
+}
+
+impl ServerMetrics {
+    /// One set of series per tool of `registry`, and one for names it does not have.
+    pub(crate) fn new(registry: &Registry) -> Self {
+        let mut names: Vec<Box<str>> = registry.iter().map(|t| Box::from(t.name())).collect();
+        names.sort();
+        names.push(Box::from(UNKNOWN_TOOL));
+        let index = names[..names.len() - 1].iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        let tools = names.iter().map(|_| ToolSeries::default()).collect();
+        ServerMetrics {
+            index,
+            names,
+            tools,
+            refusals: Default::default(),
+            approvals_asked: Counter::default(),
+            approvals_answered: Default::default(),
+            in_flight: Gauge::default(),
+        }
+    }
+
+    /// The series of the tool called `name` ([`UNKNOWN_TOOL`]'s when the registry has none).
+    pub(crate) fn tool(&self, name: &str) -> &ToolSeries {
+        let at = self.index.get(name).copied().unwrap_or(self.tools.len() - 1);
+        &self.tools[at]
+    }
+
+    /// A call refused by `rule`.
+    pub(crate) fn refused(&self, rule: RefusalRule) {
+        self.refusals[rule as usize].inc();
+    }
+
+    /// The user was asked to approve a call.
+    pub(crate) fn approval_asked(&self) {
+        self.approvals_asked.inc();
+    }
+
+    /// The user's answer to an approval question: allowed or not.
+    pub(crate) fn approval_answered(&self, allowed: bool) {
+        self.approvals_answered[usize::from(!allowed)].inc();
+    }
+}
+
+/// What `/metrics` shows besides the calls: counts the HTTP endpoint keeps.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Open {
+    /// Legacy-era sessions.
+    pub(crate) sessions: usize,
+    /// Their notification streams (GET).
+    pub(crate) session_streams: usize,
+}
+
+/// The text of `/metrics` for the server `shared`, with what its endpoint counts (`open`).
+pub(crate) fn render(shared: &Shared, open: Open) -> String {
+    let m = &shared.metrics;
+    let mut text = Exposition::new();
+
+    text.family(
+        "teaagent_calls_total",
+        Kind::Counter,
+        "Tool calls that reached the call pipeline, by tool and how they ended.",
+    );
+    for (name, series) in m.names.iter().zip(m.tools.iter()) {
+        for outcome in Outcome::ALL {
+            let n = series.outcomes[outcome.index()].get();
+            // Every tool's `ok` series exists from the start; the others once they count.
+            if n > 0 || *outcome == Outcome::Ok {
+                text.sample("teaagent_calls_total", &[("tool", name), ("outcome", outcome.label())], n);
+            }
+        }
+    }
+    text.family(
+        "teaagent_call_duration_seconds",
+        Kind::Histogram,
+        "How long tool calls took, from the pipeline's first check to the answer, by tool.",
+    );
+    for (name, series) in m.names.iter().zip(m.tools.iter()) {
+        text.histogram("teaagent_call_duration_seconds", &[("tool", name)], &series.latency);
+    }
+    text.family("teaagent_calls_in_flight", Kind::Gauge, "Tool calls in progress.").sample(
+        "teaagent_calls_in_flight",
+        &[],
+        m.in_flight.get(),
+    );
+
+    text.family(
+        "teaagent_refusals_total",
+        Kind::Counter,
+        "Calls refused by the policy, the rate limit, the workspace lock or admission, by reason and rule.",
+    );
+    for rule in RefusalRule::ALL {
+        let n = m.refusals[*rule as usize].get();
+        text.sample("teaagent_refusals_total", &[("reason", rule.reason()), ("rule", rule.label())], n);
+    }
+    text.family("teaagent_rate_limited_total", Kind::Counter, "Calls refused by a rate limit, by tool.");
+    for (name, series) in m.names.iter().zip(m.tools.iter()) {
+        let n = series.outcomes[Outcome::RateLimited.index()].get();
+        text.sample("teaagent_rate_limited_total", &[("tool", name)], n);
+    }
+
+    text.family("teaagent_approvals_asked_total", Kind::Counter, "Approval questions asked of the user.")
+        .sample("teaagent_approvals_asked_total", &[], m.approvals_asked.get());
+    text.family(
+        "teaagent_approvals_answered_total",
+        Kind::Counter,
+        "Approval questions answered, by answer.",
+    );
+    for (answer, counter) in ["allowed", "denied"].iter().zip(&m.approvals_answered) {
+        text.sample("teaagent_approvals_answered_total", &[("answer", answer)], counter.get());
+    }
+
+    text.family(
+        "teaagent_sessions_open",
+        Kind::Gauge,
+        "Sessions of protocol 2025-11-25 and earlier held now.",
+    )
+    .sample("teaagent_sessions_open", &[], open.sessions);
+    let listening = shared.listeners.load(std::sync::atomic::Ordering::Relaxed);
+    text.family(
+        "teaagent_listen_streams_open",
+        Kind::Gauge,
+        "Open listen streams (SSE), by kind: subscriptions/listen, or a legacy session's GET stream.",
+    )
+    .sample("teaagent_listen_streams_open", &[("kind", "subscriptions")], listening)
+    .sample("teaagent_listen_streams_open", &[("kind", "session")], open.session_streams);
+
+    if let Some(store) = shared.store.metrics() {
+        use crate::fleet::StoreOp;
+        text.family(
+            "teaagent_shared_state_errors_total",
+            Kind::Counter,
+            "Round trips to the fleet's shared state (Redis) that failed, by operation.",
+        );
+        for op in StoreOp::ALL {
+            text.sample("teaagent_shared_state_errors_total", &[("operation", op.label())], store.errors(op));
+        }
+        text.family(
+            "teaagent_shared_state_duration_seconds",
+            Kind::Histogram,
+            "How long round trips to the fleet's shared state (Redis) took, by operation.",
+        );
+        for op in StoreOp::ALL {
+            text.histogram(
+                "teaagent_shared_state_duration_seconds",
+                &[("operation", op.label())],
+                store.latency(op),
+            );
+        }
+    }
+
+    let servers = shared.availability.as_ref().map(|a| a.external_servers()).unwrap_or_default();
+    if !servers.is_empty() {
+        text.family(
+            "teaagent_external_server_up",
+            Kind::Gauge,
+            "Whether an external server (the gateway's) is running and serving its tools.",
+        );
+        for server in &servers {
+            text.sample("teaagent_external_server_up", &[("server", &server.name)], u8::from(server.up));
+        }
+        text.family(
+            "teaagent_external_server_restarts_total",
+            Kind::Counter,
+            "How many times an external server was started again.",
+        );
+        for server in &servers {
+            text.sample(
+                "teaagent_external_server_restarts_total",
+                &[("server", &server.name)],
+                server.restarts,
+            );
+        }
+    }
+    text.finish()
+}
