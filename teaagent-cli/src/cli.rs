@@ -191,7 +191,7 @@ pub(crate) struct CallFlags {
     #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = ["error", "warn", "info", "debug", "trace", "off"])]
     pub(crate) log_level: String,
     /// Lines on stderr: text, or json (one JSON object a line: time, level, target, message,
-    /// fields; for log shippers). stdout carries only the protocol either way.
+    /// fields; for log shippers). Logs never go to stdout.
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,
     /// Deprecated and inert: accepted for compatibility, approves nothing.

@@ -61,6 +61,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::Outcome;
 use super::rounds::{inputs_for, next_round};
 use super::shared::Shared;
 use crate::digest::call_digest;
@@ -107,7 +108,12 @@ pub(crate) async fn call_tool(
     let in_flight = shared.metrics.in_flight.track();
     let started = std::time::Instant::now();
     let answer = checked_call(shared, id, params, cancel, client, caller).await;
-    series.finished(started.elapsed(), &answer);
+    let outcome = match &answer {
+        Ok(CallOutcome::Complete(result)) => Outcome::of_result(result),
+        Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
+        Err(e) => Outcome::of_error(e),
+    };
+    series.finished(started.elapsed(), outcome);
     drop(in_flight);
     let as_result = client.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {

@@ -1,5 +1,6 @@
-//! What a server counts about its calls ([`ServerMetrics`]), and the text of `/metrics`
-//! ([`render`]): every family the README's "Metrics" section lists.
+//! What a server counts about its calls ([`ServerMetrics`]), and their families in the text of
+//! `/metrics` (the endpoint and the other families are `http/metrics.rs`'s; the README's
+//! "Metrics" lists every family).
 //!
 //! **Bounded.** Every label value is a name the server itself knows: the registry's tools (made
 //! up front, one set of series each, plus [`UNKNOWN_TOOL`] for any name the registry does not
@@ -13,10 +14,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::call::CallOutcome;
 use super::refusal::RefusalRule;
-use super::shared::Shared;
 use crate::error::{Error, Failure};
+use crate::mcp::CallToolResult;
 use crate::metrics::{Counter, Exposition, Gauge, Histogram, Kind};
 use crate::registry::Registry;
 
@@ -61,21 +61,23 @@ outcomes! {
 }
 
 impl Outcome {
-    /// The outcome of a call's answer.
-    pub(crate) fn of(answer: &Result<CallOutcome, Error>) -> Self {
-        match answer {
-            Ok(CallOutcome::Complete(result)) if result.is_error => Outcome::ToolError,
-            Ok(CallOutcome::Complete(_)) => Outcome::Ok,
-            Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
-            Err(Error::UnknownTool { .. }) => Outcome::UnknownTool,
-            Err(Error::InvalidArguments { .. } | Error::InvalidParams { .. } | Error::PathRefused { .. }) => {
+    /// The outcome of a call that answered with `result`.
+    pub(crate) fn of_result(result: &CallToolResult) -> Self {
+        if result.is_error { Outcome::ToolError } else { Outcome::Ok }
+    }
+
+    /// The outcome of a call that answered with `error`.
+    pub(crate) fn of_error(error: &Error) -> Self {
+        match error {
+            Error::UnknownTool { .. } => Outcome::UnknownTool,
+            Error::InvalidArguments { .. } | Error::InvalidParams { .. } | Error::PathRefused { .. } => {
                 Outcome::InvalidArguments
             }
-            Err(Error::ApprovalDenied { .. }) => Outcome::Denied,
-            Err(Error::RateLimited { .. }) => Outcome::RateLimited,
-            Err(Error::WorkspaceLocked { .. }) => Outcome::Locked,
-            Err(Error::CallerLimit { .. }) => Outcome::CallerLimit,
-            Err(Error::ToolFailed { reason, .. }) => match reason {
+            Error::ApprovalDenied { .. } => Outcome::Denied,
+            Error::RateLimited { .. } => Outcome::RateLimited,
+            Error::WorkspaceLocked { .. } => Outcome::Locked,
+            Error::CallerLimit { .. } => Outcome::CallerLimit,
+            Error::ToolFailed { reason, .. } => match reason {
                 Failure::Timeout => Outcome::Timeout,
                 Failure::Panic => Outcome::Panic,
                 Failure::Overloaded => Outcome::Overloaded,
@@ -84,7 +86,7 @@ impl Outcome {
                 Failure::StoreUnavailable => Outcome::StateUnavailable,
                 _ => Outcome::Error,
             },
-            Err(_) => Outcome::Error,
+            _ => Outcome::Error,
         }
     }
 
@@ -101,9 +103,9 @@ pub(crate) struct ToolSeries {
 }
 
 impl ToolSeries {
-    /// Counts a call that ended with `answer` after `took`.
-    pub(crate) fn finished(&self, took: Duration, answer: &Result<CallOutcome, Error>) {
-        self.outcomes[Outcome::of(answer).index()].inc();
+    /// Counts a call that ended with `outcome` after `took`.
+    pub(crate) fn finished(&self, took: Duration, outcome: Outcome) {
+        self.outcomes[outcome.index()].inc();
         self.latency.observe(took);
     }
 }
@@ -163,137 +165,62 @@ impl ServerMetrics {
     pub(crate) fn approval_answered(&self, allowed: bool) {
         self.approvals_answered[usize::from(!allowed)].inc();
     }
-}
 
-/// What `/metrics` shows besides the calls: counts the HTTP endpoint keeps.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Open {
-    /// Legacy-era sessions.
-    pub(crate) sessions: usize,
-    /// Their notification streams (GET).
-    pub(crate) session_streams: usize,
-}
-
-/// The text of `/metrics` for the server `shared`, with what its endpoint counts (`open`).
-pub(crate) fn render(shared: &Shared, open: Open) -> String {
-    let m = &shared.metrics;
-    let mut text = Exposition::new();
-
-    text.family(
-        "teaagent_calls_total",
-        Kind::Counter,
-        "Tool calls that reached the call pipeline, by tool and how they ended.",
-    );
-    for (name, series) in m.names.iter().zip(m.tools.iter()) {
-        for outcome in Outcome::ALL {
-            let n = series.outcomes[outcome.index()].get();
-            // Every tool's `ok` series exists from the start; the others once they count.
-            if n > 0 || *outcome == Outcome::Ok {
-                text.sample("teaagent_calls_total", &[("tool", name), ("outcome", outcome.label())], n);
+    /// Writes the families of calls, refusals and approvals.
+    pub(crate) fn write(&self, text: &mut Exposition) {
+        let m = self;
+        text.family(
+            "teaagent_calls_total",
+            Kind::Counter,
+            "Tool calls that reached the call pipeline, by tool and how they ended.",
+        );
+        for (name, series) in m.names.iter().zip(m.tools.iter()) {
+            for outcome in Outcome::ALL {
+                let n = series.outcomes[outcome.index()].get();
+                // Every tool's `ok` series exists from the start; the others once they count.
+                if n > 0 || *outcome == Outcome::Ok {
+                    text.sample("teaagent_calls_total", &[("tool", name), ("outcome", outcome.label())], n);
+                }
             }
         }
-    }
-    text.family(
-        "teaagent_call_duration_seconds",
-        Kind::Histogram,
-        "How long tool calls took, from the pipeline's first check to the answer, by tool.",
-    );
-    for (name, series) in m.names.iter().zip(m.tools.iter()) {
-        text.histogram("teaagent_call_duration_seconds", &[("tool", name)], &series.latency);
-    }
-    text.family("teaagent_calls_in_flight", Kind::Gauge, "Tool calls in progress.").sample(
-        "teaagent_calls_in_flight",
-        &[],
-        m.in_flight.get(),
-    );
-
-    text.family(
-        "teaagent_refusals_total",
-        Kind::Counter,
-        "Calls refused by the policy, the rate limit, the workspace lock or admission, by reason and rule.",
-    );
-    for rule in RefusalRule::ALL {
-        let n = m.refusals[*rule as usize].get();
-        text.sample("teaagent_refusals_total", &[("reason", rule.reason()), ("rule", rule.label())], n);
-    }
-    text.family("teaagent_rate_limited_total", Kind::Counter, "Calls refused by a rate limit, by tool.");
-    for (name, series) in m.names.iter().zip(m.tools.iter()) {
-        let n = series.outcomes[Outcome::RateLimited.index()].get();
-        text.sample("teaagent_rate_limited_total", &[("tool", name)], n);
-    }
-
-    text.family("teaagent_approvals_asked_total", Kind::Counter, "Approval questions asked of the user.")
-        .sample("teaagent_approvals_asked_total", &[], m.approvals_asked.get());
-    text.family(
-        "teaagent_approvals_answered_total",
-        Kind::Counter,
-        "Approval questions answered, by answer.",
-    );
-    for (answer, counter) in ["allowed", "denied"].iter().zip(&m.approvals_answered) {
-        text.sample("teaagent_approvals_answered_total", &[("answer", answer)], counter.get());
-    }
-
-    text.family(
-        "teaagent_sessions_open",
-        Kind::Gauge,
-        "Sessions of protocol 2025-11-25 and earlier held now.",
-    )
-    .sample("teaagent_sessions_open", &[], open.sessions);
-    let listening = shared.listeners.load(std::sync::atomic::Ordering::Relaxed);
-    text.family(
-        "teaagent_listen_streams_open",
-        Kind::Gauge,
-        "Open listen streams (SSE), by kind: subscriptions/listen, or a legacy session's GET stream.",
-    )
-    .sample("teaagent_listen_streams_open", &[("kind", "subscriptions")], listening)
-    .sample("teaagent_listen_streams_open", &[("kind", "session")], open.session_streams);
-
-    if let Some(store) = shared.store.metrics() {
-        use crate::fleet::StoreOp;
         text.family(
-            "teaagent_shared_state_errors_total",
-            Kind::Counter,
-            "Round trips to the fleet's shared state (Redis) that failed, by operation.",
-        );
-        for op in StoreOp::ALL {
-            text.sample("teaagent_shared_state_errors_total", &[("operation", op.label())], store.errors(op));
-        }
-        text.family(
-            "teaagent_shared_state_duration_seconds",
+            "teaagent_call_duration_seconds",
             Kind::Histogram,
-            "How long round trips to the fleet's shared state (Redis) took, by operation.",
+            "How long tool calls took, from the pipeline's first check to the answer, by tool.",
         );
-        for op in StoreOp::ALL {
-            text.histogram(
-                "teaagent_shared_state_duration_seconds",
-                &[("operation", op.label())],
-                store.latency(op),
-            );
+        for (name, series) in m.names.iter().zip(m.tools.iter()) {
+            text.histogram("teaagent_call_duration_seconds", &[("tool", name)], &series.latency);
         }
-    }
+        text.family("teaagent_calls_in_flight", Kind::Gauge, "Tool calls in progress.").sample(
+            "teaagent_calls_in_flight",
+            &[],
+            m.in_flight.get(),
+        );
 
-    let servers = shared.availability.as_ref().map(|a| a.external_servers()).unwrap_or_default();
-    if !servers.is_empty() {
         text.family(
-            "teaagent_external_server_up",
-            Kind::Gauge,
-            "Whether an external server (the gateway's) is running and serving its tools.",
-        );
-        for server in &servers {
-            text.sample("teaagent_external_server_up", &[("server", &server.name)], u8::from(server.up));
-        }
-        text.family(
-            "teaagent_external_server_restarts_total",
+            "teaagent_refusals_total",
             Kind::Counter,
-            "How many times an external server was started again.",
+            "Calls refused by the policy, the rate limit, the workspace lock or admission, by reason and rule.",
         );
-        for server in &servers {
-            text.sample(
-                "teaagent_external_server_restarts_total",
-                &[("server", &server.name)],
-                server.restarts,
-            );
+        for rule in RefusalRule::ALL {
+            let n = m.refusals[*rule as usize].get();
+            text.sample("teaagent_refusals_total", &[("reason", rule.reason()), ("rule", rule.label())], n);
+        }
+        text.family("teaagent_rate_limited_total", Kind::Counter, "Calls refused by a rate limit, by tool.");
+        for (name, series) in m.names.iter().zip(m.tools.iter()) {
+            let n = series.outcomes[Outcome::RateLimited.index()].get();
+            text.sample("teaagent_rate_limited_total", &[("tool", name)], n);
+        }
+
+        text.family("teaagent_approvals_asked_total", Kind::Counter, "Approval questions asked of the user.")
+            .sample("teaagent_approvals_asked_total", &[], m.approvals_asked.get());
+        text.family(
+            "teaagent_approvals_answered_total",
+            Kind::Counter,
+            "Approval questions answered, by answer.",
+        );
+        for (answer, counter) in ["allowed", "denied"].iter().zip(&m.approvals_answered) {
+            text.sample("teaagent_approvals_answered_total", &[("answer", answer)], counter.get());
         }
     }
-    text.finish()
 }

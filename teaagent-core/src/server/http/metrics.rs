@@ -1,5 +1,5 @@
-//! `/metrics`: the server's numbers in the Prometheus text format (`server/metrics.rs` has the
-//! families). On the MCP endpoint's own address it is behind the same checks as `/mcp` (Host,
+//! `/metrics`: the server's numbers in the Prometheus text format (the calls' families are
+//! `server/metrics.rs`'s; the sessions', streams', shared state's and external servers' are here). On the MCP endpoint's own address it is behind the same checks as `/mcp` (Host,
 //! Origin, the bearer token or OAuth access token); with
 //! [`HttpOptions::metrics_listen`](super::HttpOptions::metrics_listen) it is served only on that
 //! other address, without authentication (a private address, for the scraper alone).
@@ -19,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::reply::plain;
 use super::{Answer, Endpoint, Reply};
-use crate::metrics::Exposition;
-use crate::server::metrics::{Open, render};
+use crate::metrics::{Exposition, Kind};
+use crate::server::shared::Shared;
 
 /// Connections the separate metrics address serves at once (a scraper or two; more wait).
 const MAX_CONNECTIONS: usize = 8;
@@ -95,4 +95,83 @@ pub(crate) async fn bind(addr: std::net::SocketAddr) -> io::Result<TcpListener> 
     TcpListener::bind(addr)
         .await
         .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr} for /metrics: {e}")))
+}
+
+/// What `/metrics` shows besides the calls: counts the HTTP endpoint keeps.
+#[derive(Debug, Default, Clone, Copy)]
+struct Open {
+    /// Legacy-era sessions.
+    sessions: usize,
+    /// Their notification streams (GET).
+    session_streams: usize,
+}
+
+/// The text of `/metrics` for the server `shared`, with what its endpoint counts (`open`).
+fn render(shared: &Shared, open: Open) -> String {
+    let mut text = Exposition::new();
+    shared.metrics.write(&mut text);
+
+    text.family(
+        "teaagent_sessions_open",
+        Kind::Gauge,
+        "Sessions of protocol 2025-11-25 and earlier held now.",
+    )
+    .sample("teaagent_sessions_open", &[], open.sessions);
+    let listening = shared.listeners.load(std::sync::atomic::Ordering::Relaxed);
+    text.family(
+        "teaagent_listen_streams_open",
+        Kind::Gauge,
+        "Open listen streams (SSE), by kind: subscriptions/listen, or a legacy session's GET stream.",
+    )
+    .sample("teaagent_listen_streams_open", &[("kind", "subscriptions")], listening)
+    .sample("teaagent_listen_streams_open", &[("kind", "session")], open.session_streams);
+
+    if let Some(store) = shared.store.metrics() {
+        use crate::fleet::StoreOp;
+        text.family(
+            "teaagent_shared_state_errors_total",
+            Kind::Counter,
+            "Round trips to the fleet's shared state (Redis) that failed, by operation.",
+        );
+        for op in StoreOp::ALL {
+            text.sample("teaagent_shared_state_errors_total", &[("operation", op.label())], store.errors(op));
+        }
+        text.family(
+            "teaagent_shared_state_duration_seconds",
+            Kind::Histogram,
+            "How long round trips to the fleet's shared state (Redis) took, by operation.",
+        );
+        for op in StoreOp::ALL {
+            text.histogram(
+                "teaagent_shared_state_duration_seconds",
+                &[("operation", op.label())],
+                store.latency(op),
+            );
+        }
+    }
+
+    let servers = shared.availability.as_ref().map(|a| a.external_servers()).unwrap_or_default();
+    if !servers.is_empty() {
+        text.family(
+            "teaagent_external_server_up",
+            Kind::Gauge,
+            "Whether an external server (the gateway's) is running and serving its tools.",
+        );
+        for server in &servers {
+            text.sample("teaagent_external_server_up", &[("server", &server.name)], u8::from(server.up));
+        }
+        text.family(
+            "teaagent_external_server_restarts_total",
+            Kind::Counter,
+            "How many times an external server was started again.",
+        );
+        for server in &servers {
+            text.sample(
+                "teaagent_external_server_restarts_total",
+                &[("server", &server.name)],
+                server.restarts,
+            );
+        }
+    }
+    text.finish()
 }
