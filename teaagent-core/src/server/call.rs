@@ -103,9 +103,8 @@ pub(crate) async fn call_tool(
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
-    // Counted (`metrics.rs`): the tool's series looked up once, atomics only.
+    // Counted (`metrics.rs`): the tool's series looked up once, two atomic additions.
     let series = shared.metrics.tool(&params.name);
-    let in_flight = shared.metrics.in_flight.track();
     let started = std::time::Instant::now();
     let answer = checked_call(shared, id, params, cancel, client, caller).await;
     let outcome = match &answer {
@@ -114,7 +113,6 @@ pub(crate) async fn call_tool(
         Err(e) => Outcome::of_error(e),
     };
     series.finished(started.elapsed(), outcome);
-    drop(in_flight);
     let as_result = client.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {
         Err(e) if as_result => e.to_tool_result().map(CallOutcome::Complete).ok_or(e),

@@ -11,13 +11,16 @@
 //! **Cheap.** A call looks its tool's series up once (a hash of its name, no allocation), then
 //! adds to atomics: no lock, nothing held across an await. The text is made only when scraped.
 
+// Only `/metrics` reads what is counted: without the `http` feature nothing does.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use super::refusal::RefusalRule;
 use crate::error::{Error, Failure};
 use crate::mcp::CallToolResult;
-use crate::metrics::{Counter, Exposition, Gauge, Histogram, Kind};
+use crate::metrics::{Counter, Exposition, Histogram, Kind};
 use crate::registry::Registry;
 
 /// The `tool` label of calls to a name the registry does not have (a tool's name is letters,
@@ -122,8 +125,6 @@ pub(crate) struct ServerMetrics {
     approvals_asked: Counter,
     /// Allowed, denied.
     approvals_answered: [Counter; 2],
-    /// Calls in progress.
-    pub(crate) in_flight: Gauge,
 }
 
 impl ServerMetrics {
@@ -141,7 +142,6 @@ impl ServerMetrics {
             refusals: Default::default(),
             approvals_asked: Counter::default(),
             approvals_answered: Default::default(),
-            in_flight: Gauge::default(),
         }
     }
 
@@ -191,12 +191,6 @@ impl ServerMetrics {
         for (name, series) in m.names.iter().zip(m.tools.iter()) {
             text.histogram("teaagent_call_duration_seconds", &[("tool", name)], &series.latency);
         }
-        text.family("teaagent_calls_in_flight", Kind::Gauge, "Tool calls in progress.").sample(
-            "teaagent_calls_in_flight",
-            &[],
-            m.in_flight.get(),
-        );
-
         text.family(
             "teaagent_refusals_total",
             Kind::Counter,

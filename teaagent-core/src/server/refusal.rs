@@ -74,6 +74,8 @@ macro_rules! rules {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub(crate) enum RefusalRule { $($variant,)* }
 
+        // Read by `/metrics` only (the `http` feature).
+        #[cfg_attr(not(feature = "http"), allow(dead_code))]
         impl RefusalRule {
             /// Every rule, in the order of their series.
             pub(crate) const ALL: &'static [RefusalRule] = &[$(RefusalRule::$variant,)*];

@@ -32,6 +32,7 @@ pub(crate) struct Shared {
     pub(crate) policy: crate::policy::Policy,
     pub(crate) limiter: crate::rate_limit::RateLimiter,
     /// The store of what replicas share (also the policy's and the limiter's), for `/metrics`.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) store: Arc<dyn crate::fleet::Store>,
     /// What the server counts (`/metrics`).
     pub(crate) metrics: super::metrics::ServerMetrics,

@@ -110,6 +110,15 @@ struct Open {
 fn render(shared: &Shared, open: Open) -> String {
     let mut text = Exposition::new();
     shared.metrics.write(&mut text);
+    // Read off the turns to run (nothing counted on the call's path for it).
+    let running = shared.config.max_in_flight.saturating_sub(shared.run_permits.available_permits());
+    let waiting = shared.waiting.load(std::sync::atomic::Ordering::Relaxed);
+    text.family(
+        "teaagent_calls_in_flight",
+        Kind::Gauge,
+        "Tool calls and resource reads running, or admitted and waiting for their turn to run.",
+    )
+    .sample("teaagent_calls_in_flight", &[], running + waiting);
 
     text.family(
         "teaagent_sessions_open",
