@@ -1,5 +1,5 @@
 //! `/metrics` of `teaagent mcp serve --http`, scraped after real calls: the numbers match the
-//! calls made (allowed, denied, rate-limited, to unknown names), a client's made-up tool names
+//! calls made (allowed, denied, rate-limited, to unknown names, approvals asked and answered), a client's made-up tool names
 //! create no series, the scrape passes the real `promtool check metrics`, it needs the token
 //! `/mcp` needs, and with `--metrics-listen` it is served apart without one. And
 //! `--log-format json`: every stderr line a JSON object, stdout the protocol alone.
@@ -119,6 +119,55 @@ fn calls_refusals_and_rate_limits_are_counted_and_promtool_accepts_the_scrape() 
     }
     // Without a Redis or external servers, their families are left out, not faked.
     assert!(!text.contains("teaagent_shared_state") && !text.contains("teaagent_external_server"), "{text}");
+}
+
+/// A modern `tools/call` of `create_file` from a client that can show a form (`elicitation`),
+/// carrying `answer` and `state` when given: its JSON-RPC answer.
+fn create(server: &Http, id: i64, answer: Option<(&Value, Value)>) -> Value {
+    let mut message = request(
+        id,
+        "tools/call",
+        json!({"name": "create_file", "arguments": {"path": format!("f{id}.txt"), "content": "x"}}),
+    );
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    if let Some((state, response)) = answer {
+        message["params"]["requestState"] = state.clone();
+        message["params"]["inputResponses"] = json!({"approval": response});
+    }
+    let mut headers = modern_headers(&message);
+    headers.push(("Authorization".into(), format!("Bearer {TOKEN}")));
+    let refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = server.exchange("POST", "/mcp", &refs, message.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}\n{}", server.stderr());
+    r.json()
+}
+
+#[test]
+fn approvals_asked_and_answered_are_counted() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = server(&tree, &home, &["--permission-mode", "prompt"]);
+    let mut states = Vec::new();
+    for id in [1, 2] {
+        let asked = create(&server, id, None);
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+        states.push(asked["result"]["requestState"].clone());
+    }
+    let allowed =
+        create(&server, 1, Some((&states[0], json!({"action": "accept", "content": {"decision": "once"}}))));
+    assert_eq!(allowed["result"]["isError"], false, "{allowed}");
+    let declined = create(&server, 2, Some((&states[1], json!({"action": "decline"}))));
+    assert_eq!(declined["error"]["code"], -32001, "{declined}");
+
+    let r = scrape(server.addr, Some(TOKEN));
+    let text = &r.body;
+    let all = samples(text);
+    assert_sample(&all, "teaagent_approvals_asked_total", 2.0, text);
+    assert_sample(&all, r#"teaagent_approvals_answered_total{answer="allowed"}"#, 1.0, text);
+    assert_sample(&all, r#"teaagent_approvals_answered_total{answer="denied"}"#, 1.0, text);
+    assert_sample(&all, r#"teaagent_refusals_total{reason="denied",rule="approval"}"#, 1.0, text);
+    assert_sample(&all, r#"teaagent_calls_total{tool="create_file",outcome="input_required"}"#, 2.0, text);
+    assert_sample(&all, r#"teaagent_calls_total{tool="create_file",outcome="ok"}"#, 1.0, text);
+    assert_sample(&all, r#"teaagent_calls_total{tool="create_file",outcome="denied"}"#, 1.0, text);
 }
 
 #[test]
