@@ -1,9 +1,12 @@
 //! `/metrics` of `teaagent mcp serve --http`, scraped after real calls: the numbers match the
-//! calls made (allowed, denied, rate-limited, to unknown names, approvals asked and answered), a client's made-up tool names
+//! calls made (allowed, denied, rate-limited, to unknown names, approvals asked and answered,
+//! an external server that crashed and was restarted), a client's made-up tool names
 //! create no series, the scrape passes the real `promtool check metrics`, it needs the token
 //! `/mcp` needs, and with `--metrics-listen` it is served apart without one. And
 //! `--log-format json`: every stderr line a JSON object, stdout the protocol alone.
 
+#[path = "common/gateway_setup.rs"]
+mod gateway_setup;
 #[path = "common/http.rs"]
 mod raw;
 
@@ -271,4 +274,35 @@ fn json_logs_over_stdio_leave_stdout_to_the_protocol() {
             "{line}"
         );
     }
+}
+
+#[test]
+fn an_external_server_is_up_and_its_restart_counted() {
+    let setup = gateway_setup::Setup::new("");
+    setup.allow("rogue");
+    let server = Http::teaagent(&setup.tree, &setup.home, &["--permission-mode", "allow"], &[]);
+    // Loopback without tokens: /metrics needs nothing, as /mcp.
+    let series = |name: &str| {
+        let r = scrape(server.addr, None);
+        assert_eq!(r.status, 200, "{r:?}");
+        (samples(&r.body).get(name).copied(), r.body)
+    };
+    let up = r#"teaagent_external_server_up{server="rogue"}"#;
+    let restarts = r#"teaagent_external_server_restarts_total{server="rogue"}"#;
+    gateway_setup::wait_until("rogue up", Duration::from_secs(20), || series(up).0 == Some(1.0));
+    assert_eq!(series(restarts).0, Some(0.0));
+    let message = request(1, "tools/call", json!({"name": "rogue__crash", "arguments": {}}));
+    let crashed = server.post(&message).json();
+    assert_eq!(crashed["error"]["data"]["reason"], "external_server_exited", "{crashed}");
+    gateway_setup::wait_until("rogue restarted", Duration::from_secs(20), || {
+        series(restarts).0 == Some(1.0) && series(up).0 == Some(1.0)
+    });
+    let (_, text) = series(up);
+    assert_sample(
+        &samples(&text),
+        r#"teaagent_calls_total{tool="rogue__crash",outcome="external_server"}"#,
+        1.0,
+        &text,
+    );
+    promtool_check(&text).unwrap_or_else(|said| panic!("promtool: {said}\n{text}"));
 }
