@@ -1,5 +1,5 @@
-//! Numbers a server keeps about itself, and their text for a scraper: counters, gauges and
-//! latency histograms made of atomics, and [`Exposition`], which writes them in the Prometheus
+//! Numbers a server keeps about itself, and their text for a scraper: counters and latency
+//! histograms made of atomics (a gauge is read off what the server already keeps, when scraped), and [`Exposition`], which writes them in the Prometheus
 //! text exposition format (`# HELP`, `# TYPE`, one sample a line, label values escaped).
 //!
 //! Everything here is cheap where it is touched on a call's path: an update is one or a few
@@ -10,7 +10,7 @@
 
 mod exposition;
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use exposition::{Exposition, Kind};
@@ -28,33 +28,6 @@ impl Counter {
     /// The count now.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// A value that goes up and down (things open, in progress).
-#[derive(Debug, Default)]
-pub struct Gauge(AtomicI64);
-
-impl Gauge {
-    /// One more; the returned guard takes it back when dropped.
-    pub fn track(&self) -> GaugeGuard<'_> {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        GaugeGuard(self)
-    }
-
-    /// The value now.
-    pub fn get(&self) -> i64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// One unit of a [`Gauge`], given back when dropped.
-#[derive(Debug)]
-pub struct GaugeGuard<'a>(&'a Gauge);
-
-impl Drop for GaugeGuard<'_> {
-    fn drop(&mut self) {
-        self.0.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -138,16 +111,5 @@ mod tests {
         assert_eq!(c[17], 3);
         assert_eq!(h.count(), 3);
         assert!((h.sum_seconds() - 3600.000201).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_gauge_guard_gives_its_unit_back() {
-        let g = Gauge::default();
-        let one = g.track();
-        let two = g.track();
-        assert_eq!(g.get(), 2);
-        drop(one);
-        drop(two);
-        assert_eq!(g.get(), 0);
     }
 }
