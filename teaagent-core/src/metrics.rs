@@ -1,6 +1,7 @@
 //! Numbers a server keeps about itself, and their text for a scraper: counters and latency
-//! histograms made of atomics (a gauge is read off what the server already keeps, when scraped), and [`Exposition`], which writes them in the Prometheus
-//! text exposition format (`# HELP`, `# TYPE`, one sample a line, label values escaped).
+//! histograms made of atomics (a gauge is read off what the server keeps anyway, when scraped),
+//! and [`Exposition`], which writes them in the Prometheus text exposition format (`# HELP`,
+//! `# TYPE`, one sample a line, label values escaped).
 //!
 //! Everything here is cheap where it is touched on a call's path: an update is one or a few
 //! relaxed atomic additions, with no lock and no allocation. Series are made up front by their
