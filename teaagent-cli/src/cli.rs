@@ -253,9 +253,23 @@ pub(crate) struct CallFlags {
     /// Log level on stderr: error, warn, info, debug, trace or off (RUST_LOG wins when set).
     #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = ["error", "warn", "info", "debug", "trace", "off"])]
     pub(crate) log_level: String,
+    /// Lines on stderr: text, or json (one JSON object a line: time, level, target, message,
+    /// fields; for log shippers). Logs never go to stdout.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub(crate) log_format: String,
     /// Deprecated and inert: accepted for compatibility, approves nothing.
     #[arg(long, value_name = "ID")]
     pub(crate) approve_call_id: Vec<String>,
+}
+
+impl CallFlags {
+    /// The format of the lines on stderr (`--log-format`).
+    pub(crate) fn log_format(&self) -> teaagent_core::logging::LogFormat {
+        match self.log_format.as_str() {
+            "json" => teaagent_core::logging::LogFormat::Json,
+            _ => teaagent_core::logging::LogFormat::Text,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -302,6 +316,11 @@ pub(crate) struct HttpFlags {
     /// subscriptions/listen streams one caller may keep open (of the server's 16) [default: 4]
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub(crate) http_caller_listens: Option<u32>,
+    /// Serve /metrics (Prometheus text format) on this address instead of next to /mcp, and
+    /// without authentication there: give a private address only the scraper reaches, e.g.
+    /// 127.0.0.1:9464. Without it, /metrics needs what /mcp needs.
+    #[arg(long, value_name = "ADDR", requires = "http")]
+    pub(crate) metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub(crate) oauth: OAuthFlags,
 }

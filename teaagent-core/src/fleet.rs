@@ -33,6 +33,7 @@
 mod local;
 #[cfg(feature = "redis")]
 mod redis;
+mod store_metrics;
 
 use std::fmt;
 use std::time::Duration;
@@ -41,6 +42,7 @@ pub use local::{LocalStore, MAX_NONCES};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisOptions, RedisStore};
+pub use store_metrics::{StoreMetrics, StoreOp};
 
 use crate::task::BoxFuture;
 use crate::tool::RateLimit;
@@ -122,5 +124,11 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// tool only.
     fn windows_per_principal(&self) -> bool {
         false
+    }
+
+    /// How the store's round trips went (latency and failures per kind of operation), for
+    /// `/metrics`; `None` for a store that makes none (in this process).
+    fn metrics(&self) -> Option<&StoreMetrics> {
+        None
     }
 }

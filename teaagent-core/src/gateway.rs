@@ -165,6 +165,8 @@ struct Inner {
 struct Link {
     external: External,
     state: watch::Sender<LinkState>,
+    /// Starts after the first (`/metrics`).
+    restarts: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Clone)]
@@ -266,7 +268,11 @@ impl Gateway {
         let (changed, _) = watch::channel(0);
         let links = servers
             .into_iter()
-            .map(|external| Link { external, state: watch::channel(LinkState::Starting).0 })
+            .map(|external| Link {
+                external,
+                state: watch::channel(LinkState::Starting).0,
+                restarts: Default::default(),
+            })
             .collect();
         let inner = Arc::new(Inner {
             links,
@@ -354,6 +360,18 @@ impl crate::server::ToolAvailability for Gateway {
             .map(|l| l.external.launch.name.as_str())
             .collect();
         (!starting.is_empty()).then(|| format!("external servers starting: {}", shown(&starting.join(", "))))
+    }
+
+    fn external_servers(&self) -> Vec<crate::server::ExternalStatus> {
+        self.inner
+            .links
+            .iter()
+            .map(|l| crate::server::ExternalStatus {
+                name: l.external.launch.name.clone(),
+                up: matches!(*l.state.borrow(), LinkState::Up(_)),
+                restarts: l.restarts.load(std::sync::atomic::Ordering::Relaxed),
+            })
+            .collect()
     }
 }
 

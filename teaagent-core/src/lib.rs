@@ -98,6 +98,7 @@ pub mod home;
 pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod policy;
 pub mod prompt;
 #[doc(hidden)] // the server builds its limiter; tests and benchmarks reach into it

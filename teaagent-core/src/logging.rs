@@ -41,18 +41,40 @@ static SINK: Mutex<Option<Peer>> = Mutex::new(None);
 /// text, also on a terminal: an MCP server's stderr mostly ends up in a client's log file, and
 /// colours would cost every server one more crate (`nu-ansi-term`).
 pub fn init(default_directive: &str) {
+    init_as(default_directive, LogFormat::Text);
+}
+
+/// How lines on stderr are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// One line of text an event (`TIME LEVEL target: message fields`).
+    #[default]
+    Text,
+    /// One JSON object a line, for log shippers: `time` (RFC 3339, UTC), `level`, `target`,
+    /// `message`, and `fields` (every other field of the event).
+    Json,
+}
+
+/// [`init`], with the lines on stderr in `format`.
+pub fn init_as(default_directive: &str, format: LogFormat) {
     let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
     let parsed = from_env.as_deref().map(str::parse::<Targets>);
     let filter = match &parsed {
         Some(Ok(targets)) => targets.clone(),
         _ => default_directive.parse().unwrap_or_else(|_| Targets::new().with_default(tracing::Level::INFO)),
     };
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(true)
-        .with_filter(filter);
-    let installed = tracing_subscriber::registry().with(stderr).with(layer()).try_init();
+    let (text, json) = match format {
+        LogFormat::Text => {
+            let text = tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_target(true)
+                .with_filter(filter);
+            (Some(text), None)
+        }
+        LogFormat::Json => (None, Some(JsonLines.with_filter(filter))),
+    };
+    let installed = tracing_subscriber::registry().with(text).with(json).with(layer()).try_init();
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; keeping it");
         return;
@@ -177,6 +199,30 @@ impl<S: Subscriber> Layer<S> for ClientLayer {
                 data: Value::Object(fields.0),
             },
         );
+    }
+}
+
+/// The stderr layer of [`LogFormat::Json`]: each event one JSON object on one line, written
+/// whole at once (lines of concurrent events never interleave).
+struct JsonLines;
+
+impl<S: Subscriber> Layer<S> for JsonLines {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        use std::io::Write as _;
+        let mut fields = FieldsToJson(Map::new());
+        event.record(&mut fields);
+        let message = fields.0.remove("message").unwrap_or(Value::String(String::new()));
+        let meta = event.metadata();
+        let mut line = serde_json::json!({
+            "time": humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string(),
+            "level": meta.level().as_str(),
+            "target": meta.target(),
+            "message": message,
+            "fields": Value::Object(fields.0),
+        })
+        .to_string();
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }
 

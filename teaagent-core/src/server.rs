@@ -82,6 +82,7 @@ pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 mod main_loop;
+mod metrics;
 mod params;
 
 mod prompts;
@@ -101,7 +102,7 @@ pub use crate::config::{ServerConfig, ToolOverride};
 pub use crate::session::CallerLimits;
 pub use crate::session::{Peer, PeerError, SessionInfo};
 pub use announcement::Announcement;
-pub use availability::ToolAvailability;
+pub use availability::{ExternalStatus, ToolAvailability};
 pub use serve::stop_on_signals;
 pub use serving::Serving;
 

@@ -2,6 +2,7 @@
 //! that runs the tests) and a raw-wire driver that checks every stdout line is JSON-RPC.
 
 pub mod bins;
+pub mod prometheus;
 pub mod registry_packages;
 pub mod services;
 pub mod snap;

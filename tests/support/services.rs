@@ -9,8 +9,9 @@
 //! # Installing
 //!
 //! Installing is part of the test, as for the conformance suite, so `cargo test` on a fresh
-//! Debian machine needs nothing else: when `redis-server` or `nginx` is found neither on `PATH`
-//! nor in `/usr/sbin`, `apt-get install -y --no-install-recommends redis-server nginx` runs once
+//! Debian machine needs nothing else: when `redis-server`, `nginx`, `prometheus` or `promtool` is
+//! found neither on `PATH` nor in `/usr/sbin`,
+//! `apt-get install -y --no-install-recommends redis-server nginx prometheus` runs once
 //! (as root only: the tests never call `sudo`). When that is impossible or fails, the test fails,
 //! saying what to install: it never skips.
 //!
@@ -389,7 +390,7 @@ fn write_config(dir: &Path, upstreams: &str, listen: SocketAddr) {
 }
 
 /// A port nobody listens on now (the kernel's choice; free again once returned).
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind a free port");
     listener.local_addr().expect("local address").port()
 }
@@ -406,9 +407,9 @@ fn find(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// The path of `name` (`redis-server`, `nginx`), installing the packages first when it is
+/// The path of `name` (`redis-server`, `nginx`, `prometheus`, `promtool`), installing the packages first when it is
 /// missing.
-fn program(name: &str) -> PathBuf {
+pub(crate) fn program(name: &str) -> PathBuf {
     if let Some(path) = find(name) {
         return path;
     }
@@ -417,19 +418,22 @@ fn program(name: &str) -> PathBuf {
     find(name).unwrap_or_else(|| panic!("`{name}` is still missing after installing its package"))
 }
 
-/// The Debian packages the fleet tests run.
-const PACKAGES: [&str; 2] = ["redis-server", "nginx"];
+/// The Debian packages the fleet tests run (`prometheus` gives `prometheus` and `promtool`,
+/// `prometheus.rs`).
+const PACKAGES: [&str; 3] = ["redis-server", "nginx", "prometheus"];
 
 /// `apt-get install` of [`PACKAGES`], with the package lists updated when the first try fails;
 /// panics when that cannot be done.
 fn install() {
     let command = format!("apt-get install -y --no-install-recommends {}", PACKAGES.join(" "));
     if !crate::unprivileged::running_as_root() {
-        panic!("the fleet tests need redis-server and nginx; install them (as root: `{command}`)");
+        panic!(
+            "the fleet tests need redis-server, nginx and prometheus; install them (as root: `{command}`)"
+        );
     }
     if find("apt-get").is_none() {
         panic!(
-            "the fleet tests need redis-server and nginx, and this machine has no apt-get to install them"
+            "the fleet tests need redis-server, nginx and prometheus, and this machine has no apt-get to install them"
         );
     }
     let _no_starts = NoServiceStarts::new();

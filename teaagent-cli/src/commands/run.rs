@@ -18,7 +18,10 @@ pub(crate) fn call(
     json: bool,
     flags: CallFlags,
 ) -> anyhow::Result<ExitCode> {
-    teaagent_core::logging::init(if flags.log_level == "info" { "warn" } else { &flags.log_level });
+    teaagent_core::logging::init_as(
+        if flags.log_level == "info" { "warn" } else { &flags.log_level },
+        flags.log_format(),
+    );
     harden();
     // Only the external server the tool belongs to is started.
     let (server, _, gateway, announced) = server(&flags, workspace(&flags)?, |name| {

@@ -12,7 +12,7 @@ use crate::setup::{harden, server, workspace};
 
 /// `mcp serve` over stdio: JSON-RPC on stdin and stdout, logs on stderr.
 pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
-    teaagent_core::logging::init(&flags.log_level);
+    teaagent_core::logging::init_as(&flags.log_level, flags.log_format());
     harden();
     let workspace = workspace(&flags)?;
     let (server, workspace, gateway, _announced) = server(&flags, workspace, |_| true)?;
@@ -38,7 +38,7 @@ pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
 /// SIGTERM (then calls in progress get the grace period).
 pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<ExitCode> {
     use teaagent_core::server::http::{BearerToken, HttpOptions};
-    teaagent_core::logging::init(&flags.log_level);
+    teaagent_core::logging::init_as(&flags.log_level, flags.log_format());
     harden();
     let Some(addr) = http.http else { bail!("--http needs an address") };
     let mut tokens = Vec::new();
@@ -71,6 +71,7 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         allowed_origins: http.http_allow_origin,
         allowed_hosts: http.http_allow_host,
         oauth,
+        metrics_listen: http.metrics_listen,
         ..HttpOptions::default()
     };
     let (server, workspace, gateway, _announced) = server(&flags, workspace(&flags)?, |_| true)?;
@@ -79,11 +80,14 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         let listener =
             tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
-        // The one line a script waits for (stderr, like every log).
-        eprintln!(
-            "teaagent: serving {} over Streamable HTTP at http://{local}/mcp",
-            workspace.root().display()
-        );
+        // The one line a script waits for (stderr, like every log); with `--log-format json`
+        // every line is JSON, and the listener's own log line says where it listens.
+        if flags.log_format() == teaagent_core::logging::LogFormat::Text {
+            eprintln!(
+                "teaagent: serving {} over Streamable HTTP at http://{local}/mcp",
+                workspace.root().display()
+            );
+        }
         let stop = teaagent_core::server::stop_on_signals();
         server.caller_limits(limits).serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
     });

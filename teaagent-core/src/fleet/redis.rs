@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::{Admit, LocalStore, Reserve, Store, StoreAnswer, StoreUnavailable, Ticket};
+use super::{
+    Admit, LocalStore, Reserve, Store, StoreAnswer, StoreMetrics, StoreOp, StoreUnavailable, Ticket,
+};
 use crate::tool::RateLimit;
 
 /// How the shared state is reached.
@@ -55,6 +57,8 @@ struct Inner {
     take_uses: redis::Script,
     /// This replica's own windows, for [`RedisOptions::fallback_local`].
     fallback: LocalStore,
+    /// How the round trips went (`/metrics`).
+    metrics: StoreMetrics,
 }
 
 /// Tickets of the fallback's admissions start with this (a Redis member never does: it starts
@@ -137,6 +141,7 @@ impl RedisStore {
                 release: redis::Script::new(RELEASE),
                 take_uses: redis::Script::new(TAKE_USES),
                 fallback: LocalStore::new(),
+                metrics: StoreMetrics::default(),
             }),
         })
     }
@@ -160,12 +165,25 @@ impl RedisStore {
         StoreUnavailable(format!("{what}: {e}"))
     }
 
-    /// Runs `f` on a connection, under the timeout.
+    /// Runs `f` on a connection, under the timeout; its latency and failure are counted under
+    /// `op` ([`Store::metrics`]).
     async fn with<T>(
         &self,
-        what: &str,
+        op: StoreOp,
         f: impl AsyncFnOnce(&mut ConnectionManager) -> redis::RedisResult<T>,
     ) -> Result<T, StoreUnavailable> {
+        let started = std::time::Instant::now();
+        let answer = self.round_trip(op, f).await;
+        self.inner.metrics.record(op, started.elapsed(), answer.is_err());
+        answer
+    }
+
+    async fn round_trip<T>(
+        &self,
+        op: StoreOp,
+        f: impl AsyncFnOnce(&mut ConnectionManager) -> redis::RedisResult<T>,
+    ) -> Result<T, StoreUnavailable> {
+        let what = op.what();
         let made = self.inner.connection.get_or_try_init(|| async {
             ConnectionManager::new_lazy_with_config(self.inner.client.clone(), self.inner.config.clone())
         });
@@ -188,7 +206,7 @@ impl RedisStore {
         let unique = crate::digest::random_hex(8);
         let micros = u64::try_from(window.as_micros()).unwrap_or(u64::MAX / 2).max(1);
         let (admitted, value): (i64, String) = self
-            .with("rate limit", async |c| {
+            .with(StoreOp::RateLimit, async |c| {
                 self.inner.admit.key(&key).arg(max).arg(micros).arg(&unique).invoke_async(c).await
             })
             .await?;
@@ -202,10 +220,8 @@ impl RedisStore {
     /// Gives an admission back.
     async fn refund_member(&self, name: &str, member: &str) -> Result<(), StoreUnavailable> {
         let key = self.key("rate", name);
-        self.with("rate-limit refund", async |c| {
-            redis::cmd("ZREM").arg(&key).arg(member).query_async(c).await
-        })
-        .await
+        self.with(StoreOp::Refund, async |c| redis::cmd("ZREM").arg(&key).arg(member).query_async(c).await)
+            .await
     }
 
     /// Reserves a request state's nonce for `keep`; `false` when it is already reserved or spent.
@@ -213,7 +229,7 @@ impl RedisStore {
         let key = self.key("nonce", nonce);
         let millis = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX / 2).max(1);
         let set: Option<String> = self
-            .with("request state", async |c| {
+            .with(StoreOp::RequestState, async |c| {
                 redis::cmd("SET")
                     .arg(&key)
                     .arg("reserved")
@@ -231,7 +247,7 @@ impl RedisStore {
     async fn set_spent(&self, nonce: &str, keep: Duration) -> Result<(), StoreUnavailable> {
         let key = self.key("nonce", nonce);
         let millis = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX / 2).max(1);
-        self.with("request state", async |c| {
+        self.with(StoreOp::RequestState, async |c| {
             redis::cmd("SET").arg(&key).arg("spent").arg("PX").arg(millis).query_async(c).await
         })
         .await
@@ -240,8 +256,9 @@ impl RedisStore {
     /// Releases a nonce that is still only reserved.
     async fn release_reserved(&self, nonce: &str) -> Result<(), StoreUnavailable> {
         let key = self.key("nonce", nonce);
-        let _: i64 =
-            self.with("request state", async |c| self.inner.release.key(&key).invoke_async(c).await).await?;
+        let _: i64 = self
+            .with(StoreOp::RequestState, async |c| self.inner.release.key(&key).invoke_async(c).await)
+            .await?;
         Ok(())
     }
 
@@ -253,7 +270,7 @@ impl RedisStore {
         for (text, total) in grants {
             invocation.key(self.key("uses", &crate::digest::digest_of(&[text]))).arg(*total);
         }
-        let found: i64 = self.with("grant uses", async |c| invocation.invoke_async(c).await).await?;
+        let found: i64 = self.with(StoreOp::GrantUses, async |c| invocation.invoke_async(c).await).await?;
         Ok(usize::try_from(found).ok().filter(|i| *i > 0).map(|i| i - 1))
     }
 
@@ -262,7 +279,7 @@ impl RedisStore {
     async fn set_session_approved(&self, key: &str, ttl: Duration) -> Result<(), StoreUnavailable> {
         let key = self.key("session", &crate::digest::digest_of(&[key]));
         let seconds = ttl.as_secs().max(1);
-        self.with("session approval", async |c| {
+        self.with(StoreOp::SessionApproval, async |c| {
             redis::cmd("SET").arg(&key).arg(1).arg("EX").arg(seconds).query_async(c).await
         })
         .await
@@ -271,12 +288,13 @@ impl RedisStore {
     /// Whether an approval "for this session" of `key` was given on any replica.
     async fn session_approved_in_redis(&self, key: &str) -> Result<bool, StoreUnavailable> {
         let key = self.key("session", &crate::digest::digest_of(&[key]));
-        self.with("session approval", async |c| redis::cmd("EXISTS").arg(&key).query_async(c).await).await
+        self.with(StoreOp::SessionApproval, async |c| redis::cmd("EXISTS").arg(&key).query_async(c).await)
+            .await
     }
 
     /// Whether Redis answers `PING` now (for `/readyz` and start-up logs).
     pub async fn ping(&self) -> Result<(), StoreUnavailable> {
-        let _: String = self.with("ping", async |c| redis::cmd("PING").query_async(c).await).await?;
+        let _: String = self.with(StoreOp::Ping, async |c| redis::cmd("PING").query_async(c).await).await?;
         Ok(())
     }
 
@@ -395,6 +413,10 @@ impl Store for RedisStore {
 
     fn windows_per_principal(&self) -> bool {
         self.inner.options.per_principal
+    }
+
+    fn metrics(&self) -> Option<&StoreMetrics> {
+        Some(&self.inner.metrics)
     }
 }
 

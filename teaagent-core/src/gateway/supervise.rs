@@ -48,7 +48,12 @@ async fn supervise(inner: Arc<Inner>, index: usize) {
     let name = &link.external.launch.name;
     let options = inner.options;
     let mut backoff = FIRST_BACKOFF;
+    let mut first = true;
     loop {
+        if !first {
+            link.restarts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        first = false;
         link.state.send_replace(LinkState::Starting);
         let checked = tokio::select! {
             checked = still_trusted(&link.external) => checked,

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::refusal::Refusal;
+use super::refusal::{Refusal, RefusalRule};
 use super::rounds::ask_again;
 use super::shared::Shared;
 use crate::error::Error;
@@ -52,7 +52,7 @@ pub(super) async fn approve(
     let policy = &shared.policy;
     let over_share = |refused: Error| {
         let rule = refused.to_string();
-        Refusal::audited(refused, rule, "refused")
+        Refusal::audited(refused, rule, "refused", RefusalRule::QuestionShare)
     };
     let counted_as = caller.counted_as.as_ref();
     // An answer "for this session" given on another replica of a fleet.
@@ -61,20 +61,34 @@ pub(super) async fn approve(
     }
     let Some(round) = modern else {
         let asked = policy.ask_within_share(facts, Some(&caller.peer), counted_as, question).await;
-        return Ok(Approval::Decided(asked.map_err(over_share)?, false));
+        let decision = asked.map_err(over_share)?;
+        shared.metrics.approval_asked();
+        answered(shared, &decision);
+        return Ok(Approval::Decided(decision, false));
     };
     if round.earlier.is_some_and(Carried::approved) {
         return Ok(Approval::Decided(policy.approved_in_an_earlier_round(), false));
     }
     let decision = match round_trip(shared, facts, &question, &round)? {
         RoundTrip::Answered(decision) => decision,
-        RoundTrip::Ask(result) => return Ok(Approval::InputRequired(result)),
+        RoundTrip::Ask(result) => {
+            shared.metrics.approval_asked();
+            return Ok(Approval::InputRequired(result));
+        }
         RoundTrip::Terminal => {
-            policy.ask_within_share(facts, None, counted_as, question).await.map_err(over_share)?
+            let decision = policy.ask_within_share(facts, None, counted_as, question).await;
+            shared.metrics.approval_asked();
+            decision.map_err(over_share)?
         }
     };
+    answered(shared, &decision);
     let approved = matches!(decision, Decision::Allow { .. });
     Ok(Approval::Decided(decision, approved))
+}
+
+/// Counts the user's answer (`/metrics`).
+fn answered(shared: &Shared, decision: &Decision) {
+    shared.metrics.approval_answered(matches!(decision, Decision::Allow { .. }));
 }
 
 /// Where a modern-era approval stands.

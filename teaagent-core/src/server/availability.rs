@@ -26,4 +26,20 @@ pub trait ToolAvailability: Send + Sync + 'static {
     fn pending(&self) -> Option<String> {
         None
     }
+    /// How each external server is doing, for `/metrics` (names as the user's configuration
+    /// declares them).
+    fn external_servers(&self) -> Vec<ExternalStatus> {
+        Vec::new()
+    }
+}
+
+/// How one external server is doing ([`ToolAvailability::external_servers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExternalStatus {
+    /// Its name, as declared in the configuration.
+    pub name: String,
+    /// Whether it is running and serving its tools now.
+    pub up: bool,
+    /// How many times it was started again after its first start.
+    pub restarts: u64,
 }

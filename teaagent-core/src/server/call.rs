@@ -64,6 +64,7 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::Outcome;
 use super::rounds::{inputs_for, next_round};
 use super::shared::Shared;
 use crate::digest::call_digest;
@@ -105,7 +106,16 @@ pub(crate) async fn call_tool(
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
+    // Counted (`metrics.rs`): the tool's series looked up once, two atomic additions.
+    let series = shared.metrics.tool(&params.name);
+    let started = std::time::Instant::now();
     let answer = checked_call(shared, id, params, cancel, client, caller).await;
+    let outcome = match &answer {
+        Ok(CallOutcome::Complete(result)) => Outcome::of_result(result),
+        Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
+        Err(e) => Outcome::of_error(e),
+    };
+    series.finished(started.elapsed(), outcome);
     let as_result = client.is_some_and(|s| s.version.refuses_arguments_as_results());
     match answer {
         Err(e) if as_result => e.to_tool_result().map(CallOutcome::Complete).ok_or(e),
@@ -228,7 +238,10 @@ async fn checked_call(
     let admitted = match admit(shared, &facts, &paths, caller, modern, bound_digest, answers).await {
         Ok(AdmitOutcome::Run(admitted)) => admitted,
         Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
-        Err(refusal) => return Err(refusal.audit(&shared.policy, &facts)),
+        Err(refusal) => {
+            shared.metrics.refused(refusal.kind());
+            return Err(refusal.audit(&shared.policy, &facts));
+        }
     };
     let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses, allowed_by } =
         admitted;

@@ -19,7 +19,7 @@
 //!
 //! | check | answer |
 //! |---|---|
-//! | path is `/healthz`, `/readyz`, `/mcp` (or, with OAuth, the Protected Resource Metadata's) | else `404` |
+//! | path is `/healthz`, `/readyz`, `/mcp`, `/metrics` (unless served apart: [`HttpOptions::metrics_listen`]) (or, with OAuth, the Protected Resource Metadata's) | else `404` |
 //! | `Host` is one this server answers to (loopback names on a loopback bind; with OAuth, also the resource URL's host) | `403` |
 //! | `Origin`, when sent, is allowed (the bound loopback origins, or the configured ones) | `403` |
 //! | no `access_token` in the query string (a token in a URL ends up in logs) | `400` |
@@ -69,6 +69,7 @@ mod host;
 mod legacy;
 mod listener;
 mod mcp;
+mod metrics;
 mod modern;
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
@@ -93,6 +94,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use auth::BearerToken;
 pub(crate) use listener::serve;
+pub(crate) use metrics::{bind as bind_metrics, serve_apart as serve_metrics};
 use session::Sessions;
 use stream::EventStream;
 
@@ -135,6 +137,10 @@ pub struct HttpOptions {
     /// [`HttpOptions::tokens`] (not both).
     #[cfg(feature = "oauth")]
     pub oauth: Option<oauth::OAuthConfig>,
+    /// Serve `/metrics` (Prometheus text format) on this address instead, without
+    /// authentication: give a private address that only the scraper reaches. `None` (default):
+    /// `/metrics` is served next to `/mcp`, behind the same authentication.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl HttpOptions {
@@ -162,6 +168,7 @@ impl Default for HttpOptions {
             keep_alive: Duration::from_secs(15),
             #[cfg(feature = "oauth")]
             oauth: None,
+            metrics_listen: None,
         }
     }
 }

@@ -119,6 +119,11 @@ impl Server {
             Some(config) => Some(Arc::new(http::oauth::OAuth::start(config)?)),
             None => None,
         };
+        // `/metrics` on an address of its own: bound before anything else starts.
+        let metrics_apart = match options.metrics_listen {
+            Some(addr) => Some(http::bind_metrics(addr).await?),
+            None => None,
+        };
         self.prepare(false)?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // The process's own peer has no client over HTTP: each request answers on its own.
@@ -138,7 +143,21 @@ impl Server {
             #[cfg(feature = "oauth")]
             oauth,
         });
+        let metrics = match metrics_apart {
+            Some(apart) => {
+                let at = apart.local_addr()?;
+                if !at.ip().is_loopback() {
+                    tracing::warn!(address = %at, "/metrics is served without authentication on an address that is not loopback: keep it private (a network only the scraper reaches)");
+                }
+                tracing::info!(address = %at, "serving metrics at http://{at}/metrics");
+                Some(tokio::spawn(http::serve_metrics(endpoint.clone(), apart, shutdown.clone())))
+            }
+            None => None,
+        };
         let served = http::serve(endpoint, listener, shutdown).await;
+        if let Some(metrics) = metrics {
+            metrics.abort();
+        }
         // Calls cancelled at the end of the grace period wind down before the lock goes.
         shared.tracker.close();
         let _ = tokio::time::timeout(shared.config.shutdown_grace, shared.tracker.wait()).await;

@@ -31,6 +31,11 @@ pub(crate) struct Shared {
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
     pub(crate) policy: crate::policy::Policy,
     pub(crate) limiter: crate::rate_limit::RateLimiter,
+    /// The store of what replicas share (also the policy's and the limiter's), for `/metrics`.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) store: Arc<dyn crate::fleet::Store>,
+    /// What the server counts (`/metrics`).
+    pub(crate) metrics: super::metrics::ServerMetrics,
     /// The tools' shared state ([`Server::state`]), handed to every call's context.
     pub(crate) states: crate::tool::state::States,
     /// Async tools caught blocking the thread, whose calls run isolated ([`super::watch`]).
@@ -78,7 +83,10 @@ impl Shared {
             .collect();
         let registry = server.registry.into_registry();
         let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides, Arc::clone(&server.store));
+        let metrics = super::metrics::ServerMetrics::new(&registry);
         Shared {
+            store: Arc::clone(&server.store),
+            metrics,
             run_permits: Semaphore::new(server.config.max_in_flight),
             policy: server
                 .policy

@@ -13,7 +13,7 @@ use crate::policy::request_state::{Binding, Reservation};
 use crate::policy::{CallFacts, Decision, UsesRefusal};
 use crate::rate_limit::RateRefusal;
 use crate::server::approval::{Approval, ModernRound, approve};
-use crate::server::refusal::Refusal;
+use crate::server::refusal::{Refusal, RefusalRule};
 use crate::server::rounds::open_state;
 use crate::server::shared::Shared;
 use crate::session::Caller;
@@ -70,13 +70,13 @@ pub(super) async fn admit<'a>(
         );
         let details =
             "nothing was done; name the file by a path that is its only one (a copy instead of a hard link)";
-        return Err(Refusal::denied(name, rule, details));
+        return Err(Refusal::denied(name, rule, details, RefusalRule::HardLink));
     }
     let policy = &shared.policy;
     // The fleet's shared state cannot be reached (admission or grant uses).
     let state_unavailable = |details| {
         let error = Error::ToolFailed { tool: name.to_owned(), reason: Failure::StoreUnavailable, details };
-        Refusal::audited(error, "shared state unavailable", "refused")
+        Refusal::audited(error, "shared state unavailable", "refused", RefusalRule::SharedState)
     };
     // Refused by the rate limit, or because the store that keeps its windows cannot be reached.
     let rate_refused = |refusal: RateRefusal| match refusal {
@@ -87,7 +87,7 @@ pub(super) async fn admit<'a>(
                 window: limit.window,
                 retry_after,
             };
-            Refusal::audited(error, "rate limit", "rate_limited")
+            Refusal::audited(error, "rate limit", "rate_limited", RefusalRule::RateLimit)
         }
         RateRefusal::Unavailable(details) => state_unavailable(details),
     };
@@ -109,15 +109,22 @@ pub(super) async fn admit<'a>(
             let what = format!("this call to `{name}`");
             let opened = open_state(shared, &what, binding, &state).await;
             Some(opened.map_err(|(refusal, error)| {
-                Refusal::audited(error, format!("requestState refused: {refusal}"), "refused")
+                Refusal::audited(
+                    error,
+                    format!("requestState refused: {refusal}"),
+                    "refused",
+                    RefusalRule::RequestState,
+                )
             })?)
         }
         _ => None,
     };
     let mut approved_now = false;
+    let mut asked = false;
     let decision = match policy.decide_now(facts) {
         Ok(decision) => decision,
         Err(question) => {
+            asked = true;
             // Only a person can approve it: first make sure the rate limit would let it run,
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.look(name).await.map_err(rate_refused)?;
@@ -138,7 +145,8 @@ pub(super) async fn admit<'a>(
     };
     let (uses, allowed_by) = match decision {
         Decision::Deny { rule, details } => {
-            return Err(Refusal::denied(name, rule, details));
+            let kind = if asked { RefusalRule::Approval } else { RefusalRule::of_decision(&rule) };
+            return Err(Refusal::denied(name, rule, details, kind));
         }
         Decision::Allow { rule, uses } => {
             if let Err(e) = policy.record(facts, &rule, "allowed") {
@@ -147,7 +155,7 @@ pub(super) async fn admit<'a>(
                         "the audit log cannot be written ({e}); calls above tier `low` are refused until it can"
                     );
                     // (Not recorded: the log is what cannot be written.)
-                    return Err(Refusal::from(Error::ApprovalDenied {
+                    return Err(Refusal::unrecorded(RefusalRule::AuditLog, Error::ApprovalDenied {
                         tool: name.to_owned(),
                         rule,
                         details: "make $TEAAGENT_HOME/audit.jsonl writable (or set TEAAGENT_HOME to a writable directory)".into(),
@@ -167,7 +175,7 @@ pub(super) async fn admit<'a>(
     if !tool.behavior().read_only
         && let Err(e) = check_lock(shared, name).await
     {
-        return Err(Refusal::audited(e, "workspace lock", "locked"));
+        return Err(Refusal::audited(e, "workspace lock", "locked", RefusalRule::WorkspaceLock));
     }
 
     // A turn to run, before the targets are checked again and anything is spent: a call
@@ -182,7 +190,7 @@ pub(super) async fn admit<'a>(
             let rule =
                 format!("the target of `{changed}` changed after it was checked and before the call ran");
             let details = "nothing was done; a path on the way was replaced (e.g. a directory by a link). Call again to have the new target judged";
-            return Err(Refusal::denied(name, rule, details));
+            return Err(Refusal::denied(name, rule, details, RefusalRule::TargetChanged));
         }
     };
     let admission = shared.limiter.admit(name, caller.principal.as_deref()).await.map_err(rate_refused)?;
@@ -192,7 +200,12 @@ pub(super) async fn admit<'a>(
             admission.refund();
             let rule =
                 format!("grant `{grant}` has no uses left: calls admitted since the decision spent them");
-            return Err(Refusal::denied(name, rule, "nothing was done; add a grant or raise its `uses`"));
+            return Err(Refusal::denied(
+                name,
+                rule,
+                "nothing was done; add a grant or raise its `uses`",
+                RefusalRule::GrantUses,
+            ));
         }
         Err(UsesRefusal::Unavailable(details)) => {
             admission.refund();

@@ -21,7 +21,7 @@ use super::auth::checked;
 use super::host::allowed_here;
 use super::host::{preflight, with_cors};
 use super::reply::plain;
-use super::{fairness, health};
+use super::{fairness, health, metrics};
 
 /// Accepts connections until `shutdown`, then lets calls in flight finish (the server's grace
 /// period) and returns.
@@ -133,6 +133,12 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>, remote: SocketA
             };
             with_cors(origin, reply)
         }
+        // The server's numbers, behind the same checks as `/mcp` (no fair share: a scrape is
+        // cheap and answered at once).
+        "/metrics" if endpoint.options.metrics_listen.is_none() => match checked(endpoint, &request).await {
+            Err(refusal) => *refusal,
+            Ok(_) => metrics::answer(endpoint, request.method()),
+        },
         _path => {
             // Protected Resource Metadata: no token, but the same Host and Origin checks.
             #[cfg(feature = "oauth")]

@@ -48,6 +48,16 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+impl Sessions {
+    /// How many sessions are held, and how many of them have their notification stream open.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let table = lock(&self.table);
+        let streams =
+            table.values().filter(|s| lock(&s.stream).as_ref().is_some_and(|tx| !tx.is_closed())).count();
+        (table.len(), streams)
+    }
+}
+
 impl Session {
     /// A call is about to start (for `notifications/cancelled`); `false` when a call with its
     /// id is still in flight.
