@@ -306,8 +306,9 @@ impl RedisStore {
         let scripts =
             [(ADMIT, &self.inner.admit), (RELEASE, &self.inner.release), (TAKE_USES, &self.inner.take_uses)];
         for (code, script) in scripts {
+            // A health check's round trip (`teaagent doctor` is its one caller).
             let hash: String = self
-                .with("script load", async |c| {
+                .with(StoreOp::Ping, async |c| {
                     redis::cmd("SCRIPT").arg("LOAD").arg(code).query_async(c).await
                 })
                 .await?;
