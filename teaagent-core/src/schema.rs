@@ -44,6 +44,7 @@
 pub mod dialect;
 #[cfg(test)]
 mod differential;
+pub mod headers;
 mod pointer;
 mod report;
 mod sanitize;
@@ -110,6 +111,14 @@ impl ObjectSchema {
         self.properties.insert(name.to_owned(), schema);
         if required {
             self.required.push(Value::String(name.to_owned()));
+        }
+    }
+
+    /// Mirrors the property `name` into the header `Mcp-Param-{header}` (`"x-mcp-header"`, see
+    /// [`headers`]); the registry checks the annotation's rules when it is built.
+    pub fn header(&mut self, name: &str, header: &str) {
+        if let Some(Value::Object(o)) = self.properties.get_mut(name) {
+            o.insert(headers::HEADER_KEYWORD.into(), Value::String(header.to_owned()));
         }
     }
 
