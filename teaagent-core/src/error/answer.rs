@@ -155,7 +155,7 @@ pub enum Error {
     /// (`x-mcp-header`, [`crate::schema::headers`]) is in the body, and its `Mcp-Param-*` header
     /// is missing or says something else (`-32020`, HTTP `400`). The header's value is never
     /// repeated back: it is the client's, and may be anything.
-    #[error("Header mismatch: the header {header} {} the argument `{argument}` of tool '{tool}'", problem.describe())]
+    #[error("Header mismatch: the argument `{argument}` of tool '{tool}' is mirrored into the header {header}, which {}", problem.describe())]
     ParamHeaderMismatch {
         /// The tool called.
         tool: String,

@@ -99,13 +99,13 @@ reasons! {
         /// The argument is in the body, its header is not.
         Missing => "missing", "is missing";
         /// The header says something else than the body.
-        Differs => "differs", "differs from";
+        Differs => "differs", "says something else";
         /// The header is `=?base64?…?=` with a value that is not strict Base64 of UTF-8 text.
-        InvalidBase64 => "invalid_base64", "is not valid Base64 of UTF-8 text (`=?base64?…?=`), so it cannot match";
+        InvalidBase64 => "invalid_base64", "is `=?base64?…?=` around something that is not strict Base64 of UTF-8 text";
         /// The header is sent more than once.
-        Repeated => "repeated", "is sent more than once, so it cannot match";
+        Repeated => "repeated", "is sent more than once";
         /// The header is longer than the server reads.
-        TooLong => "too_long", "is longer than the server reads, so it cannot match";
+        TooLong => "too_long", "is longer than the 8 KiB the server reads";
     }
 }
 
