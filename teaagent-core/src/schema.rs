@@ -11,6 +11,12 @@
 //!
 //! Schemas are built once, when a tool's definition is built, never per request.
 //!
+//! A tool whose schema must keep what this shaping removes (`$schema`, `$defs` and `$anchor`,
+//! composition, conditionals) gives it as written instead
+//! ([`ToolDefBuilder::input_schema_as_written`](crate::tool::ToolDefBuilder::input_schema_as_written),
+//! `#[tool(input_schema = ...)]`): shown verbatim, validated all the same. An argument mirrored
+//! into an HTTP header carries `x-mcp-header` ([`headers`]).
+//!
 //! Every call's arguments are validated against the tool's input schema by teaagent's own
 //! validator, [`validate`]: the JSON Schema 2020-12 subset these schemas use, compiled once when
 //! the registry is built (a keyword it does not know, or a `pattern` the `regex` crate refuses,
