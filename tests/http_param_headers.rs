@@ -38,6 +38,9 @@ fn refused(reply: &Reply) -> Value {
     answer["error"]["data"].clone()
 }
 
+/// A refused call: its arguments, its headers, and the argument and problem the answer names.
+type Refusal = (Value, Vec<(&'static str, String)>, &'static str, &'static str);
+
 #[test]
 fn a_mirrored_argument_needs_its_header_saying_the_same() {
     let server = Http::conformance();
@@ -65,8 +68,8 @@ fn a_mirrored_argument_needs_its_header_saying_the_same() {
     let nulls = json!({"region": "eu", "days": null});
     assert_eq!(accepted(&call(&server, nulls, &[("Mcp-Param-Region", "eu")])), "Region: eu");
 
-    // Refused: missing, different, badly encoded, repeated, too long; never run, never echoed.
-    let cases: [(Value, Vec<(&str, String)>, &str, &str); 8] = [
+    // Refused: missing, different, badly encoded, repeated, too long; the value never echoed.
+    let cases: [Refusal; 8] = [
         (region.clone(), vec![], "region", "missing"),
         (region.clone(), vec![("Mcp-Param-Region", "hostile-value-7f3a".into())], "region", "differs"),
         (region.clone(), vec![("Mcp-Param-Region", "EU-WEST".into())], "region", "differs"),

@@ -424,17 +424,15 @@ fn check(def: &ToolDef, problems: &mut Vec<String>) {
             if o.get("type") == Some(&Value::from("object"))
                 && o.get("properties").is_some_and(Value::is_object) =>
         {
+            let written = def.input_schema_is_as_written();
             match o.get("$schema") {
                 None => {}
-                Some(dialect) if def.input_schema_is_as_written() => {
-                    if !DIALECTS.iter().any(|d| dialect == *d) {
-                        problem(format!(
-                            "the input schema's `$schema` is {}: the validator speaks JSON Schema 2020-12 only (`{}`)",
-                            crate::schema::preview(dialect),
-                            DIALECTS[0]
-                        ));
-                    }
-                }
+                Some(dialect) if written && DIALECTS.iter().any(|d| dialect == *d) => {}
+                Some(dialect) if written => problem(format!(
+                    "the input schema's `$schema` is {}: the validator speaks JSON Schema 2020-12 only (`{}`)",
+                    crate::schema::preview(dialect),
+                    DIALECTS[0]
+                )),
                 Some(_) => problem(
                     "the input schema must not carry `$schema` (clients refuse it); a schema meant to be shown as written is given with `input_schema_as_written`".into(),
                 ),
