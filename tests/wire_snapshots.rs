@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use teaagent_core::error::{
-    ArgumentError, Error, Failure, InvalidRequest, ParamsProblem, PathRefusal, ResourceRefusal,
+    ArgumentError, Error, Failure, InvalidRequest, ParamHeaderProblem, ParamsProblem, PathRefusal,
+    ResourceRefusal,
 };
 use teaagent_tests::{Bin, RawServer, snap};
 
@@ -63,6 +64,19 @@ fn the_error_table() {
             details: "index out of bounds".into(),
         },
         Error::Internal { details: "the result could not be serialized".into() },
+        Error::HeaderMismatch { details: "the Mcp-Name header is missing".into() },
+        Error::ParamHeaderMismatch {
+            tool: "forecast".into(),
+            argument: "region".into(),
+            header: "Mcp-Param-Region".into(),
+            problem: ParamHeaderProblem::Differs,
+        },
+        Error::ParamHeaderMismatch {
+            tool: "forecast".into(),
+            argument: "region".into(),
+            header: "Mcp-Param-Region".into(),
+            problem: ParamHeaderProblem::InvalidBase64,
+        },
     ];
     let objects: Vec<_> = rows.iter().map(Error::to_error_object).collect();
     snap::with_settings(|| insta::assert_json_snapshot!("error_table", objects));

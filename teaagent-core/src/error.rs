@@ -18,6 +18,7 @@
 //! | [`Error::CallerLimit`] | -32000 | `caller_limit` (`limit`: see [`CallerShare`]) |
 //! | [`Error::Internal`] | -32603 | `internal_error` |
 //! | [`Error::HeaderMismatch`] | -32020 | `header_mismatch` |
+//! | [`Error::ParamHeaderMismatch`] | -32020 | `param_header_mismatch` (`problem`: see [`ParamHeaderProblem`]) |
 //!
 //! A tool that returns `Err` is *not* an [`Error`]: it is a normal result with `isError: true`.
 //!
@@ -63,4 +64,6 @@ mod tests;
 
 pub use answer::Error;
 pub use arguments::ArgumentError;
-pub use reasons::{CallerShare, Failure, InvalidRequest, ParamsProblem, PathRefusal, ResourceRefusal};
+pub use reasons::{
+    CallerShare, Failure, InvalidRequest, ParamHeaderProblem, ParamsProblem, PathRefusal, ResourceRefusal,
+};

@@ -28,6 +28,7 @@ use crate::cursor::{Cursor, fingerprint};
 use crate::error::{ArgumentError, Error};
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::schema::Validator;
+use crate::schema::headers::{HeaderParam, header_params};
 use crate::tool::{Tier, ToolDef};
 
 mod output;
@@ -49,6 +50,8 @@ struct Inner {
     outputs: Vec<Option<Validator>>,
     /// Whether a tool's mismatching output was already logged (once per tool).
     warned: Vec<AtomicBool>,
+    /// Each tool's arguments mirrored into headers (same order as `tools`).
+    headers: Vec<Vec<HeaderParam>>,
     by_name: HashMap<String, usize>,
     /// `tools/list` entries, serialised once.
     listing: Vec<Box<RawValue>>,
@@ -186,6 +189,12 @@ impl Registry {
     /// A tool by name.
     pub fn get(&self, name: &str) -> Option<&Arc<ToolDef>> {
         self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// The arguments of `tool` that clients mirror into `Mcp-Param-*` headers (its input
+    /// schema's `x-mcp-header` annotations, [`crate::schema::headers`]); empty for an unknown tool.
+    pub fn header_params(&self, tool: &str) -> &[HeaderParam] {
+        self.inner.by_name.get(tool).map_or(&[], |&i| &self.inner.headers[i])
     }
 
     /// Every tool, in registration order.
@@ -343,6 +352,18 @@ impl RegistryBuilder {
                 )),
             }
         }
+        // An external server's tool with a broken annotation is still served (clients leave it
+        // out); nothing of it is mirrored.
+        let mut headers = Vec::with_capacity(self.defs.len());
+        for def in &self.defs {
+            match header_params(def.input_schema()) {
+                Ok(found) => headers.push(found),
+                Err(_) if def.foreign().is_some() => headers.push(Vec::new()),
+                Err(broken) => problems.extend(
+                    broken.into_iter().map(|p| format!("tool `{}` ({}): {p}", def.name(), def.origin())),
+                ),
+            }
+        }
         let mut listing = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
             match serde_json::value::to_raw_value(&def.to_tool()) {
@@ -356,7 +377,7 @@ impl RegistryBuilder {
         let fingerprint = fingerprint(listing.iter().map(|r| r.get()));
         let tools: Vec<Arc<ToolDef>> = self.defs.into_iter().map(Arc::new).collect();
         let warned = tools.iter().map(|_| AtomicBool::new(false)).collect();
-        let inner = Inner { tools, validators, outputs, warned, by_name, listing, fingerprint };
+        let inner = Inner { tools, validators, outputs, warned, headers, by_name, listing, fingerprint };
         Ok(Registry { inner: Arc::new(inner) })
     }
 }
@@ -370,6 +391,7 @@ impl Registry {
                 validators: Vec::new(),
                 outputs: Vec::new(),
                 warned: Vec::new(),
+                headers: Vec::new(),
                 by_name: HashMap::new(),
                 listing: Vec::new(),
                 fingerprint: fingerprint(std::iter::empty()),
@@ -383,6 +405,10 @@ pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
+
+/// The `$schema` values a schema kept as written may name: the validator's dialect.
+const DIALECTS: &[&str] =
+    &["https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"];
 
 fn check(def: &ToolDef, problems: &mut Vec<String>) {
     let name = def.name();
@@ -398,8 +424,18 @@ fn check(def: &ToolDef, problems: &mut Vec<String>) {
             if o.get("type") == Some(&Value::from("object"))
                 && o.get("properties").is_some_and(Value::is_object) =>
         {
-            if o.contains_key("$schema") {
-                problem("the input schema must not carry `$schema`".into());
+            let written = def.input_schema_is_as_written();
+            match o.get("$schema") {
+                None => {}
+                Some(dialect) if written && DIALECTS.iter().any(|d| dialect == *d) => {}
+                Some(dialect) if written => problem(format!(
+                    "the input schema's `$schema` is {}: the validator speaks JSON Schema 2020-12 only (`{}`)",
+                    crate::schema::preview(dialect),
+                    DIALECTS[0]
+                )),
+                Some(_) => problem(
+                    "the input schema must not carry `$schema` (clients refuse it); a schema meant to be shown as written is given with `input_schema_as_written`".into(),
+                ),
             }
         }
         _ => problem("the input schema must be an object schema with `type: object` and `properties`".into()),
@@ -446,7 +482,7 @@ impl fmt::Display for Registry {
 mod tests {
     use super::*;
     use crate::CallToolResult;
-    use crate::tool::{Behavior, Handler};
+    use crate::tool::{Behavior, Handler, ToolDefBuilder};
     use serde_json::json;
 
     fn def(name: &'static str, origin: &'static str) -> ToolDef {
@@ -521,6 +557,50 @@ mod tests {
         let errors = reg.check_arguments("t", &mut args).expect_err("invalid");
         let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(pointers, ["/n", "/x"]);
+    }
+
+    fn with_schema(schema: Value) -> ToolDefBuilder {
+        ToolDef::builder("t")
+            .description("d")
+            .origin("m::t")
+            .input_schema(schema)
+            .handler(Handler::new(|_, _| async { Ok(CallToolResult::text("")) }))
+    }
+
+    #[test]
+    fn header_annotations_are_read_and_checked_at_build() {
+        let good = with_schema(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}, "n": {"type": "integer"}}}));
+        let reg = Registry::builder().tool(good.build()).build().expect("valid");
+        let params = reg.header_params("t");
+        assert_eq!(
+            (params.len(), params[0].property.as_str(), params[0].header.as_str()),
+            (1, "region", "Region")
+        );
+        assert!(reg.header_params("unknown").is_empty());
+        let bad = with_schema(json!({"type": "object", "properties": {
+            "a": {"type": "number", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}));
+        let err = Registry::builder().tool(bad.build()).build().expect_err("broken annotations");
+        assert_eq!(err.problems.len(), 1, "{err}");
+        assert!(err.problems[0].starts_with("tool `t` (m::t): property `a`"), "{err}");
+    }
+
+    #[test]
+    fn only_a_schema_kept_as_written_names_its_dialect_and_only_2020_12() {
+        let dialect = |uri: &str| json!({"$schema": uri, "type": "object", "properties": {}, "$defs": {"x": {"$anchor": "x"}}});
+        let shaped = with_schema(dialect("https://json-schema.org/draft/2020-12/schema")).build();
+        let err = Registry::builder().tool(shaped).build().expect_err("$schema in a shaped schema");
+        assert!(err.problems[0].contains("input_schema_as_written"), "{err}");
+        let written = with_schema(json!({}))
+            .input_schema_as_written(dialect("https://json-schema.org/draft/2020-12/schema"))
+            .build();
+        let reg = Registry::builder().tool(written).build().expect("2020-12 as written");
+        assert_eq!(reg.listing()[0]["inputSchema"]["$defs"]["x"]["$anchor"], "x");
+        let draft7 = with_schema(json!({}))
+            .input_schema_as_written(dialect("http://json-schema.org/draft-07/schema#"))
+            .build();
+        let err = Registry::builder().tool(draft7).build().expect_err("another dialect");
+        assert!(err.problems[0].contains("2020-12 only"), "{err}");
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //!
 //! Schemas are built once, when a tool's definition is built, never per request.
 //!
+//! A tool whose schema must keep what this shaping removes (`$schema`, `$defs` and `$anchor`,
+//! composition, conditionals) gives it as written instead
+//! ([`ToolDefBuilder::input_schema_as_written`](crate::tool::ToolDefBuilder::input_schema_as_written),
+//! `#[tool(input_schema = ...)]`): shown verbatim, validated all the same. An argument mirrored
+//! into an HTTP header carries `x-mcp-header` ([`headers`]).
+//!
 //! Every call's arguments are validated against the tool's input schema by teaagent's own
 //! validator, [`validate`]: the JSON Schema 2020-12 subset these schemas use, compiled once when
 //! the registry is built (a keyword it does not know, or a `pattern` the `regex` crate refuses,
@@ -44,6 +50,7 @@
 pub mod dialect;
 #[cfg(test)]
 mod differential;
+pub mod headers;
 mod pointer;
 mod report;
 mod sanitize;
@@ -110,6 +117,14 @@ impl ObjectSchema {
         self.properties.insert(name.to_owned(), schema);
         if required {
             self.required.push(Value::String(name.to_owned()));
+        }
+    }
+
+    /// Mirrors the property `name` into the header `Mcp-Param-{header}` (`"x-mcp-header"`, see
+    /// [`headers`]); the registry checks the annotation's rules when it is built.
+    pub fn header(&mut self, name: &str, header: &str) {
+        if let Some(Value::Object(o)) = self.properties.get_mut(name) {
+            o.insert(headers::HEADER_KEYWORD.into(), Value::String(header.to_owned()));
         }
     }
 

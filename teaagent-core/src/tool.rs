@@ -128,6 +128,9 @@ pub struct ToolDef {
     pub(crate) title: Option<Cow<'static, str>>,
     pub(crate) description: Cow<'static, str>,
     pub(crate) input_schema: Value,
+    /// The input schema is the author's as written ([`ToolDefBuilder::input_schema_as_written`]):
+    /// it may name its dialect with `$schema`.
+    pub(crate) schema_as_written: bool,
     pub(crate) output_schema: Option<Value>,
     /// The schemas arguments and results are checked against, when they are not the ones shown
     /// (an external server's schema in another dialect, rewritten by [`crate::schema::dialect`]).
@@ -154,6 +157,7 @@ impl ToolDef {
             title: None,
             description: Cow::Borrowed(""),
             input_schema: Value::Null,
+            schema_as_written: false,
             output_schema: None,
             checked_schemas: None,
             behavior: Behavior::default(),
@@ -186,6 +190,12 @@ impl ToolDef {
     /// The input schema.
     pub fn input_schema(&self) -> &Value {
         &self.input_schema
+    }
+
+    /// Whether the input schema is kept as its author wrote it
+    /// ([`ToolDefBuilder::input_schema_as_written`]).
+    pub fn input_schema_is_as_written(&self) -> bool {
+        self.schema_as_written
     }
 
     /// The output schema, for structured output.
@@ -305,6 +315,44 @@ impl ToolDefBuilder {
     /// The input schema (a JSON object schema with `type: object` and `properties`).
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.0.input_schema = schema;
+        self.0.schema_as_written = false;
+        self
+    }
+    /// The input schema exactly as written, for a tool whose schema uses what the generated ones
+    /// leave out (the [`schema`](crate::schema) module docs): `$schema` (JSON Schema 2020-12, the
+    /// one dialect the validator speaks), `$defs` with `$ref` and `$anchor`, `allOf`/`anyOf`/
+    /// `oneOf`, `if`/`then`/`else`. `tools/list` shows it verbatim and every call is validated
+    /// against it; the registry still requires an object schema (`type: object` with
+    /// `properties`) that its validator can compile, and checks its `x-mcp-header` annotations
+    /// ([`crate::schema::headers`]). Clients that choke on `$ref` or `$defs` (the module docs
+    /// name some) are the author's to consider. `#[tool(input_schema = path::to::fn)]` does this
+    /// with the `Value` that function returns.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
+    ///
+    /// let schema = json!({
+    ///     "$schema": "https://json-schema.org/draft/2020-12/schema",
+    ///     "type": "object",
+    ///     "$defs": {"city": {"$anchor": "city", "type": "string", "minLength": 1}},
+    ///     "properties": {"from": {"$ref": "#/$defs/city"}, "to": {"$ref": "#/$defs/city"}},
+    ///     "required": ["from"],
+    ///     "additionalProperties": false
+    /// });
+    /// let route = ToolDef::builder("route")
+    ///     .description("Plan a route.")
+    ///     .input_schema_as_written(schema.clone())
+    ///     .handler(Handler::new(|_ctx, _args| async { Ok(CallToolResult::text("ok")) }))
+    ///     .build();
+    /// let registry = Registry::builder().tool(route).build().expect("a valid registry");
+    /// assert_eq!(registry.listing()[0]["inputSchema"], schema);
+    /// let mut args = json!({"from": ""}).as_object().cloned().unwrap_or_default();
+    /// assert!(registry.check_arguments("route", &mut args).is_err(), "validated with `$defs`");
+    /// ```
+    pub fn input_schema_as_written(mut self, schema: Value) -> Self {
+        self.0.input_schema = schema;
+        self.0.schema_as_written = true;
         self
     }
     /// The output schema of structured results.

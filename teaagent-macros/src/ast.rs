@@ -1,10 +1,10 @@
 //! The function as a model: its name, docs, asyncness, parameters with their kinds and roles, and
 //! its return type. Building the model also strips what only the attribute understands (`///` on
-//! parameters, `#[path]`, `#[command]`, `#[args]`, `#[schemars(...)]`) from the function that is
+//! parameters, `#[path]`, `#[command]`, `#[args]`, `#[header(...)]`, `#[schemars(...)]`) from the function that is
 //! emitted again; lint attributes (`#[allow(...)]`, ...) stay on it, and any other parameter
 //! attribute is refused with the list of those allowed.
 
-use syn::{Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, Meta, Pat, ReturnType, Type};
+use syn::{Attribute, Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitStr, Meta, Pat, ReturnType, Type};
 
 use quote::ToTokens;
 
@@ -14,7 +14,7 @@ use crate::ctxt::Ctxt;
 const LINTS: &[&str] = &["allow", "warn", "deny", "forbid", "expect"];
 
 /// What a parameter may carry, for messages.
-pub(crate) const PARAM_ATTRS: &str = "`///` doc comments, `#[schemars(...)]` (e.g. `range(min = 1, max = 10)`, `length(max = 80)`, `regex(pattern = ...)`), `#[path]`, `#[command]`, `#[args]` and lint attributes (`#[allow(...)]`, ...)";
+pub(crate) const PARAM_ATTRS: &str = "`///` doc comments, `#[schemars(...)]` (e.g. `range(min = 1, max = 10)`, `length(max = 80)`, `regex(pattern = ...)`), `#[path]`, `#[command]`, `#[args]`, `#[header(\"Name\")]` and lint attributes (`#[allow(...)]`, ...)";
 
 /// A `#[tool]` function.
 pub(crate) struct ToolFn {
@@ -38,6 +38,8 @@ pub(crate) struct Param {
     pub(crate) kind: Kind,
     pub(crate) role: Option<RoleAttr>,
     pub(crate) args_attr: Option<Attribute>,
+    /// `#[header("Name")]`: the argument is mirrored into the header `Mcp-Param-Name`.
+    pub(crate) header: Option<HeaderAttr>,
     /// `#[schemars(...)]` attributes, for the property's schema.
     pub(crate) schema_attrs: Vec<Attribute>,
     pub(crate) docs: Vec<String>,
@@ -59,6 +61,13 @@ pub(crate) enum Kind {
     Optional(Box<Type>),
     /// Any other type: a required property.
     Required,
+}
+
+/// `#[header("Name")]`.
+pub(crate) struct HeaderAttr {
+    pub(crate) attr: Attribute,
+    /// The name; `None` when the attribute was not written `#[header("...")]` (reported).
+    pub(crate) name: Option<LitStr>,
 }
 
 /// `#[path]` or `#[command]`.
@@ -92,6 +101,7 @@ impl ToolFn {
             let mut docs = Vec::new();
             let mut role: Option<RoleAttr> = None;
             let mut args_attr = None;
+            let mut header: Option<HeaderAttr> = None;
             let mut schema_attrs = Vec::new();
             let mut kept = Vec::new();
             for attr in std::mem::take(&mut pt.attrs) {
@@ -121,6 +131,25 @@ impl ToolFn {
                         cx.error_spanned_by(&attr, "write `#[args]` alone");
                     }
                     args_attr = Some(attr);
+                } else if attr.path().is_ident("header") {
+                    let name = match &attr.meta {
+                        Meta::List(_) => attr.parse_args::<LitStr>().ok(),
+                        _ => None,
+                    };
+                    if name.is_none() {
+                        cx.error_spanned_by(
+                            &attr,
+                            "write `#[header(\"Name\")]`: the argument is then also sent as the header `Mcp-Param-Name`",
+                        );
+                    }
+                    if header.is_some() {
+                        cx.error_spanned_by(
+                            &attr,
+                            "duplicate `#[header]`: an argument is mirrored into one header",
+                        );
+                    } else {
+                        header = Some(HeaderAttr { attr, name });
+                    }
                 } else if attr.path().is_ident("schemars") {
                     schema_attrs.push(attr);
                 } else if LINTS.iter().any(|l| attr.path().is_ident(l)) {
@@ -150,6 +179,7 @@ impl ToolFn {
                 kind: kind_of(&pt.ty),
                 role,
                 args_attr,
+                header,
                 schema_attrs,
                 docs,
             });

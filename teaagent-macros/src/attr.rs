@@ -14,13 +14,14 @@ use crate::ctxt::Ctxt;
 use crate::suggest;
 
 /// The keys the attribute accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `unregistered`, `crate`";
+pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `input_schema`, `unregistered`, `crate`";
 
 /// The flags among them, for "did you mean".
 const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "stateful", "open_world", "unregistered"];
 
 /// The keys that take a value, for "did you mean".
-const VALUED: &[&str] = &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "crate"];
+const VALUED: &[&str] =
+    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "crate"];
 
 /// The keys of `rate_limit(...)`.
 const RATE_LIMIT_KEYS: &[&str] = &["max_calls", "window_secs"];
@@ -52,6 +53,8 @@ pub(crate) struct ToolAttr {
     pub(crate) unregistered: Option<Span>,
     pub(crate) rate_limit: Option<RateLimitAttr>,
     pub(crate) timeout_secs: Option<u64>,
+    /// `input_schema = path::to::fn`: the input schema as written, from that function.
+    pub(crate) input_schema: Option<Path>,
     pub(crate) krate: Option<Path>,
     /// The keys misspelled ones were taken for ("did you mean"): not also reported missing.
     pub(crate) misspelled: Vec<&'static str>,
@@ -95,6 +98,17 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
             }
             "rate_limit" => {
                 attr.rate_limit = Some(rate_limit(cx, &meta, span)?);
+                Ok(())
+            }
+            "input_schema" => {
+                let expr: Expr = meta.value()?.parse()?;
+                match expr {
+                    Expr::Path(p) if p.qself.is_none() => attr.input_schema = Some(p.path),
+                    other => cx.error_spanned_by(
+                        other,
+                        "`input_schema` takes the path of a function returning the schema: `input_schema = my_schema` (a `fn() -> serde_json::Value`)",
+                    ),
+                }
                 Ok(())
             }
             "crate" => {

@@ -35,6 +35,8 @@ pub(crate) struct Checked {
     pub(crate) unregistered: bool,
     /// The `#[args]` parameter's index, if any.
     pub(crate) args: Option<usize>,
+    /// `input_schema = path`: the function giving the input schema as written.
+    pub(crate) input_schema: Option<Path>,
 }
 
 /// Checks the attribute and the function together.
@@ -113,6 +115,7 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
     });
     check_signature(cx, f);
     let args = check_params(cx, f);
+    check_headers(cx, attr, f);
     Checked {
         name,
         description,
@@ -128,6 +131,7 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         krate: attr.krate.clone().unwrap_or_else(|| syn::parse_quote!(::teaagent_core)),
         unregistered: attr.unregistered.is_some(),
         args,
+        input_schema: attr.input_schema.clone(),
     }
 }
 
@@ -311,6 +315,90 @@ fn check_params(cx: &Ctxt, f: &ToolFn) -> Option<usize> {
         }
     }
     args_at
+}
+
+/// The longest header name suffix (`Mcp-Param-` and this) the registry accepts.
+const MAX_HEADER_NAME: usize = 64;
+
+/// The types whose values have one text in a header: strings, integers, booleans.
+const HEADER_TYPES: &[&str] = &[
+    "String", "bool", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    "Bounded",
+];
+
+/// `#[header("Name")]` on parameters: where it may stand, its name, its type, and no two
+/// parameters mirrored into one header (names compared ignoring case, as HTTP does).
+fn check_headers(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for p in &f.params {
+        let Some(header) = &p.header else { continue };
+        let refused = if p.is_context() {
+            Some("`#[header]` marks an argument the model sends, not the context")
+        } else if matches!(p.kind, Kind::State) {
+            Some("`#[header]` marks an argument the model sends; `State<T>` is the server's shared state")
+        } else if p.args_attr.is_some() {
+            Some(
+                "`#[header]` marks one argument, not an `#[args]` struct: put `#[schemars(extend(\"x-mcp-header\" = \"Name\"))]` on the struct's field",
+            )
+        } else if attr.input_schema.is_some() {
+            Some(
+                "`#[header]` writes `x-mcp-header` into the generated schema, and `input_schema = ...` replaces it: write `\"x-mcp-header\": \"Name\"` on the property in that schema",
+            )
+        } else {
+            None
+        };
+        if let Some(message) = refused {
+            cx.error_spanned_by(&header.attr, message);
+            continue;
+        }
+        let Some(lit) = &header.name else { continue };
+        let name = lit.value();
+        let bad = name
+            .chars()
+            .find(|c| !c.is_ascii() || !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)));
+        if name.is_empty() || name.len() > MAX_HEADER_NAME || bad.is_some() {
+            let why = match bad {
+                _ if name.is_empty() => "it is empty".to_owned(),
+                Some(c) => format!("{c:?} cannot appear in a header name"),
+                None => format!("it is longer than {MAX_HEADER_NAME} characters"),
+            };
+            cx.error_spanned_by(
+                lit,
+                format!("invalid header name {name:?}: {why}; use 1 to {MAX_HEADER_NAME} letters, digits and !#$%&'*+-.^_`|~ (the header is `Mcp-Param-` and this name)"),
+            );
+            continue;
+        }
+        let ty = option_inner(&p.ty).unwrap_or(&p.ty);
+        if !last_ident(ty).is_some_and(|i| HEADER_TYPES.iter().any(|t| i == *t)) {
+            cx.error_spanned_by(
+                &p.ty,
+                format!(
+                    "`#[header]` mirrors a string, integer or boolean argument (one text in a header), not `{}`",
+                    p.ty.to_token_stream().to_string().replace(' ', "")
+                ),
+            );
+            continue;
+        }
+        let property =
+            p.ident.as_ref().map(|i| i.to_string().trim_start_matches("r#").to_owned()).unwrap_or_default();
+        match seen.iter().find(|(other, _)| other.eq_ignore_ascii_case(&name)) {
+            Some((other, first)) => cx.error_spanned_by(
+                lit,
+                format!("`{first}` is already mirrored into the header `Mcp-Param-{other}`, and header names ignore case: give `{property}` another one"),
+            ),
+            None => seen.push((name, property)),
+        }
+    }
+}
+
+/// The last path segment's name of a type (`String` of `std::string::String`).
+fn last_ident(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Group(g) => last_ident(&g.elem),
+        Type::Paren(p) => last_ident(&p.elem),
+        _ => None,
+    }
 }
 
 /// A `State<T>` parameter: injected, so none of an argument's attributes apply.

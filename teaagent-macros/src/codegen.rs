@@ -78,7 +78,8 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
             Kind::Optional(inner) => (&**inner, false),
             _ => (&p.ty, true),
         };
-        if p.description().is_none() && !describes_itself(p) {
+        // A schema given as written describes its properties itself.
+        if p.description().is_none() && !describes_itself(p) && c.input_schema.is_none() {
             warnings.push(undocumented_warning(param_ident, &property));
         }
         if p.schema_attrs.is_empty() {
@@ -110,6 +111,9 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
             call_args.push(if required { quote!(#value.0) } else { quote!(#value.map(|__tea_w| __tea_w.0)) });
         }
         describe.push(quote!(#param.describe(&mut __tea_schema, #property, #doc, #required);));
+        if let Some(header) = p.header.as_ref().and_then(|h| h.name.as_ref()) {
+            describe.push(quote!(__tea_schema.header(#property, #header);));
+        }
         decode.push(if required {
             quote!(let #slot = __tea_args.required(#param, #property);)
         } else {
@@ -134,14 +138,25 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         let __tea_out = __tea::Output::<#ret_ty>::new();
     };
 
-    let input_schema = if args_struct.is_some() {
-        quote!(__tea_args_type.schema())
+    let input_schema = if let Some(path) = &c.input_schema {
+        // Spanned on the path: a function of another type gets its error there.
+        let written = quote_spanned! {path.span()=>
+            {
+                let __tea_written: __tea::serde_json::Value = #path();
+                __tea_written
+            }
+        };
+        quote!(.input_schema_as_written(#written))
+    } else if args_struct.is_some() {
+        quote!(.input_schema(__tea_args_type.schema()))
     } else {
-        quote! {{
-            let mut __tea_schema = __tea::ObjectSchema::new();
-            #(#describe)*
-            __tea_schema.finish()
-        }}
+        quote! {
+            .input_schema({
+                let mut __tea_schema = __tea::ObjectSchema::new();
+                #(#describe)*
+                __tea_schema.finish()
+            })
+        }
     };
 
     let decode_block = match &args_struct {
@@ -225,7 +240,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                 let __tea_def = __tea::ToolDef::builder(#name)
                     .description(#description)
                     .origin(::core::concat!(::core::module_path!(), "::", #fn_name))
-                    .input_schema(#input_schema)
+                    #input_schema
                     .behavior(#flags)
                     #tier
                     #title

@@ -40,6 +40,14 @@ impl Http {
         Self::start(cmd, "listening on http://")
     }
 
+    /// The conformance suite's fixture server (tests/bin/conformance: `echo_region`, whose
+    /// arguments are mirrored into headers; `json_schema_2020_12_tool`, its schema as written).
+    pub(crate) fn conformance() -> Self {
+        let mut cmd = Command::new(Bin::Conformance.path());
+        cmd.arg("127.0.0.1:0");
+        Self::start(cmd, "listening on http://")
+    }
+
     fn start(mut cmd: Command, says: &'static str) -> Self {
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("RUST_LOG");
         let mut child = cmd.spawn().expect("start the server");

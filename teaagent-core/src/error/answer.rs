@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::arguments::{ArgumentError, report};
 use super::code;
-use super::reasons::{CallerShare, Failure, InvalidRequest, ParamsProblem, PathRefusal, ResourceRefusal};
+use super::reasons::{
+    CallerShare, Failure, InvalidRequest, ParamHeaderProblem, ParamsProblem, PathRefusal, ResourceRefusal,
+};
 use crate::jsonrpc::ErrorObject;
 
 /// An error answered to the client as a JSON-RPC error.
@@ -149,6 +151,21 @@ pub enum Error {
         /// Which header, and what it and the body say.
         details: String,
     },
+    /// Streamable HTTP, modern era: a `tools/call` argument its tool mirrors into a header
+    /// (`x-mcp-header`, [`crate::schema::headers`]) is in the body, and its `Mcp-Param-*` header
+    /// is missing or says something else (`-32020`, HTTP `400`). The header's value is never
+    /// repeated back: it is the client's, and may be anything.
+    #[error("Header mismatch: the argument `{argument}` of tool '{tool}' is mirrored into the header {header}, which {}", problem.describe())]
+    ParamHeaderMismatch {
+        /// The tool called.
+        tool: String,
+        /// The argument (the input schema's property).
+        argument: String,
+        /// The header, as the tool's schema names it (`Mcp-Param-Region`).
+        header: String,
+        /// What is wrong with it.
+        problem: ParamHeaderProblem,
+    },
     /// Modern era: the request needs a client capability it did not declare (`-32021`,
     /// `data: {requiredCapabilities}`).
     #[error("Missing required client capability `{capability}`: {details}")]
@@ -183,7 +200,7 @@ impl Error {
             Error::Internal { .. } => code::INTERNAL_ERROR,
             Error::UnsupportedVersion { .. } => code::UNSUPPORTED_PROTOCOL_VERSION,
             Error::MissingCapability { .. } => code::MISSING_CLIENT_CAPABILITY,
-            Error::HeaderMismatch { .. } => code::HEADER_MISMATCH,
+            Error::HeaderMismatch { .. } | Error::ParamHeaderMismatch { .. } => code::HEADER_MISMATCH,
         }
     }
 
@@ -230,6 +247,13 @@ impl Error {
                 json!({ "supported": supported_versions(), "requested": requested })
             }
             Error::HeaderMismatch { details } => json!({ "reason": "header_mismatch", "details": details }),
+            Error::ParamHeaderMismatch { tool, argument, header, problem } => json!({
+                "tool": tool,
+                "reason": "param_header_mismatch",
+                "argument": argument,
+                "header": header,
+                "problem": problem,
+            }),
             Error::MissingCapability { capability, details } => json!({
                 "requiredCapabilities": { *capability: {} },
                 "reason": "missing_client_capability",

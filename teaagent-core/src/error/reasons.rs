@@ -93,6 +93,23 @@ reasons! {
 }
 
 reasons! {
+    /// Why an argument mirrored into an `Mcp-Param-*` header was refused (-32020, see
+    /// [`crate::schema::headers`]).
+    ParamHeaderProblem {
+        /// The argument is in the body, its header is not.
+        Missing => "missing", "is missing";
+        /// The header says something else than the body.
+        Differs => "differs", "says something else";
+        /// The header is `=?base64?…?=` with a value that is not strict Base64 of UTF-8 text.
+        InvalidBase64 => "invalid_base64", "is `=?base64?…?=` around something that is not strict Base64 of UTF-8 text";
+        /// The header is sent more than once.
+        Repeated => "repeated", "is sent more than once";
+        /// The header is longer than the server reads.
+        TooLong => "too_long", "is longer than the 8 KiB the server reads";
+    }
+}
+
+reasons! {
     /// Why a `#[path]` argument was refused (-32602).
     PathRefusal {
         /// It resolves outside the workspace root.

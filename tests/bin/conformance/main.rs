@@ -7,6 +7,9 @@
 //! are served on that one endpoint, with the default policy (every tool here is read-only, so
 //! nothing needs an approval).
 
+mod json_schema;
+mod region;
+
 use std::process::ExitCode;
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The checks of a protocol 2026-07-28 request before it runs: `_meta` names the version and the
-//! client's capabilities, and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers
-//! say what the body says (the `http` module docs' table, in order).
+//! client's capabilities, and the `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
+//! `Mcp-Param-*` headers say what the body says (the `http` module docs' table, in order).
 
 use std::sync::Arc;
 
@@ -8,11 +8,13 @@ use hyper::StatusCode;
 use hyper::header::HeaderMap;
 use serde_json::value::RawValue;
 
+use super::param_headers::check_param_headers;
 use super::request::text;
 use crate::error::Error;
 use crate::jsonrpc::RawParams;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::modern::{META_PROTOCOL_VERSION, ModernMeta};
+use crate::registry::Registry;
 use crate::server::era::modern_caller;
 use crate::session::SessionInfo;
 
@@ -21,6 +23,7 @@ pub(super) fn modern_checks(
     headers: &HeaderMap,
     method: &str,
     params: Option<&RawParams>,
+    registry: &Registry,
 ) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
@@ -65,7 +68,11 @@ pub(super) fn modern_checks(
         let named = named.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
         match (text(headers, "mcp-name"), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
-            (Some(h), Some(b)) if h == b => {}
+            (Some(h), Some(b)) if h == b => {
+                if method == "tools/call" {
+                    check_param_headers(headers, registry, &b, read.arguments.as_deref()).map_err(bad)?;
+                }
+            }
             (Some(h), b) => {
                 return Err(mismatch(format!(
                     "Mcp-Name is {h:?}, but the body's {key} is {:?}",
@@ -86,8 +93,9 @@ pub(super) fn modern_checks(
     })
 }
 
-/// What the checks read of a request's params: its `_meta`, and the `name` or `uri` the
-/// `Mcp-Name` header must repeat (kept raw: another method may give them another type).
+/// What the checks read of a request's params: its `_meta`, the `name` or `uri` the `Mcp-Name`
+/// header must repeat and a call's `arguments` its `Mcp-Param-*` headers must (kept raw: another
+/// method may give them another type, and most calls mirror nothing).
 #[derive(Default, serde::Deserialize)]
 struct Read {
     #[serde(rename = "_meta", default)]
@@ -96,6 +104,8 @@ struct Read {
     name: Option<Box<RawValue>>,
     #[serde(default)]
     uri: Option<Box<RawValue>>,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
 }
 
 fn read_params(params: Option<&RawParams>) -> Result<Read, Error> {

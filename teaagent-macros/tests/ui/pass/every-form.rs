@@ -100,6 +100,39 @@ fn opt_in() -> String {
     String::new()
 }
 
+/// Arguments mirrored into headers (opt-in, so the counts above stay).
+#[tool(unregistered, read_only)]
+fn mirrored(
+    /// A string.
+    #[header("Region")]
+    region: String,
+    /// An optional integer.
+    #[header("X-Days_2")]
+    days: Option<u16>,
+    /// A boolean.
+    #[header("Metric")]
+    metric: bool,
+) -> String {
+    format!("{region} {days:?} {metric}")
+}
+
+fn written_schema() -> serde_json::Value {
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"text": {"type": "string", "x-mcp-header": "Text"}, "scope": {"type": "string"}},
+        "required": ["text"],
+        "if": {"required": ["scope"]},
+        "then": {"properties": {"text": {"minLength": 1}}}
+    })
+}
+
+/// A schema as written.
+#[tool(unregistered, read_only, input_schema = written_schema)]
+fn written(#[args] query: Query) -> String {
+    query.text
+}
+
 mod renamed {
     use teaagent_core as core_again;
 
@@ -147,4 +180,12 @@ fn main() {
     assert_eq!(run_entry["inputSchema"]["required"], serde_json::json!(["command"]));
     let type_entry = listing.iter().find(|t| t["name"] == "type").expect("listed");
     assert!(type_entry["inputSchema"]["properties"]["in"].is_object());
+    let opt_in = Registry::builder().add::<mirrored>().add::<written>().build().expect("valid");
+    let mirrored = opt_in.header_params("mirrored");
+    let headers: Vec<_> = mirrored.iter().map(|p| (p.property.as_str(), p.header.as_str())).collect();
+    assert_eq!(headers, [("region", "Region"), ("days", "X-Days_2"), ("metric", "Metric")]);
+    let written = opt_in.get("written").expect("written");
+    assert_eq!(written.input_schema(), &written_schema());
+    assert!(written.input_schema_is_as_written());
+    assert_eq!(opt_in.header_params("written").len(), 1);
 }
