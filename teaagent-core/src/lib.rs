@@ -113,6 +113,7 @@ mod scratch;
 pub mod server;
 #[doc(hidden)] // its public types are documented where a server author meets them, in `server`
 pub mod session;
+pub mod skill;
 mod task;
 pub mod testing;
 pub mod tool;
@@ -128,6 +129,7 @@ pub use registry::{OutputMismatch, Registry, RegistryBuilder, RegistryError};
 pub use server::{
     Announcement, Peer, ResourceProvider, Server, ServerConfig, Serving, ToolAvailability, ToolOverride,
 };
+pub use skill::{SkillDef, Skills};
 pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, ClientCapability, DefineTool, Handler, InputError, InputRequest, IntoToolOutput, Json,
