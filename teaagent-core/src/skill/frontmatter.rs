@@ -206,23 +206,19 @@ fn plain(text: &str) -> Option<Value> {
         ("", 10)
     };
     if radix != 10 {
+        // (Beyond 64 bits a hexadecimal or octal number is kept as the text it is.)
         let valid = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
-        return valid.then(|| u64::from_str_radix(digits, radix).ok().map(Value::from)).flatten().or_else(
-            || {
-                // Too large for 64 bits: still a number to a YAML reader.
-                valid.then(|| float(text)).flatten()
-            },
-        );
+        return valid.then(|| u64::from_str_radix(digits, radix).ok().map(Value::from)).flatten();
     }
     let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
         if let Ok(n) = text.parse::<i64>() {
             return Some(Value::from(n));
         }
-        if let Ok(n) = unsigned.parse::<u64>().map(|n| (n, text.starts_with('-'))) {
-            if !n.1 {
-                return Some(Value::from(n.0));
-            }
+        if !text.starts_with('-')
+            && let Ok(n) = unsigned.parse::<u64>()
+        {
+            return Some(Value::from(n));
         }
         return float(text);
     }
