@@ -127,6 +127,10 @@ fn workspace_and_home_skills_are_served_under_the_workspace_rules() {
         .map(|c| (c["name"].as_str().unwrap_or_default(), c["mimeType"].as_str().unwrap_or_default()))
         .collect();
     assert_eq!(children, [("SKILL.md", "text/markdown"), ("references", "inode/directory")], "{dir}");
+    let sub = server.request("resources/directory/read", modern(json!({"uri": "skill://deploy/references"})));
+    let uris: Vec<_> =
+        sub["result"]["resources"].as_array().expect("children").iter().map(|c| &c["uri"]).collect();
+    assert_eq!(uris, [&json!("skill://deploy/references/steps.md")], "{sub}");
     let file = server.request("resources/directory/read", modern(json!({"uri": "skill://deploy/SKILL.md"})));
     assert_eq!(error_reason(&file).0, -32602);
 
