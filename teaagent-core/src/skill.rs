@@ -40,6 +40,9 @@
 //! Decisions:
 //! - Files are read when asked for, never cached: a skill edited on disk is served as it is now,
 //!   and each digest and size is of the bytes as read (the same read as `resources/read`).
+//!   Only `skills/list` and `skills/get` read every file of a skill; `resources/read`, a
+//!   folder's listing and `resources/list` read its `SKILL.md` (to check the skill is served)
+//!   and the file asked for.
 //! - A skill's name is its folder's name (an embedded one's, the name given): 1 to 64 of
 //!   `a-z`, `0-9` and `-`, not starting or ending with `-`, no `--`; its frontmatter's `name`
 //!   must be the same, and its `description` a non-empty string. A skill that breaks a rule, or
@@ -229,22 +232,27 @@ impl Skills {
         out
     }
 
-    /// Every skill that can be served now, sorted by name (blocking: it reads every file).
-    pub(crate) fn load_all(&self) -> Vec<Loaded> {
-        let mut loaded: Vec<Loaded> =
-            self.candidates().into_iter().filter_map(|(name, files)| self.load(name, files)).collect();
+    /// Every skill that can be served now, sorted by name (blocking: with `digests` it reads
+    /// every file, else each `SKILL.md`).
+    pub(crate) fn load_all(&self, digests: bool) -> Vec<Loaded> {
+        let mut loaded: Vec<Loaded> = self
+            .candidates()
+            .into_iter()
+            .filter_map(|(name, files)| self.load(name, files, digests))
+            .collect();
         loaded.sort_by(|a, b| a.name.cmp(&b.name));
         loaded
     }
 
-    /// The skill named `name`, if it can be served now (blocking).
-    pub(crate) fn find(&self, name: &str) -> Option<Loaded> {
+    /// The skill named `name`, if it can be served now (blocking; `digests` as for
+    /// [`Skills::load_all`]).
+    pub(crate) fn find(&self, name: &str, digests: bool) -> Option<Loaded> {
         let (name, files) = self.candidates().into_iter().find(|(n, _)| n == name)?;
-        self.load(name, files)
+        self.load(name, files, digests)
     }
 
-    fn load(&self, name: String, files: Files) -> Option<Loaded> {
-        match Loaded::load(name.clone(), files) {
+    fn load(&self, name: String, files: Files, digests: bool) -> Option<Loaded> {
+        match Loaded::load(name.clone(), files, digests) {
             Ok(loaded) => Some(loaded),
             Err(problem) => {
                 self.warn(&name, &problem);

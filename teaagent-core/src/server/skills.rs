@@ -39,7 +39,7 @@ pub(crate) async fn list(shared: &Shared, cursor: Option<String>) -> Result<List
         None => None,
     };
     blocking(&shared.skills, move |skills| {
-        let loaded = skills.load_all();
+        let loaded = skills.load_all(true);
         let mut page: Vec<Loaded> =
             loaded.into_iter().filter(|s| after.as_deref().is_none_or(|a| s.name.as_str() > a)).collect();
         let more = page.len() > PAGE_SIZE;
@@ -74,7 +74,7 @@ pub(crate) async fn get(shared: &Shared, params: GetSkillParams) -> Result<GetSk
         if path != "SKILL.md" {
             return Err(unknown());
         }
-        let skill = skills.find(&name).ok_or_else(unknown)?;
+        let skill = skills.find(&name, true).ok_or_else(unknown)?;
         Ok(GetSkillResult { skill: skill.manifest })
     })
     .await
@@ -96,7 +96,7 @@ pub(crate) async fn directory(
             details: format!("{uri} is not a folder of a skill this server serves"),
         };
         let (name, path) = parse_uri(&uri).ok_or_else(not_a_folder)?;
-        let skill = skills.find(&name).ok_or_else(not_a_folder)?;
+        let skill = skills.find(&name, false).ok_or_else(not_a_folder)?;
         let resources = skill.directory(&path, &uri)?;
         Ok(DirectoryReadResult { resources, next_cursor: None })
     })
@@ -111,9 +111,10 @@ pub(crate) async fn list_resources(
 ) -> Result<ListResourcesResult, Error> {
     let mut skill_entries = Vec::new();
     if cursor.is_none() && !shared.skills.is_empty() {
-        skill_entries =
-            blocking(&shared.skills, |skills| Ok(skills.load_all().iter().map(Loaded::listing).collect()))
-                .await?;
+        skill_entries = blocking(&shared.skills, |skills| {
+            Ok(skills.load_all(false).iter().map(Loaded::listing).collect())
+        })
+        .await?;
     }
     let mut page = match &shared.resources {
         Some(provider) => provider.list(cursor).await?,
@@ -144,7 +145,7 @@ pub(crate) async fn read_resource(shared: &Shared, uri: String) -> Result<ReadRe
         if path.is_empty() {
             return Err(not_found());
         }
-        let skill = skills.find(&name).ok_or_else(not_found)?;
+        let skill = skills.find(&name, false).ok_or_else(not_found)?;
         skill.read(&path, &uri)
     })
     .await

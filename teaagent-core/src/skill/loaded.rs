@@ -22,37 +22,48 @@ const SKILL_MD: &str = "SKILL.md";
 pub(crate) struct Loaded {
     pub(crate) name: String,
     files: Files,
-    /// Its files' paths, sorted.
-    listed: Vec<String>,
+    /// Its files' paths, sorted, and their sizes (as read for a digest, else as listed).
+    listed: Vec<(String, u64)>,
     pub(crate) manifest: SkillManifest,
 }
 
 impl Loaded {
-    /// Reads every file of the skill `name` and checks it; the problem, said for a person,
-    /// when it cannot be served.
-    pub(super) fn load(name: String, files: Files) -> Result<Self, String> {
+    /// Lists the skill `name`'s files and checks it; the problem, said for a person, when it
+    /// cannot be served. With `digests` every file is read for its manifest entry; without (to
+    /// read one file, list a folder or list resources) only its `SKILL.md`, and the manifest
+    /// lists only that.
+    pub(super) fn load(name: String, files: Files, digests: bool) -> Result<Self, String> {
         if !is_valid_name(&name) {
             return Err("its name must be 1 to 64 of a-z, 0-9 and `-`, not starting or ending with `-`, without `--`; rename its folder".into());
         }
-        let listed = files.list().map_err(|e| format!("listing its files: {e}"))?;
-        if !listed.iter().any(|f| f == SKILL_MD) {
+        let mut listed = files.list().map_err(|e| format!("listing its files: {e}"))?;
+        if !listed.iter().any(|(f, _)| f == SKILL_MD) {
             return Err(format!("it has no {SKILL_MD}"));
+        }
+        let too_large = || format!("its files are larger than {MAX_SKILL_SIZE} bytes together");
+        if listed.iter().map(|(_, size)| size).sum::<u64>() > MAX_SKILL_SIZE {
+            return Err(too_large());
         }
         let mut resources = Vec::with_capacity(listed.len());
         let mut total = 0u64;
         let mut skill_md = None;
-        for path in &listed {
+        for (path, size) in &mut listed {
+            if !digests && path != SKILL_MD {
+                continue;
+            }
             let bytes = files.read(path).map_err(|e| format!("reading {path}: {e}"))?;
-            total += bytes.len() as u64;
+            // The size as read (a file may have grown since it was listed).
+            *size = bytes.len() as u64;
+            total += *size;
             if total > MAX_SKILL_SIZE {
-                return Err(format!("its files are larger than {MAX_SKILL_SIZE} bytes together"));
+                return Err(too_large());
             }
             let mut hash = hmac_sha256::Hash::new();
             hash.update(&bytes);
             resources.push(SkillFile {
                 uri: uri(&name, path),
                 digest: format!("sha256:{}", crate::digest::hex(&hash.finalize())),
-                size: bytes.len() as u64,
+                size: *size,
             });
             if path == SKILL_MD {
                 skill_md = Some(bytes);
@@ -120,7 +131,7 @@ impl Loaded {
         }
         let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
         let mut children: Vec<Resource> = Vec::new();
-        for file in &self.listed {
+        for (file, size) in &self.listed {
             let Some(rest) = file.strip_prefix(&prefix) else { continue };
             let (child, is_dir) = match rest.split_once('/') {
                 Some((dir, _)) => (dir, true),
@@ -130,13 +141,11 @@ impl Loaded {
             if children.last().is_some_and(|c| c.uri == uri(&self.name, &child_path)) {
                 continue;
             }
-            let size =
-                self.manifest.resources.iter().find(|r| r.uri == uri(&self.name, file)).map(|r| r.size);
             children.push(Resource {
                 uri: uri(&self.name, &child_path),
                 name: child.to_owned(),
                 mime_type: Some(if is_dir { DIRECTORY_MIME_TYPE } else { mime_type(file) }.to_owned()),
-                size: if is_dir { None } else { size },
+                size: if is_dir { None } else { Some(*size) },
                 description: None,
             });
         }

@@ -24,13 +24,13 @@ pub(crate) enum Files {
 }
 
 impl Files {
-    /// Every file served, `/`-separated paths relative to the skill, sorted; at most
+    /// Every file served and its size, `/`-separated paths relative to the skill, sorted; at most
     /// [`MAX_FILES`] (more is an error: the manifest would not be complete). In a folder: links
     /// to files that stay beneath the root are followed, links to directories are not; what
     /// policy hides, special files and names that are not UTF-8 are left out.
-    pub(crate) fn list(&self) -> Result<Vec<String>, SkillFileError> {
+    pub(crate) fn list(&self) -> Result<Vec<(String, u64)>, SkillFileError> {
         match self {
-            Files::Embedded(files) => Ok(files.keys().cloned().collect()),
+            Files::Embedded(files) => Ok(files.iter().map(|(p, b)| (p.clone(), b.len() as u64)).collect()),
             Files::Folder { workspace, dir } => {
                 let mut out = Vec::new();
                 walk(workspace, dir, "", 0, &mut out)?;
@@ -52,9 +52,9 @@ impl Files {
     }
 
     /// Whether `path` (relative to the skill) is a directory of it.
-    pub(crate) fn is_dir(&self, path: &str, listed: &[String]) -> bool {
+    pub(crate) fn is_dir(&self, path: &str, listed: &[(String, u64)]) -> bool {
         path.is_empty()
-            || listed.iter().any(|f| f.strip_prefix(path).is_some_and(|rest| rest.starts_with('/')))
+            || listed.iter().any(|(f, _)| f.strip_prefix(path).is_some_and(|rest| rest.starts_with('/')))
     }
 }
 
@@ -67,7 +67,7 @@ fn walk(
     dir: &Path,
     prefix: &str,
     depth: usize,
-    out: &mut Vec<String>,
+    out: &mut Vec<(String, u64)>,
 ) -> Result<(), SkillFileError> {
     if depth > MAX_DEPTH {
         return Ok(());
@@ -88,8 +88,10 @@ fn walk(
             // A link is followed only to a file beneath the root.
             EntryKind::File | EntryKind::Symlink => {
                 let Ok(file) = workspace.resolve(&path) else { continue };
-                if matches!(file.target(), Target::File { .. }) && !hidden(workspace, &file) {
-                    out.push(relative);
+                if let Target::File { size, .. } = file.target()
+                    && !hidden(workspace, &file)
+                {
+                    out.push((relative, size));
                 }
             }
             EntryKind::Special => {}

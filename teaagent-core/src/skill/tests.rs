@@ -48,7 +48,7 @@ fn an_embedded_skill_has_its_manifest_and_bad_ones_are_left_out() {
         .skill(SkillDef::embedded("wrong-name").file("SKILL.md", MD))
         .skill(SkillDef::embedded("Bad").file("SKILL.md", MD))
         .skill(SkillDef::embedded("none").file("README.md", "x"));
-    let loaded = skills.load_all();
+    let loaded = skills.load_all(true);
     assert_eq!(loaded.len(), 1);
     let m = &loaded[0].manifest;
     assert_eq!(m.uri, "skill://notes/SKILL.md");
@@ -89,7 +89,7 @@ fn a_folder_is_read_beneath_its_root_with_hidden_files_and_escaping_links_left_o
     let workspace = Workspace::open(scratch.path()).expect("workspace");
     workspace.set_hidden(Arc::new(|_scope: &str, path: &Path| path.ends_with(".env")));
     let skills = Skills::new().workspace_root(&workspace, "skills").workspace_root(&workspace, "missing");
-    let loaded = skills.find("notes").expect("served");
+    let loaded = skills.find("notes", true).expect("served");
     let files: Vec<_> = loaded.manifest.resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(files, ["skill://notes/SKILL.md", "skill://notes/inside.md", "skill://notes/references/a.md"]);
     assert!(matches!(
@@ -100,6 +100,6 @@ fn a_folder_is_read_beneath_its_root_with_hidden_files_and_escaping_links_left_o
         loaded.read("leak.txt", "u"),
         Err(crate::Error::Resource { reason: crate::error::ResourceRefusal::OutsideWorkspace, .. })
     ));
-    let names: Vec<_> = skills.load_all().into_iter().map(|s| s.name).collect();
+    let names: Vec<_> = skills.load_all(false).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["notes", "other"]);
 }
