@@ -311,3 +311,74 @@ fn teaagent_mcp_serve_passes_every_testable_check_of_server_stateless() {
     let declared = checks.iter().find(|c| c["id"] == "sep-2575-server-declares-prompts-in-discover");
     assert_eq!(declared.map(|c| c["status"].clone()), Some(serde_json::json!("SUCCESS")), "{text}");
 }
+
+/// The skills extension's scenarios (run only when named: the suite scores none of them).
+const SKILL_SCENARIOS: [&str; 3] =
+    ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"];
+
+/// Runs `--scenario scenario` against `url` (with the expected failures, so a WARNING fails the
+/// run too) and asserts that every check in its `checks.json` is a SUCCESS: a scenario whose
+/// checks are all SKIPPED (the extension not declared) shows as passed in the suite's summary,
+/// so the summary alone proves nothing.
+fn every_check_succeeds(url: &str, scenario: &str, label: &str) {
+    let bin = installed_bin();
+    let results =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance").join(label).join(scenario);
+    let _ = std::fs::remove_dir_all(&results);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(bin.join("conformance"))
+        .args(["server", "--url", url, "--scenario", scenario, "--expected-failures"])
+        .arg(suite_dir().join("expected-failures.yml"))
+        .arg("-o")
+        .arg(&results)
+        .env("PATH", path)
+        .output()
+        .expect("run the conformance suite");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{scenario} against {label} failed ({}):\n{text}", out.status);
+    let run = std::fs::read_dir(&results)
+        .expect("results")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(&format!("server-{scenario}-")))
+        .unwrap_or_else(|| panic!("no results of {scenario}:\n{text}"));
+    let checks: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(run.path().join("checks.json")).expect("checks.json"))
+            .expect("checks are JSON");
+    assert!(checks.len() >= 3, "{scenario}: only {} checks:\n{text}", checks.len());
+    for check in &checks {
+        let status = check["status"].as_str().unwrap_or_default();
+        assert_eq!(status, "SUCCESS", "{scenario} against {label}: `{}`: {check}\n{text}", check["id"]);
+    }
+}
+
+#[test]
+fn the_fixture_passes_every_check_of_the_skills_scenarios() {
+    let fixture = Fixture::start();
+    for scenario in SKILL_SCENARIOS {
+        every_check_succeeds(&fixture.url, scenario, "fixture-skills");
+    }
+}
+
+/// `teaagent mcp serve` on a workspace with skills where clients keep them (one with a
+/// subfolder, another in `.claude/skills`) and one in the user's home.
+#[test]
+fn teaagent_mcp_serve_passes_every_check_of_the_skills_scenarios() {
+    let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    tree.write(
+        "ws/.agents/skills/api-design/SKILL.md",
+        "---\nname: api-design\ndescription: Design an HTTP API the way this project does\nallowed-tools: [read_file]\n---\n\nRead references/rules.md.\n",
+    );
+    tree.write("ws/.agents/skills/api-design/references/rules.md", "Nouns, not verbs.\n");
+    tree.write(
+        "ws/.claude/skills/changelog/SKILL.md",
+        "---\nname: changelog\ndescription: Add an entry to CHANGELOG.md\n---\n\nNewest first.\n",
+    );
+    home.write(
+        "skills/my-style/SKILL.md",
+        "---\nname: my-style\ndescription: How I like my commit messages\n---\n\nShort subject lines.\n",
+    );
+    let server = Fixture::teaagent(&tree, &home);
+    for scenario in SKILL_SCENARIOS {
+        every_check_succeeds(&server.url, scenario, "mcp-serve-skills");
+    }
+}

@@ -9,7 +9,7 @@ use teaagent_core::policy::Advice;
 use teaagent_core::policy::audit::AuditLog;
 use teaagent_core::workspace::lock::LockRegistry;
 use teaagent_core::workspace::resources::WorkspaceResources;
-use teaagent_core::{Registry, Server, ServerConfig, Workspace, visible};
+use teaagent_core::{Registry, Server, ServerConfig, Skills, Workspace, visible};
 
 use crate::cli::CallFlags;
 use crate::{config, external, sandbox};
@@ -79,6 +79,7 @@ pub(crate) fn server(
         }
     }
     external::announce_unchecked(&registry, &gateway, &policy);
+    let skills = skills(&workspace, &policy, &registry);
     let config = settings.server_config(ServerConfig::default());
     let locks = LockRegistry::open_home().context("cannot use $TEAAGENT_HOME")?;
     let root = workspace.root().to_path_buf();
@@ -87,6 +88,7 @@ pub(crate) fn server(
         .policy(policy)
         .workspace(workspace.clone())
         .resources(WorkspaceResources::new(workspace.clone()))
+        .skills(skills)
         .lock(locks, root)
         .availability(gateway.clone())
         .state(sandbox)
@@ -106,6 +108,45 @@ pub(crate) fn server(
         server = server.shared_state(shared);
     }
     Ok((server, workspace, gateway, announced))
+}
+
+/// The workspace folders skills are served from, where the clients keep them (each
+/// `<folder>/<name>/SKILL.md`), in this order: the first skill of a name is served.
+pub(crate) const WORKSPACE_SKILLS: [&str; 3] = [".agents/skills", ".claude/skills", ".github/skills"];
+
+/// The skills `mcp serve` offers: the workspace's ([`WORKSPACE_SKILLS`], read beneath its root
+/// like every file the server reads, its deny rules hiding files), then the user's own in
+/// `$TEAAGENT_HOME/skills` (read beneath that folder, the same deny rules applied to paths
+/// relative to it). A home without a `skills` folder adds none.
+fn skills(workspace: &Workspace, policy: &teaagent_core::Policy, registry: &Registry) -> Skills {
+    let mut skills = Skills::new();
+    for dir in WORKSPACE_SKILLS {
+        skills = skills.workspace_root(workspace, dir);
+    }
+    let Ok(home) = teaagent_core::home::dir() else { return skills };
+    let dir = home.join("skills");
+    if !dir.is_dir() {
+        return skills;
+    }
+    match Workspace::open(&dir) {
+        Ok(own) => {
+            if let Some(hidden) = policy.hidden_paths(registry) {
+                own.set_hidden(hidden);
+            }
+            if let Some(scopes) = policy.link_scopes() {
+                own.set_hides_links(scopes);
+            }
+            skills.workspace_root(&own, ".")
+        }
+        Err(e) => {
+            eprintln!(
+                "teaagent: warning: your skills in {} are not served: {}",
+                visible::escape(&dir.display().to_string()),
+                visible::escape(&e.to_string())
+            );
+            skills
+        }
+    }
 }
 
 /// Children of this process (shell_exec) must not reach its stdin or stdout through

@@ -9,8 +9,8 @@
 //! - [`tool`](macro@tool), [`Registry`] and [`Server`]: define tools, check them, serve them
 //!   ([`Server::run_stdio`], `Server::serve_http` with the `http` feature).
 //! - [`ToolContext`], [`State`], [`Json`], [`ToolError`]: what a tool receives and returns
-//!   ([`tool`](mod@tool)); [`PromptDef`] and [`resource::ResourceProvider`] for prompts and
-//!   resources.
+//!   ([`tool`](mod@tool)); [`PromptDef`], [`resource::ResourceProvider`] and [`SkillDef`] for
+//!   prompts, resources and skills.
 //! - [`Policy`] and [`config`]: which calls run (modes, grants, deny rules, approvals, audit),
 //!   and the files and variables a server reads them from.
 //! - [`testing`]: an in-process client for your tools' tests.
@@ -34,7 +34,7 @@
 //! - **`builtin-tools`** (off by default): the built-in workspace tools of `teaagent mcp serve`
 //!   (`teaagent_core::builtin_tools`: `read_file`, `search_text`, `shell_exec`, …) and the workspace's
 //!   files served as resources (`workspace::{walk, uri, resources}`). They bring ripgrep's
-//!   engine (`grep-searcher`, `grep-regex`), `ignore`, `mime_guess`, `base64` and tokio's
+//!   engine (`grep-searcher`, `grep-regex`), `ignore`, `mime_guess` and tokio's
 //!   `process` feature. A server of your own tools needs none of it, so it does not compile it:
 //!   without the feature the echo example's dependency tree is under 100 crates (the
 //!   `footprint` bench measures it next to the same server written with rmcp). The `teaagent`
@@ -114,6 +114,7 @@ mod scratch;
 pub mod server;
 #[doc(hidden)] // its public types are documented where a server author meets them, in `server`
 pub mod session;
+pub mod skill;
 mod task;
 pub mod testing;
 pub mod tool;
@@ -129,6 +130,7 @@ pub use registry::{OutputMismatch, Registry, RegistryBuilder, RegistryError};
 pub use server::{
     Announcement, Peer, ResourceProvider, Server, ServerConfig, Serving, ToolAvailability, ToolOverride,
 };
+pub use skill::{SkillDef, Skills};
 pub use task::BoxFuture;
 pub use tool::{
     Behavior, Bounded, ClientCapability, DefineTool, Handler, InputError, InputRequest, IntoToolOutput, Json,

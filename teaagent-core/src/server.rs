@@ -94,6 +94,7 @@ mod router;
 mod serve;
 mod serving;
 mod shared;
+mod skills;
 mod startup;
 mod transport;
 mod watch;
@@ -114,6 +115,7 @@ pub struct Server {
     config: ServerConfig,
     resources: Option<Arc<dyn ResourceProvider>>,
     prompts: Arc<crate::prompt::Prompts>,
+    skills: Arc<crate::skill::Skills>,
     /// The store of what replicas share ([`Server::shared_state`]).
     store: Arc<dyn crate::fleet::Store>,
     workspace: Option<Workspace>,
@@ -162,6 +164,7 @@ impl Server {
             config: ServerConfig::default(),
             resources: None,
             prompts: Arc::default(),
+            skills: Arc::default(),
             store: Arc::new(crate::fleet::LocalStore::new()),
             workspace: None,
             lock: None,
@@ -190,6 +193,23 @@ impl Server {
     /// [`crate::prompt`]).
     pub fn prompts(mut self, prompts: crate::prompt::Prompts) -> Self {
         self.prompts = Arc::new(prompts);
+        self
+    }
+
+    /// Offers these skills (`skills/list`, `skills/get`, `resources/directory/read`, and their
+    /// files through `resources/list` and `resources/read`; see [`crate::skill`]).
+    ///
+    /// ```
+    /// use teaagent_core::skill::{SkillDef, Skills};
+    /// use teaagent_core::{Registry, Server};
+    ///
+    /// let skill = SkillDef::embedded("triage")
+    ///     .file("SKILL.md", "---\nname: triage\ndescription: Sort new issues by area\n---\nLabel each issue.\n");
+    /// let server = Server::new(Registry::builder().build().unwrap()).skills(Skills::new().skill(skill));
+    /// # let _ = server;
+    /// ```
+    pub fn skills(mut self, skills: crate::skill::Skills) -> Self {
+        self.skills = Arc::new(skills);
         self
     }
 
@@ -323,12 +343,13 @@ impl Server {
     pub fn announcement(&self) -> Announcement {
         Announcement {
             server_info: self.info.clone(),
-            resources: self.resources.is_some(),
+            resources: self.resources.is_some() || !self.skills.is_empty(),
             instructions: self.config.instructions.clone(),
             tools_list_changed: self.availability.is_some(),
             resource_subscribe: self.resources.as_ref().is_some_and(|r| r.subscribable()),
             prompts: !self.prompts.is_empty(),
             completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
+            skills: !self.skills.is_empty(),
         }
     }
 }

@@ -89,6 +89,10 @@ reasons! {
         /// A prompt's arguments: a required one missing, one that is not a string, or one the
         /// prompt does not take.
         InvalidPromptArguments => "invalid_prompt_arguments", "invalid prompt arguments";
+        /// `skills/get` names a URI that is no skill's `SKILL.md` here.
+        UnknownSkill => "unknown_skill", "unknown skill";
+        /// `resources/directory/read` names a URI that is not a folder of a skill served here.
+        NotADirectory => "not_a_directory", "not a directory";
     }
 }
 

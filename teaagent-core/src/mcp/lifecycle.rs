@@ -90,6 +90,9 @@ pub struct ServerCapabilities {
     /// `logging/setLevel` and `notifications/message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logging: Option<JsonObject>,
+    /// The extensions served, by identifier, each with its settings (modern era only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
 }
 
 /// The capability of a list that never changes during a session.

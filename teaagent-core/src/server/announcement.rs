@@ -22,6 +22,9 @@ pub struct Announcement {
     /// Whether the `completions` capability is declared (a prompt or the resource provider
     /// completes arguments).
     pub completions: bool,
+    /// Whether the server has skills ([`crate::Server::skills`]): the `resources` capability is
+    /// declared, and in the modern era the skills extension too.
+    pub skills: bool,
 }
 
 impl Announcement {
@@ -36,6 +39,7 @@ impl Announcement {
             resource_subscribe: false,
             prompts: false,
             completions: false,
+            skills: false,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::mcp::modern::{
 };
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
+use crate::mcp::skills::{DirectoryReadParams, GetSkillParams};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::session::Caller;
 use crate::session::fairness::MAX_LISTENERS;
@@ -173,31 +174,58 @@ pub(crate) async fn dispatch(
                 });
                 answers.ok(set, Cache::None)
             }
-            "resources/list" | "resources/read" | "resources/templates/list" => match &shared.resources {
-                None => answers.error(Error::MethodNotFound { method: method.to_owned() }),
-                Some(provider) => match method {
-                    "resources/list" => match parse_params::<PaginatedParams>(params) {
-                        Ok(p) => answers.ok(provider.list(p.cursor).await, Cache::Private),
-                        Err(e) => answers.error(e),
-                    },
-                    "resources/read" => match parse_params::<ReadResourceParams>(params) {
-                        Ok(p) => {
-                            let read = async {
-                                let _turn = shared.turn("resources/read").await?;
-                                provider.read(p.uri).await
-                            };
-                            answers.read_result(read.await)
-                        }
-                        Err(e) => answers.error(e),
-                    },
-                    _ => answers.ok(
-                        parse_params::<PaginatedParams>(params).map(|_| ListResourceTemplatesResult {
-                            resource_templates: provider.templates(),
-                        }),
-                        Cache::Public,
-                    ),
-                },
+            // Skills (`super::skills`): their methods in the modern era only, when there are any.
+            "skills/list" | "skills/get" | "resources/directory/read"
+                if !modern || !shared.announcement.skills =>
+            {
+                answers.error(Error::MethodNotFound { method: method.to_owned() })
+            }
+            "skills/list" => match parse_params::<PaginatedParams>(params) {
+                Ok(p) => answers.ok(super::skills::list(shared, p.cursor).await, Cache::Private),
+                Err(e) => answers.error(e),
             },
+            "skills/get" => match parse_params::<GetSkillParams>(params) {
+                Ok(p) => answers.ok(super::skills::get(shared, p).await, Cache::Private),
+                Err(e) => answers.error(e),
+            },
+            "resources/directory/read" => match parse_params::<DirectoryReadParams>(params) {
+                Ok(p) => answers.ok(super::skills::directory(shared, p).await, Cache::Private),
+                Err(e) => answers.error(e),
+            },
+            "resources/list" | "resources/read" | "resources/templates/list"
+                if shared.resources.is_none() && !shared.announcement.skills =>
+            {
+                answers.error(Error::MethodNotFound { method: method.to_owned() })
+            }
+            "resources/list" => match parse_params::<PaginatedParams>(params) {
+                Ok(p) => answers.ok(super::skills::list_resources(shared, p.cursor).await, Cache::Private),
+                Err(e) => answers.error(e),
+            },
+            "resources/read" => match parse_params::<ReadResourceParams>(params) {
+                Ok(p) => {
+                    let read = async {
+                        let _turn = shared.turn("resources/read").await?;
+                        match &shared.resources {
+                            _ if super::skills::reads(shared, &p.uri) => {
+                                super::skills::read_resource(shared, p.uri).await
+                            }
+                            Some(provider) => provider.read(p.uri).await,
+                            None => Err(Error::Resource {
+                                uri: p.uri,
+                                reason: crate::error::ResourceRefusal::NotFound,
+                            }),
+                        }
+                    };
+                    answers.read_result(read.await)
+                }
+                Err(e) => answers.error(e),
+            },
+            "resources/templates/list" => answers.ok(
+                parse_params::<PaginatedParams>(params).map(|_| ListResourceTemplatesResult {
+                    resource_templates: shared.resources.as_ref().map(|r| r.templates()).unwrap_or_default(),
+                }),
+                Cache::Public,
+            ),
             _ => answers.error(Error::MethodNotFound { method: method.to_owned() }),
         }
     };

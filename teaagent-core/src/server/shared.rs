@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) resources: Option<Arc<dyn ResourceProvider>>,
     /// The prompts ([`Server::prompts`]).
     pub(crate) prompts: Arc<crate::prompt::Prompts>,
+    /// The skills ([`Server::skills`]).
+    pub(crate) skills: Arc<crate::skill::Skills>,
     pub(crate) peer: Peer,
     pub(crate) workspace: Option<crate::workspace::Workspace>,
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
@@ -98,6 +100,7 @@ impl Shared {
             config: server.config,
             resources: server.resources,
             prompts: server.prompts,
+            skills: server.skills,
             peer,
             workspace: server.workspace,
             lock: server.lock,
@@ -128,7 +131,18 @@ impl Shared {
     pub(crate) fn discover(&self) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
-            capabilities: self.capabilities(),
+            capabilities: {
+                let mut capabilities = self.capabilities();
+                if self.announcement.skills {
+                    let mut extensions = crate::mcp::JsonObject::new();
+                    extensions.insert(
+                        crate::mcp::skills::SKILLS_EXTENSION.to_owned(),
+                        serde_json::json!({ "directoryRead": true }),
+                    );
+                    capabilities.extensions = Some(extensions);
+                }
+                capabilities
+            },
             instructions: self.config.instructions.clone(),
         }
     }

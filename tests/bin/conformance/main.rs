@@ -19,7 +19,7 @@ use teaagent_core::mcp::resources::{ListResourcesResult, ReadResourceResult, Res
 use teaagent_core::mcp::{Content, EmbeddedResource};
 use teaagent_core::{
     BoxFuture, ClientCapability, Error, InputRequest, PromptDef, Prompts, Registry, ResourceProvider, Server,
-    ToolContext, ToolError, tool,
+    SkillDef, Skills, ToolContext, ToolError, tool,
 };
 
 /// A 1×1 PNG.
@@ -460,8 +460,31 @@ fn main() -> ExitCode {
     let server = Server::new(registry)
         .server_info("teaagent-conformance-fixture", env!("CARGO_PKG_VERSION"))
         .resources(TestResources)
-        .prompts(prompts());
+        .prompts(prompts())
+        .skills(skills());
     teaagent_tests::serve_http(server, &addr)
+}
+
+/// The skills the `sep-2640-*` scenarios look at: the first listed has a subfolder (the
+/// directory scenario needs a child that is a folder), and a frontmatter with more than `name`
+/// and `description` (compared key by key with the file's).
+fn skills() -> Skills {
+    Skills::new()
+        .skill(
+            SkillDef::embedded("code-review")
+                .file(
+                    "SKILL.md",
+                    "---\nname: code-review\ndescription: Review a change for bugs, in the order of references/checklist.md\n\
+                     license: Apache-2.0\nmetadata:\n  version: \"1.0\"\n  strict: yes\n---\n\n# Code review\n\n\
+                     Go through references/checklist.md, then run scripts/lint.sh.\n",
+                )
+                .file("references/checklist.md", "1. Tests\n2. Errors\n3. Names\n")
+                .file("scripts/lint.sh", "#!/bin/sh\ncargo clippy -- -D warnings\n"),
+        )
+        .skill(SkillDef::embedded("release-notes").file(
+            "SKILL.md",
+            "---\nname: release-notes\ndescription: Write the release notes of a version\n---\n\nOne line per change.\n",
+        ))
 }
 
 /// The values that start with what was typed.
