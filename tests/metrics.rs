@@ -222,6 +222,8 @@ fn metrics_listen_serves_metrics_apart_without_a_token_and_logs_are_json_lines()
 fn json_logs_over_stdio_leave_stdout_to_the_protocol() {
     let (tree, home) = (Tree::new(), Tree::new());
     tree.write("ws/a.txt", "hello");
+    // A server not decided yet: the command's own warning about it is a JSON line too.
+    home.write("config.toml", "[mcp_servers.later]\ncommand = \"/bin/true\"\n");
     let mut child = Command::new(Bin::Teaagent.path())
         .args(["mcp", "serve", "--log-format", "json", "--log-level", "debug", "--root"])
         .arg(tree.root())
@@ -274,6 +276,31 @@ fn json_logs_over_stdio_leave_stdout_to_the_protocol() {
             "{line}"
         );
     }
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains(r#""level":"WARN""#) && l.contains("not starting external server `later`")),
+        "{stderr}"
+    );
+
+    // The error the command stops on is a JSON line as well.
+    let out = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--log-format", "json", "--root"])
+        .arg(tree.path("no-such-root"))
+        .env("TEAAGENT_HOME", home.base())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent");
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in stderr.lines() {
+        let object: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("stderr: not JSON ({e}): {line}"));
+        assert!(object["level"].is_string(), "{line}");
+    }
+    assert!(stderr.contains(r#""level":"ERROR""#) && stderr.contains("no-such-root"), "{stderr}");
 }
 
 #[test]

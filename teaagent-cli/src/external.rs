@@ -61,22 +61,22 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
         let pinned = match trust::verdict(records.get(&name), &now) {
             trust::Verdict::Start(pinned) => pinned,
             trust::Verdict::Refuse(why) => {
-                eprintln!(
-                    "teaagent: not starting external server `{}`: {}",
+                crate::say::warning(&format!(
+                    "not starting external server `{}`: {}",
                     visible::shown(&name),
                     visible::escape(&why)
-                );
+                ));
                 continue;
             }
         };
         let mut external = match external(&name, &server, &now, pinned) {
             Ok(external) => external,
             Err(e) => {
-                eprintln!(
-                    "teaagent: not starting external server `{}`: {}",
+                crate::say::warning(&format!(
+                    "not starting external server `{}`: {}",
                     visible::shown(&name),
                     one_line(&e)
-                );
+                ));
                 continue;
             }
         };
@@ -136,13 +136,13 @@ pub(crate) fn announce_unchecked(registry: &Registry, gateway: &Gateway, policy:
             continue;
         };
         let own = tool.name().strip_prefix(&format!("{server}__")).unwrap_or(tool.name());
-        eprintln!(
-            "teaagent: warning: refused external tool `{}`: {}; say what its arguments are in [mcp_servers.{}.roles] (e.g. `{} = {{ query = \"text\" }}`; \"path\", \"command\" or \"text\"), and it is checked against the rule",
+        crate::say::warning(&format!(
+            "warning: refused external tool `{}`: {}; say what its arguments are in [mcp_servers.{}.roles] (e.g. `{} = {{ query = \"text\" }}`; \"path\", \"command\" or \"text\"), and it is checked against the rule",
             visible::escape(tool.name()),
             visible::escape(&why),
             visible::escape(server),
             visible::escape(own)
-        );
+        ));
     }
 }
 
@@ -160,7 +160,7 @@ pub(crate) fn registry_with_gateway(
     let started = Gateway::start(servers, &|name| builtin.get(name).is_some(), GatewayOptions::default())
         .context("cannot start the gateway")?;
     for problem in &started.problems {
-        eprintln!("teaagent: warning: {}", visible::escape(problem));
+        crate::say::warning(&format!("warning: {}", visible::escape(problem)));
     }
     let registry = Registry::builder()
         .tools(teaagent_core::builtin_tools::builtin())
@@ -213,7 +213,7 @@ pub(crate) fn listing() -> anyhow::Result<Listing> {
     let builtin = registry()?;
     let started = Gateway::definitions(externals, &|name| builtin.get(name).is_some());
     for problem in &started.problems {
-        eprintln!("teaagent: warning: {}", visible::escape(problem));
+        crate::say::warning(&format!("warning: {}", visible::escape(problem)));
     }
     Ok(Listing { tools: started.tools, refused, states, gateway: started.gateway })
 }

@@ -18,6 +18,7 @@ mod doctor;
 mod external;
 mod pins;
 mod sandbox;
+mod say;
 mod setup;
 mod trust;
 
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("teaagent: {}", one_line(&e));
+            say::error(&one_line(&e));
             match e.downcast_ref::<config::ConfigError>() {
                 Some(config) if config.is_usage() => ExitCode::from(2),
                 // A client's file that cannot be used, or a flag `mcp install` cannot use.

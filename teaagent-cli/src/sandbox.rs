@@ -59,10 +59,10 @@ pub(crate) fn announce(sandbox: &Sandbox) {
         }
         false => "they are refused (`[shell] unsandboxed = \"warn\"` runs them with a warning instead)",
     };
-    eprintln!(
-        "teaagent: warning: this machine cannot enforce the command sandbox ({}): {then}",
+    crate::say::warning(&format!(
+        "warning: this machine cannot enforce the command sandbox ({}): {then}",
         missing.join("; ")
-    );
+    ));
 }
 
 /// The command sandbox of the configuration in force here (the user's file, this directory's

@@ -42,9 +42,9 @@ pub(crate) fn server(
     // server settles before its first answer depends on it (a command's call waits for it).
     std::thread::spawn(teaagent_core::sandbox::Support::probe);
     for id in &flags.approve_call_id {
-        eprintln!(
-            "teaagent: warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
-        );
+        crate::say::warning(&format!(
+            "warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
+        ));
     }
     let (registry, gateway) = external::registry_with_gateway(flags, wanted)?;
     let settings = match config::load(flags, &workspace, &registry) {
@@ -55,7 +55,7 @@ pub(crate) fn server(
         }
     };
     for warning in &settings.warnings {
-        eprintln!("teaagent: warning: {}", visible::escape(warning));
+        crate::say::warning(&format!("warning: {}", visible::escape(warning)));
     }
     let sandbox = sandbox::command_sandbox(&settings);
     let policy = settings
@@ -72,7 +72,7 @@ pub(crate) fn server(
     // (that server may be withheld or not allowed right now).
     for rule in policy.rules_naming_no_tool(&registry) {
         if rule.rule.contains(SEPARATOR) {
-            eprintln!("teaagent: warning: {}", visible::escape(&rule.to_string()));
+            crate::say::warning(&format!("warning: {}", visible::escape(&rule.to_string())));
         } else {
             gateway.shutdown();
             return Err(config::ConfigError::RuleNamesNoTool(rule.to_string()).into());
@@ -139,11 +139,11 @@ fn skills(workspace: &Workspace, policy: &teaagent_core::Policy, registry: &Regi
             skills.workspace_root(&own, ".")
         }
         Err(e) => {
-            eprintln!(
-                "teaagent: warning: your skills in {} are not served: {}",
+            crate::say::warning(&format!(
+                "warning: your skills in {} are not served: {}",
                 visible::escape(&dir.display().to_string()),
                 visible::escape(&e.to_string())
-            );
+            ));
             skills
         }
     }

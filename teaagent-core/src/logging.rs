@@ -11,7 +11,7 @@
 //! Forwarding is per process: the server that is serving receives the process's events.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
@@ -55,6 +55,14 @@ pub enum LogFormat {
     Json,
 }
 
+static JSON_LINES: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`init_as`] installed [`LogFormat::Json`]: then every line on stderr must be a JSON
+/// object, and what a program says there besides its logs goes through `tracing` too.
+pub fn json_lines() -> bool {
+    JSON_LINES.load(Ordering::Relaxed)
+}
+
 /// [`init`], with the lines on stderr in `format`.
 pub fn init_as(default_directive: &str, format: LogFormat) {
     let from_env = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
@@ -79,6 +87,7 @@ pub fn init_as(default_directive: &str, format: LogFormat) {
         tracing::debug!("a tracing subscriber was already installed; keeping it");
         return;
     }
+    JSON_LINES.store(format == LogFormat::Json, Ordering::Relaxed);
     if let Some(Err(e)) = parsed {
         tracing::warn!("ignoring RUST_LOG={:?}: {e}", from_env.unwrap_or_default());
     }
