@@ -14,6 +14,7 @@ pub mod modern;
 pub mod notifications;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 mod tier;
 pub mod tools;
 pub mod version;

@@ -94,6 +94,7 @@ mod serve;
 mod serving;
 mod shared;
 mod startup;
+mod tasks;
 mod transport;
 mod watch;
 

@@ -17,6 +17,7 @@ use crate::BoxFuture;
 use crate::error::Error;
 use crate::mcp::{CallToolResult, JsonObject};
 
+pub(crate) mod board;
 mod bounded;
 mod context;
 pub mod inputs;
@@ -143,6 +144,8 @@ pub struct ToolDef {
     pub(crate) handler: Option<Handler>,
     /// Set for a tool whose arguments go to another program ([`ForeignArgs`]).
     pub(crate) foreign: Option<ForeignArgs>,
+    /// Whether it runs as a task for a client that supports tasks (`#[tool(task)]`).
+    pub(crate) task: crate::mcp::tasks::TaskSupport,
 }
 
 impl ToolDef {
@@ -165,6 +168,7 @@ impl ToolDef {
             origin: Cow::Borrowed("(unknown origin)"),
             handler: None,
             foreign: None,
+            task: crate::mcp::tasks::TaskSupport::Forbidden,
         })
     }
 
@@ -240,6 +244,11 @@ impl ToolDef {
     /// The tool's own timeout, if it declares one.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Whether the tool runs as a task (README, "Long-running tools as tasks").
+    pub fn task_support(&self) -> crate::mcp::tasks::TaskSupport {
+        self.task
     }
 
     /// Where the tool was defined.
@@ -380,6 +389,13 @@ impl ToolDefBuilder {
     /// The tool's own timeout.
     pub fn timeout(mut self, t: Duration) -> Self {
         self.0.timeout = Some(t);
+        self
+    }
+    /// Runs the tool as a task for a client that supports tasks: the call is answered at once
+    /// with a handle and the tool runs on (`#[tool(task)]`, `#[tool(task = "required")]`). The
+    /// tool's code is the same either way.
+    pub fn task(mut self, support: crate::mcp::tasks::TaskSupport) -> Self {
+        self.0.task = support;
         self
     }
     /// Where the tool was defined.

@@ -89,6 +89,9 @@ reasons! {
         /// A prompt's arguments: a required one missing, one that is not a string, or one the
         /// prompt does not take.
         InvalidPromptArguments => "invalid_prompt_arguments", "invalid prompt arguments";
+        /// `tasks/get`, `tasks/update` or `tasks/cancel` names a task this server does not have
+        /// for this caller (never had, expired, or another caller's).
+        UnknownTask => "unknown_task", "unknown task";
     }
 }
 
@@ -163,6 +166,8 @@ reasons! {
         Subscriptions => "subscriptions", "`subscriptions/listen` streams open";
         /// Streamable HTTP requests in progress (each holds its connection).
         Requests => "requests", "HTTP requests in progress";
+        /// Tasks not over yet (working or waiting for input).
+        Tasks => "tasks", "tasks not over yet";
     }
 }
 
@@ -171,7 +176,7 @@ impl CallerShare {
     pub(super) fn advice(self) -> &'static str {
         match self {
             CallerShare::Questions => "answer one first",
-            CallerShare::Subscriptions => "cancel one first",
+            CallerShare::Subscriptions | CallerShare::Tasks => "cancel one first",
             _ => "retry when one has finished",
         }
     }

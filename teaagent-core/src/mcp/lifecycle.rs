@@ -43,6 +43,12 @@ impl ClientCapabilities {
             _ => false,
         }
     }
+
+    /// Whether the client declared the extension `id` (`extensions: {"<id>": {…}}`, modern
+    /// era).
+    pub fn supports_extension(&self, id: &str) -> bool {
+        self.other.get("extensions").and_then(Value::as_object).is_some_and(|e| e.contains_key(id))
+    }
 }
 
 /// A program's name and version.
@@ -90,6 +96,9 @@ pub struct ServerCapabilities {
     /// `logging/setLevel` and `notifications/message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logging: Option<JsonObject>,
+    /// The extensions served, by identifier, each with its settings (modern era only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
 }
 
 /// The capability of a list that never changes during a session.

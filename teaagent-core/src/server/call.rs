@@ -54,6 +54,7 @@
 mod admit;
 mod lock;
 mod paths;
+mod task;
 #[cfg(test)]
 mod tests;
 
@@ -70,6 +71,7 @@ use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
+use crate::mcp::tasks::{TASKS_EXTENSION, TaskSupport};
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::request_state::{Carried, approval_deadline};
@@ -90,6 +92,8 @@ pub(crate) enum CallOutcome {
     Complete(CallToolResult),
     /// Modern era: the user must answer first (a multi round-trip request, see [`round_trip`]).
     InputRequired(InputRequiredResult),
+    /// Modern era: the call runs on as a task (`server/tasks.rs`); its handle.
+    Task(crate::mcp::tasks::CreateTaskResult),
 }
 
 /// Answers a `tools/call`: the steps above, then the answer's form for the caller's protocol
@@ -132,6 +136,28 @@ async fn checked_call(
         });
     }
     let name = tool.name();
+    // A tool that runs as a task does so for a client that declared tasks in this request;
+    // one that runs only as a task refuses any other (`-32021`). A full share of tasks refuses
+    // the call before anything is looked at.
+    let as_task = match tool.task_support() {
+        TaskSupport::Forbidden => false,
+        support => {
+            let declared = client
+                .is_some_and(|c| c.version.is_modern() && c.capabilities.supports_extension(TASKS_EXTENSION));
+            if !declared && support == TaskSupport::Required {
+                return Err(Error::MissingCapability {
+                    capability: TASKS_EXTENSION,
+                    details: format!(
+                        "tool `{name}` runs only as a task; declare the extension in the request's client capabilities"
+                    ),
+                });
+            }
+            if declared {
+                shared.tasks.room_for(caller)?;
+            }
+            declared
+        }
+    };
 
     // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
     //    `#[path]` argument confined to the workspace.
@@ -247,6 +273,20 @@ async fn checked_call(
         true => Some(approval_deadline(policy.question_lifetime())),
         false => carried.approved_until.filter(|_| carried.approved()),
     };
+    if as_task {
+        let run = task::TaskRun {
+            tool: Arc::clone(&tool),
+            args,
+            resolved,
+            id: id.clone(),
+            peer: caller.peer.clone(),
+            capabilities: client.map(|c| c.capabilities.clone()).unwrap_or_default(),
+            digest,
+            principal: caller.principal.clone(),
+            allowed_by,
+        };
+        return task::start(shared, caller, run);
+    }
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };

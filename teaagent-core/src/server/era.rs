@@ -28,6 +28,8 @@ pub(super) fn capabilities(offers: &Announcement) -> ServerCapabilities {
         prompts: offers.prompts.then(ListCapability::default),
         completions: offers.completions.then(Default::default),
         logging: Some(Default::default()),
+        // Extensions are declared in `server/discover` only (`Shared::discover`).
+        extensions: None,
     }
 }
 

@@ -21,6 +21,7 @@ use crate::mcp::modern::{
 };
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
+use crate::mcp::tasks::{TASKS_EXTENSION, TaskIdParams, UpdateTaskParams};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::session::Caller;
 use crate::session::fairness::MAX_LISTENERS;
@@ -114,11 +115,31 @@ pub(crate) async fn dispatch(
                         {
                             Ok(CallOutcome::Complete(result)) => answers.call_result(result),
                             Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
+                            Ok(CallOutcome::Task(task)) => answers.modern(
+                                |out| serde_json::to_writer(out, &task),
+                                "task",
+                                Cache::None,
+                                serde_json::Map::new(),
+                                0,
+                            ),
                             Err(e) => answers.error(e),
                         }
                     }
                     Err(e) => answers.error(e),
                 }
+            }
+            // Tasks (`server/tasks.rs`), modern era, when a tool may run as one: a request whose
+            // client did not declare the extension is refused before its task is looked up.
+            "tasks/get" | "tasks/update" | "tasks/cancel" if modern && shared.serves_tasks() => {
+                let declared =
+                    client.as_ref().is_some_and(|c| c.capabilities.supports_extension(TASKS_EXTENSION));
+                if !declared {
+                    return answers.error(Error::MissingCapability {
+                        capability: TASKS_EXTENSION,
+                        details: format!("`{method}` is for clients that declare the tasks extension"),
+                    });
+                }
+                answers.ok(tasks(shared, method, params, caller), Cache::None)
             }
             // Undeclared capabilities are not served: a method is answered exactly when the
             // capability that offers it is declared (`capabilities` in `main_loop`), else `-32601`.
@@ -208,6 +229,30 @@ pub(crate) async fn dispatch(
             answers.error(Error::Internal { details })
         }
     }
+}
+
+/// `tasks/get` (the task as it is now), `tasks/update` (answers to its questions) and
+/// `tasks/cancel`, each for the caller's own task; the last two are acknowledged with an empty
+/// result, whatever the task's state (cancelling a task that is over changes nothing).
+fn tasks(
+    shared: &Shared,
+    method: &str,
+    params: Option<&str>,
+    caller: &Caller,
+) -> Result<serde_json::Value, Error> {
+    if method == "tasks/update" {
+        let p = parse_params::<UpdateTaskParams>(params)?;
+        let responses = crate::tool::inputs::responses(p.input_responses)?;
+        shared.tasks.get(&p.task_id, caller)?.board.answer(responses);
+        return Ok(serde_json::json!({}));
+    }
+    let p = parse_params::<TaskIdParams>(params)?;
+    let task = shared.tasks.get(&p.task_id, caller)?;
+    if method == "tasks/cancel" {
+        task.cancel();
+        return Ok(serde_json::json!({}));
+    }
+    serde_json::to_value(task.detailed()).map_err(|e| Error::Internal { details: e.to_string() })
 }
 
 /// How long a modern client may keep a result (`ttlMs`/`cacheScope`, on lists, reads and

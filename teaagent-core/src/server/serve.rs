@@ -188,6 +188,10 @@ impl Server {
                 Ok(call::CallOutcome::InputRequired(_)) => {
                     Err(Error::Internal { details: "a call without a client cannot ask through one".into() })
                 }
+                // Without a client, nothing runs as a task (no client declared tasks).
+                Ok(call::CallOutcome::Task(_)) => {
+                    Err(Error::Internal { details: "a call without a client cannot become a task".into() })
+                }
                 Err(e) => Err(e),
             };
         if let Some(lock) = shared.lock.clone() {

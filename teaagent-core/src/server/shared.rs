@@ -58,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) listeners_per_caller: Arc<crate::session::fairness::Shares>,
     /// Tools whose availability changes while the server runs ([`Server::availability`]).
     pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
+    /// The tasks (`server/tasks.rs`).
+    pub(crate) tasks: super::tasks::TaskStore,
 }
 
 /// A request in progress: how to cancel it, and to abort its task.
@@ -105,6 +107,7 @@ impl Shared {
             calls_per_caller: crate::session::fairness::Shares::new(CallerShare::Calls),
             listeners_per_caller: crate::session::fairness::Shares::new(CallerShare::Subscriptions),
             availability: server.availability,
+            tasks: super::tasks::TaskStore::new(super::tasks::TaskLimits::default()),
         }
     }
 
@@ -120,9 +123,24 @@ impl Shared {
     pub(crate) fn discover(&self) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
-            capabilities: self.capabilities(),
+            capabilities: {
+                let mut capabilities = self.capabilities();
+                // Tasks are declared when a tool may run as one.
+                if self.serves_tasks() {
+                    let mut extensions = crate::mcp::JsonObject::new();
+                    extensions.insert(crate::mcp::tasks::TASKS_EXTENSION.to_owned(), serde_json::json!({}));
+                    capabilities.extensions = Some(extensions);
+                }
+                capabilities
+            },
             instructions: self.config.instructions.clone(),
         }
+    }
+
+    /// Whether a tool may run as a task (`#[tool(task)]`): the tasks extension is declared, and
+    /// its methods served, exactly then.
+    pub(crate) fn serves_tasks(&self) -> bool {
+        self.registry.iter().any(|t| t.task_support() != crate::mcp::tasks::TaskSupport::Forbidden)
     }
 
     /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result
