@@ -154,3 +154,89 @@ fn a_task_cancelled_midway_leaves_no_process_behind() {
     assert_eq!(settled(&mut server, &task)["status"], "cancelled");
     server.finish();
 }
+
+/// `params` of a legacy request (no `_meta`).
+fn legacy_call(server: &mut RawServer, method: &str, params: Value) -> Value {
+    server.request(method, params)
+}
+
+#[test]
+fn protocol_2025_11_25_runs_shell_exec_as_a_task_when_the_client_asks() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = serve(&tree, &home);
+    let init = server.initialize("2025-11-25");
+    assert_eq!(
+        init["capabilities"]["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{init}"
+    );
+    let list = legacy_call(&mut server, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let execution = |name: &str| tools.iter().find(|t| t["name"] == name).map(|t| t["execution"].clone());
+    assert_eq!(execution("shell_exec"), Some(json!({"taskSupport": "optional"})));
+    assert_eq!(execution("read_file"), Some(Value::Null), "a tool that never runs as a task says nothing");
+
+    // Asked without `task`: a plain call, as before.
+    let plain = legacy_call(
+        &mut server,
+        "tools/call",
+        json!({"name": "shell_exec", "arguments": {"command": "echo plain"}}),
+    );
+    assert!(plain["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("plain")), "{plain}");
+    // A tool that never runs as a task refuses to.
+    let refused = legacy_call(
+        &mut server,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "x"}, "task": {"ttl": 1000}}),
+    );
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+
+    let created = legacy_call(
+        &mut server,
+        "tools/call",
+        json!({"name": "shell_exec", "arguments": {"command": "sleep 1; echo legacy-done"}, "task": {"ttl": 60000}}),
+    );
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert!(task["ttl"].as_u64().is_some() && task.get("ttlMs").is_none(), "{created}");
+    let id = task["taskId"].as_str().expect("taskId").to_owned();
+    let got = legacy_call(&mut server, "tasks/get", json!({"taskId": id}));
+    assert_eq!(
+        (got["result"]["taskId"].as_str(), got["result"].get("result")),
+        (Some(id.as_str()), None),
+        "{got}"
+    );
+    let listed = legacy_call(&mut server, "tasks/list", json!({}));
+    assert!(
+        listed["result"]["tasks"].as_array().is_some_and(|t| t.iter().any(|t| t["taskId"] == id.as_str())),
+        "{listed}"
+    );
+    // `tasks/result` waits for the end and answers what the call would have.
+    let result = legacy_call(&mut server, "tasks/result", json!({"taskId": id}));
+    assert!(
+        result["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("legacy-done")),
+        "{result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str(),
+        "{result}"
+    );
+    let after = legacy_call(&mut server, "tasks/get", json!({"taskId": id}));
+    assert_eq!(after["result"]["status"], "completed", "{after}");
+    let late = legacy_call(&mut server, "tasks/cancel", json!({"taskId": id}));
+    assert_eq!(late["error"]["code"], -32602, "a task that is over cannot be cancelled: {late}");
+
+    // Cancelled midway: the answer is the task, now cancelled.
+    let long = legacy_call(
+        &mut server,
+        "tools/call",
+        json!({"name": "shell_exec", "arguments": {"command": "sleep 300"}, "task": {}}),
+    );
+    let long_id = long["result"]["task"]["taskId"].as_str().expect("taskId").to_owned();
+    let cancelled = legacy_call(&mut server, "tasks/cancel", json!({"taskId": long_id}));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let unknown = legacy_call(&mut server, "tasks/get", json!({"taskId": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    server.finish();
+}

@@ -329,6 +329,8 @@ impl Server {
             resource_subscribe: self.resources.as_ref().is_some_and(|r| r.subscribable()),
             prompts: !self.prompts.is_empty(),
             completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
+            // Known once the tools are collected (`Shared::new`).
+            tasks: false,
         }
     }
 }

@@ -292,6 +292,10 @@ impl ToolDef {
             input_schema: self.input_schema.as_object().cloned().unwrap_or_default(),
             output_schema: self.output_schema.as_ref().and_then(|s| s.as_object().cloned()),
             annotations: self.annotations(),
+            execution: match self.task {
+                crate::mcp::tasks::TaskSupport::Forbidden => None,
+                support => Some(serde_json::json!({ "taskSupport": support })),
+            },
         }
     }
 }

@@ -96,6 +96,10 @@ pub struct ServerCapabilities {
     /// `logging/setLevel` and `notifications/message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logging: Option<JsonObject>,
+    /// Protocol 2025-11-25's experimental tasks (`{"list", "cancel", "requests": {"tools":
+    /// {"call"}}}`), in the `initialize` result of a server with a tool that runs as a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Value>,
     /// The extensions served, by identifier, each with its settings (modern era only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extensions: Option<JsonObject>,

@@ -107,6 +107,47 @@ pub struct DetailedTask {
     pub error: Option<Value>,
 }
 
+/// Protocol 2025-11-25's experimental task: the same members, with its names for the time to
+/// live and the poll interval (`ttl`, `pollInterval`). A `tools/call` that became a task answers
+/// `{"task": LegacyTask}`; `tasks/get`, `tasks/cancel` answer it flat, `tasks/list` a list of them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyTask {
+    /// The task's id.
+    pub task_id: String,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// What it is doing, for a person.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at: String,
+    /// When its status last changed.
+    pub last_updated_at: String,
+    /// How long it is kept once over, in milliseconds (always written).
+    pub ttl: Option<u64>,
+    /// How often to poll, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_interval: Option<u64>,
+}
+
+impl From<TaskInfo> for LegacyTask {
+    fn from(t: TaskInfo) -> Self {
+        Self {
+            task_id: t.task_id,
+            status: t.status,
+            status_message: t.status_message,
+            created_at: t.created_at,
+            last_updated_at: t.last_updated_at,
+            ttl: t.ttl_ms,
+            poll_interval: t.poll_interval_ms,
+        }
+    }
+}
+
+/// `_meta` key tying a result to its task (protocol 2025-11-25, on `tasks/result`).
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
 /// The params of `tasks/get` and `tasks/cancel`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

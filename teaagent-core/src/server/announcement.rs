@@ -22,6 +22,9 @@ pub struct Announcement {
     /// Whether the `completions` capability is declared (a prompt or the resource provider
     /// completes arguments).
     pub completions: bool,
+    /// Whether a tool may run as a task (`#[tool(task)]`): the tasks capability (2025-11-25) and
+    /// extension (2026-07-28) are declared. Set by the server once its tools are collected.
+    pub tasks: bool,
 }
 
 impl Announcement {
@@ -36,6 +39,7 @@ impl Announcement {
             resource_subscribe: false,
             prompts: false,
             completions: false,
+            tasks: false,
         }
     }
 }

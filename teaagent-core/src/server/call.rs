@@ -4,6 +4,10 @@
 //! 0. caller's share    -32000  caller_limit (`limit: "calls"`: its caller has its most calls in
 //!                              progress, `crate::server::CallerLimits`; checked by the router)
 //! 1. unknown tool      -32601  unknown_tool
+//!    task or not       -32021  a tool that runs only as a task, for a modern client that did
+//!                              not declare the tasks extension (`-32601` in 2025-11-25 without
+//!                              `task`, or with `task` for a tool that never runs as one);
+//!                      -32000  caller_limit (`limit: "tasks"`): the caller's tasks not over
 //! 2. arguments         -32602  invalid_arguments (every schema violation; from protocol
 //!                              2025-11-25 on an isError result instead, see `call_tool`)
 //!                              · a refused #[path], -32602 in every version
@@ -22,7 +26,9 @@
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
 //!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
 //!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
-//! 7. run               a turn (bounded concurrency; the earlier round's state is spent
+//! 7. run               a task (`call/task.rs`): created now, answered with its handle, and
+//!                      the rest of this step runs in the background; or
+//!                      a turn (bounded concurrency; the earlier round's state is spent
 //!                      here), the handler under its timeout, panics caught, each poll timed
 //!                      (a tool that blocks the thread is named and isolated)
 //! 8. after the run     modern era: questions the handler asked and the retry did not answer
@@ -139,8 +145,28 @@ async fn checked_call(
     // A tool that runs as a task does so for a client that declared tasks in this request;
     // one that runs only as a task refuses any other (`-32021`). A full share of tasks refuses
     // the call before anything is looked at.
+    // Protocol 2025-11-25 instead: the client asks for a task (`task` in the params) and the
+    // tool says whether it may (`execution.taskSupport`); a mismatch is `-32601`.
+    let legacy = client.is_some_and(|c| !c.version.is_modern());
+    let asked = legacy && params.task.is_some();
     let as_task = match tool.task_support() {
+        TaskSupport::Forbidden if asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` as a task (it never runs as one)"),
+            });
+        }
         TaskSupport::Forbidden => false,
+        TaskSupport::Required if legacy && !asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` without `task` (it runs only as a task)"),
+            });
+        }
+        _ if legacy => {
+            if asked {
+                shared.tasks.room_for(caller)?;
+            }
+            asked
+        }
         support => {
             let declared = client
                 .is_some_and(|c| c.version.is_modern() && c.capabilities.supports_extension(TASKS_EXTENSION));
@@ -284,6 +310,7 @@ async fn checked_call(
             digest,
             principal: caller.principal.clone(),
             allowed_by,
+            legacy: if legacy { caller.peer.legacy() } else { None },
         };
         return task::start(shared, caller, run);
     }

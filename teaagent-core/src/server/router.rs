@@ -1,6 +1,8 @@
 //! The method table: each request method maps to a small function whose result is written as the
 //! response line.
 
+mod legacy_tasks;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -115,6 +117,10 @@ pub(crate) async fn dispatch(
                         {
                             Ok(CallOutcome::Complete(result)) => answers.call_result(result),
                             Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
+                            Ok(CallOutcome::Task(task)) if !modern => answers.ok(
+                                Ok(serde_json::json!({ "task": crate::mcp::tasks::LegacyTask::from(task) })),
+                                Cache::None,
+                            ),
                             Ok(CallOutcome::Task(task)) => answers.modern(
                                 |out| serde_json::to_writer(out, &task),
                                 "task",
@@ -124,6 +130,19 @@ pub(crate) async fn dispatch(
                             ),
                             Err(e) => answers.error(e),
                         }
+                    }
+                    Err(e) => answers.error(e),
+                }
+            }
+            // Tasks of protocol 2025-11-25 (`router/legacy_tasks.rs`).
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if !modern && shared.serves_tasks() =>
+            {
+                match Box::pin(legacy_tasks::answer(shared, method, params, caller, &cancel)).await {
+                    Ok(legacy_tasks::LegacyAnswer::Result(value)) => answers.ok(Ok(value), Cache::None),
+                    Ok(legacy_tasks::LegacyAnswer::Error(error)) => {
+                        format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n", id.raw())
+                            .into_bytes()
                     }
                     Err(e) => answers.error(e),
                 }

@@ -178,6 +178,7 @@ impl Server {
             meta: None,
             input_responses: None,
             request_state: None,
+            task: None,
         };
         let id = crate::jsonrpc::RequestId::server(0);
         // No client: the legacy pipeline, whose questions go to the terminal; never a round trip.

@@ -71,7 +71,7 @@ pub(super) struct InFlight {
 impl Shared {
     /// Everything a call needs, from a server and the peer its answers go to.
     pub(crate) fn new(server: Server, peer: Peer) -> Self {
-        let announcement = server.announcement();
+        let mut announcement = server.announcement();
         let overrides = server
             .config
             .tool_overrides
@@ -79,6 +79,8 @@ impl Shared {
             .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
             .collect();
         let registry = server.registry.into_registry();
+        announcement.tasks =
+            registry.iter().any(|t| t.task_support() != crate::mcp::tasks::TaskSupport::Forbidden);
         let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides, Arc::clone(&server.store));
         Shared {
             run_permits: Semaphore::new(server.config.max_in_flight),
@@ -140,7 +142,7 @@ impl Shared {
     /// Whether a tool may run as a task (`#[tool(task)]`): the tasks extension is declared, and
     /// its methods served, exactly then.
     pub(crate) fn serves_tasks(&self) -> bool {
-        self.registry.iter().any(|t| t.task_support() != crate::mcp::tasks::TaskSupport::Forbidden)
+        self.announcement.tasks
     }
 
     /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result

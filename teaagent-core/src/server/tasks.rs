@@ -156,6 +156,17 @@ impl TaskStore {
     }
 }
 
+impl TaskStore {
+    /// Every task of `caller`'s principal, oldest first (`tasks/list`, protocol 2025-11-25).
+    pub(crate) fn list(&self, caller: &Caller) -> Vec<Arc<TaskRecord>> {
+        let mut tasks = self.tasks();
+        expire(&mut tasks);
+        let mut mine: Vec<_> = tasks.values().filter(|t| t.owner == caller.principal).cloned().collect();
+        mine.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
+        mine
+    }
+}
+
 /// Forgets the tasks over for longer than their time to live.
 fn expire(tasks: &mut HashMap<String, Arc<TaskRecord>>) {
     tasks.retain(|_, t| t.state().ended.is_none_or(|ended| ended.elapsed() < t.ttl));
@@ -227,6 +238,20 @@ impl TaskRecord {
         state.ended = Some(Instant::now());
         drop(state);
         self.cancel.cancel();
+    }
+
+    /// Waits until it is over (`tasks/result`, protocol 2025-11-25), or `cancel` fires.
+    pub(crate) async fn settled(&self, cancel: &CancellationToken) -> Option<DetailedTask> {
+        loop {
+            let now = self.detailed();
+            if now.task.status.is_terminal() {
+                return Some(now);
+            }
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                () = cancel.cancelled() => return None,
+            }
+        }
     }
 
     /// `tasks/cancel`: `cancelled` and its call's token cancelled, unless it is already over.

@@ -37,6 +37,9 @@ pub(super) struct TaskRun {
     pub(super) digest: String,
     pub(super) principal: Option<Arc<str>>,
     pub(super) allowed_by: String,
+    /// Protocol 2025-11-25: the session its questions go to as requests (there is no
+    /// `tasks/update` in that era).
+    pub(super) legacy: Option<Arc<crate::server::SessionInfo>>,
 }
 
 /// Creates the task and starts its run; the call's answer is the task's handle.
@@ -69,7 +72,7 @@ pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Resu
 
 /// The run: a turn, the handler under its timeout, its ending.
 async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
-    let TaskRun { tool, args, resolved, id, peer, capabilities, digest, principal, allowed_by } = run;
+    let TaskRun { tool, args, resolved, id, peer, capabilities, digest, principal, allowed_by, legacy } = run;
     let name = tool.name();
     let _turn = match shared.turn(name).await {
         Ok(turn) => turn,
@@ -79,8 +82,14 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
         return Ending::Failed(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
     let cancel = record.cancel.clone();
-    let inputs =
-        Inputs::new(Mode::Task { capabilities, board: Arc::clone(&record.board), cancel: cancel.clone() });
+    let timeout = shared.config.timeout_for(&tool);
+    let mode = match legacy {
+        Some(session) => {
+            Mode::Legacy { peer: peer.clone(), session, deadline: Some(Instant::now() + timeout) }
+        }
+        None => Mode::Task { capabilities, board: Arc::clone(&record.board), cancel: cancel.clone() },
+    };
+    let inputs = Inputs::new(mode);
     let ctx = ToolContext::new(
         name.to_owned(),
         Some(id),
@@ -92,7 +101,6 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
     .with_paths(resolved)
     .with_states(shared.states.clone())
     .with_inputs(Arc::new(inputs));
-    let timeout = shared.config.timeout_for(&tool);
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
     let started = Instant::now();
