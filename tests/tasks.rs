@@ -240,3 +240,55 @@ fn protocol_2025_11_25_runs_shell_exec_as_a_task_when_the_client_asks() {
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     server.finish();
 }
+
+/// The approval is decided before the task exists: in `prompt` mode `shell_exec` needs one,
+/// so the first answer is the question (no task yet), a refusal creates none, and the approved
+/// retry is answered with the task.
+#[test]
+fn the_approval_is_asked_before_the_task_exists() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut cmd = Command::new(Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--permission-mode", "prompt", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base());
+    let mut server = RawServer::start(cmd);
+    let with_form = |mut params: Value| {
+        params["_meta"] = meta(true);
+        params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
+        params
+    };
+    let marker = tree.root().join("ran");
+    let call = with_form(
+        json!({"name": "shell_exec", "arguments": {"command": format!("touch {}; echo approved-run", marker.display())}}),
+    );
+    let asked = server.request("tools/call", call.clone());
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(asked["result"].get("taskId").is_none(), "{asked}");
+    assert!(asked["result"]["inputRequests"]["approval"].is_object(), "{asked}");
+    let state = asked["result"]["requestState"].clone();
+
+    // Declined: refused, no task, nothing ran.
+    let mut declined = call.clone();
+    declined["requestState"] = state.clone();
+    declined["inputResponses"] = json!({"approval": {"action": "decline"}});
+    let refused = server.request("tools/call", declined);
+    assert_eq!(refused["error"]["code"], -32001, "{refused}");
+    assert!(!marker.exists(), "nothing ran");
+
+    // Asked again and approved: now the task.
+    let asked = server.request("tools/call", call.clone());
+    let mut approved = call;
+    approved["requestState"] = asked["result"]["requestState"].clone();
+    approved["inputResponses"] = json!({"approval": {"action": "accept", "content": {"decision": "once"}}});
+    let created = server.request("tools/call", approved);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().expect("taskId").to_owned();
+    let done = settled(&mut server, &task);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(
+        done["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("approved-run")),
+        "{done}"
+    );
+    assert!(marker.exists());
+    server.finish();
+}

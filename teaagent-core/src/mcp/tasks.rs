@@ -185,7 +185,7 @@ mod tests {
             poll_interval_ms: Some(500),
         };
         assert_eq!(
-            serde_json::to_value(&info).unwrap(),
+            serde_json::to_value(&info).expect("as the test set it up"),
             json!({"taskId": "t1", "status": "working", "createdAt": "2026-12-05T10:30:00Z",
                    "lastUpdatedAt": "2026-12-05T10:30:00Z", "ttlMs": null, "pollIntervalMs": 500})
         );
@@ -195,7 +195,7 @@ mod tests {
             result: None,
             error: None,
         };
-        let v = serde_json::to_value(&detailed).unwrap();
+        let v = serde_json::to_value(&detailed).expect("as the test set it up");
         assert_eq!(v["status"], "input_required");
         assert!(v.get("result").is_none() && v.get("error").is_none());
     }

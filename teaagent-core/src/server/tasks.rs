@@ -284,8 +284,8 @@ mod tests {
     fn live_tasks_are_bounded_per_caller_and_ended_ones_do_not_count() {
         let store = TaskStore::new(TaskLimits { live_per_caller: 2, ..TaskLimits::default() });
         let alice = caller("alice");
-        let first = store.create(&alice).unwrap();
-        store.create(&alice).unwrap();
+        let first = store.create(&alice).expect("as the test set it up");
+        store.create(&alice).expect("as the test set it up");
         assert!(matches!(
             store.create(&alice),
             Err(Error::CallerLimit { share: CallerShare::Tasks, max: 2 })
@@ -299,16 +299,16 @@ mod tests {
     fn a_task_is_seen_by_its_principal_only_and_forgotten_after_its_ttl() {
         let store = TaskStore::new(TaskLimits { ttl: Duration::from_millis(50), ..TaskLimits::default() });
         let alice = caller("alice");
-        let task = store.create(&alice).unwrap();
+        let task = store.create(&alice).expect("as the test set it up");
         let id = task.info().task_id;
-        assert_eq!(store.get(&id, &alice).unwrap().info().status, TaskStatus::Working);
+        assert_eq!(store.get(&id, &alice).expect("as the test set it up").info().status, TaskStatus::Working);
         assert_eq!(store.get(&id, &caller("bob")).err().map(|e| e.code()), Some(-32602));
         task.end(Ending::Completed(serde_json::json!({"content": []})));
-        let detailed = store.get(&id, &alice).unwrap().detailed();
+        let detailed = store.get(&id, &alice).expect("as the test set it up").detailed();
         assert_eq!(detailed.task.status, TaskStatus::Completed);
         task.cancel();
         assert_eq!(
-            store.get(&id, &alice).unwrap().info().status,
+            store.get(&id, &alice).expect("as the test set it up").info().status,
             TaskStatus::Completed,
             "cancel after the end changes nothing"
         );

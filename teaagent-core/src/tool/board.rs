@@ -160,7 +160,7 @@ mod tests {
         let mut second = JsonObject::new();
         second.insert("b".into(), json!({"action": "decline"}));
         board.answer(second);
-        let answers = asking.await.unwrap().unwrap();
+        let answers = asking.await.expect("the task ends").expect("answers");
         assert_eq!(answers["a"]["action"], "accept");
         assert_eq!(answers["b"]["action"], "decline");
         assert!(board.open_questions().is_none());
