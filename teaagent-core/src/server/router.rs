@@ -158,7 +158,7 @@ pub(crate) async fn dispatch(
                         details: format!("`{method}` is for clients that declare the tasks extension"),
                     });
                 }
-                answers.ok(tasks(shared, method, params, caller), Cache::None)
+                answers.ok(Box::pin(tasks(shared, method, params, caller)).await, Cache::None)
             }
             // Undeclared capabilities are not served: a method is answered exactly when the
             // capability that offers it is declared (`capabilities` in `main_loop`), else `-32601`.
@@ -253,7 +253,10 @@ pub(crate) async fn dispatch(
 /// `tasks/get` (the task as it is now), `tasks/update` (answers to its questions) and
 /// `tasks/cancel`, each for the caller's own task; the last two are acknowledged with an empty
 /// result, whatever the task's state (cancelling a task that is over changes nothing).
-fn tasks(
+///
+/// A task another replica of a fleet runs is answered by `tasks/get` from the snapshot it
+/// published (`TaskRecord::publish`); it is updated and cancelled only where it runs.
+async fn tasks(
     shared: &Shared,
     method: &str,
     params: Option<&str>,
@@ -266,9 +269,21 @@ fn tasks(
         return Ok(serde_json::json!({}));
     }
     let p = parse_params::<TaskIdParams>(params)?;
-    let task = shared.tasks.get(&p.task_id, caller)?;
+    let task = match shared.tasks.get(&p.task_id, caller) {
+        Ok(task) => task,
+        Err(unknown) if method == "tasks/get" && shared.fleet.is_shared() => {
+            let published = shared.fleet.published_task(&p.task_id).await.ok().flatten();
+            let snapshot = published.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+            return match snapshot {
+                Some(mut s) if s["owner"].as_str() == caller.principal.as_deref() => Ok(s["task"].take()),
+                _ => Err(unknown),
+            };
+        }
+        Err(unknown) => return Err(unknown),
+    };
     if method == "tasks/cancel" {
         task.cancel();
+        task.publish(shared.fleet.as_ref());
         return Ok(serde_json::json!({}));
     }
     serde_json::to_value(task.detailed()).map_err(|e| Error::Internal { details: e.to_string() })

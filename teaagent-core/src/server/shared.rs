@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
     /// The tasks (`server/tasks.rs`).
     pub(crate) tasks: super::tasks::TaskStore,
+    /// The store of what replicas share (tasks' snapshots are published there).
+    pub(crate) fleet: Arc<dyn crate::fleet::Store>,
 }
 
 /// A request in progress: how to cancel it, and to abort its task.
@@ -82,7 +84,9 @@ impl Shared {
         announcement.tasks =
             registry.iter().any(|t| t.task_support() != crate::mcp::tasks::TaskSupport::Forbidden);
         let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides, Arc::clone(&server.store));
+        let fleet = Arc::clone(&server.store);
         Shared {
+            fleet,
             run_permits: Semaphore::new(server.config.max_in_flight),
             policy: server
                 .policy

@@ -254,6 +254,23 @@ impl TaskRecord {
         }
     }
 
+    /// Publishes its snapshot for the other replicas of a fleet (`crate::fleet::Store`): its
+    /// principal and its `tasks/get` answer, kept for its time to live once it is over (and a
+    /// day while it runs). Done when it is created and when it ends.
+    pub(crate) fn publish(&self, store: &dyn crate::fleet::Store) {
+        if !store.is_shared() {
+            return;
+        }
+        let detailed = self.detailed();
+        let keep = if detailed.task.status.is_terminal() {
+            self.ttl
+        } else {
+            self.ttl + Duration::from_secs(86_400)
+        };
+        let snapshot = serde_json::json!({ "owner": self.owner.as_deref(), "task": detailed });
+        store.publish_task(&self.id, snapshot.to_string(), keep);
+    }
+
     /// `tasks/cancel`: `cancelled` and its call's token cancelled, unless it is already over.
     pub(crate) fn cancel(&self) {
         let mut state = self.state();

@@ -45,6 +45,7 @@ pub(super) struct TaskRun {
 /// Creates the task and starts its run; the call's answer is the task's handle.
 pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Result<CallOutcome, Error> {
     let record = shared.tasks.create(caller)?;
+    record.publish(shared.fleet.as_ref());
     let info = record.info();
     let background = Arc::clone(shared);
     shared.tracker.spawn(async move {
@@ -65,6 +66,7 @@ pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Resu
         };
         if let Some(ending) = ending {
             record.end(ending);
+            record.publish(background.fleet.as_ref());
         }
     });
     Ok(CallOutcome::Task(info))

@@ -50,6 +50,7 @@ pub(super) async fn answer(
                 });
             }
             task.cancel();
+            task.publish(shared.fleet.as_ref());
             written(task.info().into()).map(LegacyAnswer::Result)
         }
         _ => {
