@@ -3,7 +3,9 @@
 //! failing; what the load balancer passes on (tokens, `/healthz`, `/readyz`, the protected
 //! resource metadata) and what it refuses; the official client through it. And one caller's share
 //! of each replica (README, "Security model and its limits"): through nginx, a caller cannot take
-//! every `subscriptions/listen` stream of the fleet, another caller still opens its own.
+//! every `subscriptions/listen` stream of the fleet, another caller still opens its own. A task
+//! started on one replica is fetched, finished, from another (README, "Long-running tools as
+//! tasks").
 
 #[path = "common/client.rs"]
 mod client;
@@ -15,7 +17,7 @@ mod raw;
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 
-use fleet::{Fleet, OTHER_TOKEN, PATIENCE, TOKEN, post, request, tally};
+use fleet::{Fleet, OTHER_TOKEN, PATIENCE, Setup, TOKEN, answer, post, request, request_from, tally};
 use raw::exchange;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -182,4 +184,41 @@ fn through_the_load_balancer_one_caller_cannot_take_every_listen_stream() {
     }
     let health = exchange(fleet.nginx.addr(), "GET", "/healthz", &[], b"");
     assert_eq!(health.status, 200, "{health:?}");
+}
+
+/// A task runs on the replica that created it; every other replica answers `tasks/get` from the
+/// snapshot it published in Redis (when created, and when over), for its principal only.
+#[test]
+fn a_task_started_on_one_replica_is_fetched_finished_from_another() {
+    let fleet = Fleet::start_with(Setup { mode: Some("danger-full-access"), ..Setup::default() });
+    let (a, b) = (fleet.replicas[0].addr, fleet.replicas[1].addr);
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let call = json!({"name": "shell_exec", "arguments": {"command": "sleep 1; echo fleet-task"}});
+    let created = answer(&post(a, &request_from(1, "tools/call", call, tasks.clone()), Some(TOKEN)))
+        .unwrap_or_else(|| panic!("no answer\n{}", fleet.logs()));
+    assert_eq!(created["result"]["resultType"], "task", "{created}\n{}", fleet.logs());
+    let id = created["result"]["taskId"].as_str().expect("taskId").to_owned();
+    let get = |addr, token, n| {
+        answer(&post(addr, &request_from(n, "tasks/get", json!({"taskId": id}), tasks.clone()), Some(token)))
+            .expect("an answer")
+    };
+    // Seen from B at once (published when created), then finished.
+    let start = std::time::Instant::now();
+    let done = loop {
+        let got = get(b, TOKEN, 2);
+        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+        assert!(status == "working" || status == "completed", "{got}\n{}", fleet.logs());
+        if status == "completed" {
+            break got;
+        }
+        assert!(start.elapsed() < PATIENCE, "not finished: {got}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let text = done["result"]["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("fleet-task"), "{done}");
+    // The same answer where it ran; another principal is told it does not exist, on both.
+    assert_eq!(get(a, TOKEN, 3)["result"]["result"], done["result"]["result"]);
+    for addr in [a, b] {
+        assert_eq!(get(addr, OTHER_TOKEN, 4)["error"]["code"], -32602);
+    }
 }

@@ -1,5 +1,5 @@
 //! The store of what the replicas of a fleet must agree on: rate-limit windows, the single use of
-//! request states, counted grants' uses and "for this session" approvals.
+//! request states, counted grants' uses, "for this session" approvals and tasks' snapshots.
 //!
 //! Every server has one [`Store`], given to the rate limiter, the policy and the request states
 //! when the server builds them. By default it is a [`LocalStore`]: all of it in this process. A
@@ -11,6 +11,9 @@
 //!   admission, with Redis's own `TIME` (replicas' clocks do not matter): one sorted set per tool
 //!   (and per principal, with `RedisOptions::per_principal`), one round trip per admitted call.
 //!   A refund removes the admission again.
+//! - **Tasks**: the replica that runs a task publishes its snapshot (principal, status, result)
+//!   under the digest of its id with `SET PX` (its time to live) when it is created and when it
+//!   ends; another replica answers `tasks/get` from it ([`Store::publish_task`]).
 //! - **Request states**: a state's nonce is reserved with `SET NX` (with the state's lifetime),
 //!   marked spent when the call runs, and released (compare-and-delete) when the call is refused
 //!   for another reason, so a retry that lands on another replica is accepted once and a replay on
@@ -115,6 +118,16 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
 
     /// Whether another replica was given an approval "for this session" of `key`.
     fn session_approved<'a>(&'a self, key: &'a str) -> StoreAnswer<'a, bool>;
+
+    /// Publishes a task's snapshot (JSON text: its principal and its `tasks/get` answer) for the
+    /// other replicas, kept for `ttl`. A task runs in the replica that created it; the others
+    /// answer `tasks/get` from its latest snapshot. A store with no other replica keeps nothing.
+    fn publish_task(&self, _id: &str, _snapshot: String, _ttl: Duration) {}
+
+    /// The snapshot another replica published of task `id`, if any.
+    fn published_task<'a>(&'a self, _id: &'a str) -> StoreAnswer<'a, Option<String>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
 
     /// Whether each answer is a round trip to another process (so the server does not ask for
     /// one it does not need, such as a look at a window before a question).

@@ -15,6 +15,7 @@ pub mod notifications;
 pub mod prompts;
 pub mod resources;
 pub mod skills;
+pub mod tasks;
 mod tier;
 pub mod tools;
 pub mod version;

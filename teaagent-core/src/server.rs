@@ -96,6 +96,7 @@ mod serving;
 mod shared;
 mod skills;
 mod startup;
+mod tasks;
 mod transport;
 mod watch;
 
@@ -350,6 +351,8 @@ impl Server {
             prompts: !self.prompts.is_empty(),
             completions: self.prompts.completes() || self.resources.as_ref().is_some_and(|r| r.completes()),
             skills: !self.skills.is_empty(),
+            // Known once the tools are collected (`Shared::new`).
+            tasks: false,
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::BoxFuture;
 use crate::error::Error;
 use crate::mcp::{CallToolResult, JsonObject};
 
+pub(crate) mod board;
 mod bounded;
 mod context;
 pub mod inputs;
@@ -146,6 +147,8 @@ pub struct ToolDef {
     pub(crate) handler: Option<Handler>,
     /// Set for a tool whose arguments go to another program ([`ForeignArgs`]).
     pub(crate) foreign: Option<ForeignArgs>,
+    /// Whether it runs as a task for a client that supports tasks (`#[tool(task)]`).
+    pub(crate) task: crate::mcp::tasks::TaskSupport,
 }
 
 impl ToolDef {
@@ -169,6 +172,7 @@ impl ToolDef {
             origin: Cow::Borrowed("(unknown origin)"),
             handler: None,
             foreign: None,
+            task: crate::mcp::tasks::TaskSupport::Forbidden,
         })
     }
 
@@ -252,6 +256,11 @@ impl ToolDef {
         self.timeout
     }
 
+    /// Whether the tool runs as a task (README, "Long-running tools as tasks").
+    pub fn task_support(&self) -> crate::mcp::tasks::TaskSupport {
+        self.task
+    }
+
     /// Where the tool was defined.
     pub fn origin(&self) -> &str {
         &self.origin
@@ -293,6 +302,10 @@ impl ToolDef {
             input_schema: self.input_schema.as_object().cloned().unwrap_or_default(),
             output_schema: self.output_schema.as_ref().and_then(|s| s.as_object().cloned()),
             annotations: self.annotations(),
+            execution: match self.task {
+                crate::mcp::tasks::TaskSupport::Forbidden => None,
+                support => Some(serde_json::json!({ "taskSupport": support })),
+            },
         }
     }
 }
@@ -428,6 +441,13 @@ impl ToolDefBuilder {
     /// The tool's own timeout.
     pub fn timeout(mut self, t: Duration) -> Self {
         self.0.timeout = Some(t);
+        self
+    }
+    /// Runs the tool as a task for a client that supports tasks: the call is answered at once
+    /// with a handle and the tool runs on (`#[tool(task)]`, `#[tool(task = "required")]`). The
+    /// tool's code is the same either way.
+    pub fn task(mut self, support: crate::mcp::tasks::TaskSupport) -> Self {
+        self.0.task = support;
         self
     }
     /// Where the tool was defined.

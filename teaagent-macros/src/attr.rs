@@ -14,14 +14,14 @@ use crate::ctxt::Ctxt;
 use crate::suggest;
 
 /// The keys the attribute accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `input_schema`, `unregistered`, `crate`";
+pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `input_schema`, `task`, `unregistered`, `crate`";
 
 /// The flags among them, for "did you mean".
 const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "stateful", "open_world", "unregistered"];
 
 /// The keys that take a value, for "did you mean".
 const VALUED: &[&str] =
-    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "crate"];
+    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "task", "crate"];
 
 /// The keys of `rate_limit(...)`.
 const RATE_LIMIT_KEYS: &[&str] = &["max_calls", "window_secs"];
@@ -55,6 +55,8 @@ pub(crate) struct ToolAttr {
     pub(crate) timeout_secs: Option<u64>,
     /// `input_schema = path::to::fn`: the input schema as written, from that function.
     pub(crate) input_schema: Option<Path>,
+    /// `task` (optional) or `task = "optional" | "required"`: the span, and the value if given.
+    pub(crate) task: Option<(Span, Option<LitStr>)>,
     pub(crate) krate: Option<Path>,
     /// The keys misspelled ones were taken for ("did you mean"): not also reported missing.
     pub(crate) misspelled: Vec<&'static str>,
@@ -94,6 +96,14 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
                 if let Some(n) = integer(cx, &meta, &key)? {
                     attr.timeout_secs = Some(n);
                 }
+                Ok(())
+            }
+            "task" => {
+                let mut value = None;
+                if meta.input.peek(syn::Token![=]) {
+                    string(cx, &meta, &key, &mut value)?;
+                }
+                attr.task = Some((span, value));
                 Ok(())
             }
             "rate_limit" => {

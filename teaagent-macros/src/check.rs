@@ -30,6 +30,8 @@ pub(crate) struct Checked {
     pub(crate) open_world: bool,
     pub(crate) rate_limit: Option<(u64, f64)>,
     pub(crate) timeout_secs: Option<u64>,
+    /// `Some("Optional" | "Required")`: the tool runs as a task (`TaskSupport`'s variant).
+    pub(crate) task: Option<&'static str>,
     pub(crate) krate: Path,
     /// Left out of link-time registration (listed explicitly only).
     pub(crate) unregistered: bool,
@@ -113,6 +115,18 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         }
         Some((r.max_calls?, r.window_secs?))
     });
+    let task = attr.task.as_ref().and_then(|(_, value)| match value.as_ref().map(syn::LitStr::value).as_deref() {
+        None | Some("optional") => Some("Optional"),
+        Some("required") => Some("Required"),
+        Some(other) => {
+            let lit = value.as_ref().expect("a value was given");
+            cx.syn_error(syn::Error::new(
+                lit.span(),
+                format!("`task` is \"optional\" or \"required\", not {other:?} (or write `task` alone: optional)"),
+            ));
+            None
+        }
+    });
     check_signature(cx, f);
     let args = check_params(cx, f);
     check_headers(cx, attr, f);
@@ -128,6 +142,7 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         open_world: attr.open_world.is_some(),
         rate_limit,
         timeout_secs: attr.timeout_secs,
+        task,
         krate: attr.krate.clone().unwrap_or_else(|| syn::parse_quote!(::teaagent_core)),
         unregistered: attr.unregistered.is_some(),
         args,

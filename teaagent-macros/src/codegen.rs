@@ -213,6 +213,10 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         quote!(.rate_limit(#max, ::core::time::Duration::from_secs_f64(#window)))
     });
     let timeout = c.timeout_secs.map(|t| quote!(.timeout(::core::time::Duration::from_secs(#t))));
+    let task = c.task.map(|support| {
+        let variant = format_ident!("{}", support);
+        quote!(.task(__tea::TaskSupport::#variant))
+    });
     let registration = (!c.unregistered).then(|| {
         quote! {
             const _: () = {
@@ -246,6 +250,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                     #title
                     #rate_limit
                     #timeout
+                    #task
                     #(#roles)*;
                 #(#states)*
                 let __tea_def = match __tea_out.schema() {

@@ -288,6 +288,9 @@ pub(crate) fn try_post(addr: SocketAddr, message: &Value, token: Option<&str>) -
     if let Some(name) = message["params"]["name"].as_str().filter(|_| method == "tools/call") {
         headers.push(("Mcp-Name", name.to_owned()));
     }
+    if let Some(task) = message["params"]["taskId"].as_str().filter(|_| method.starts_with("tasks/")) {
+        headers.push(("Mcp-Name", task.to_owned()));
+    }
     if let Some(token) = token {
         headers.push(("Authorization", format!("Bearer {token}")));
     }

@@ -44,7 +44,8 @@ const DEFAULT_TIMEOUT: u64 = 120;
     tier = "high",
     title = "Run shell command",
     rate_limit(max_calls = 10, window_secs = 60),
-    timeout_secs = 3660
+    timeout_secs = 3660,
+    task
 )]
 pub async fn shell_exec(
     ctx: &ToolContext,

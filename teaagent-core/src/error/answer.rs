@@ -170,7 +170,8 @@ pub enum Error {
     /// `data: {requiredCapabilities}`).
     #[error("Missing required client capability `{capability}`: {details}")]
     MissingCapability {
-        /// The capability (`elicitation`).
+        /// The capability (`elicitation`), or an extension's identifier
+        /// (`io.modelcontextprotocol/tasks`: `data.requiredCapabilities.extensions`).
         capability: &'static str,
         /// Why it is needed.
         details: String,
@@ -253,6 +254,12 @@ impl Error {
                 "argument": argument,
                 "header": header,
                 "problem": problem,
+            }),
+            // An extension (`io.modelcontextprotocol/tasks`) is declared under `extensions`.
+            Error::MissingCapability { capability, details } if capability.contains('/') => json!({
+                "requiredCapabilities": { "extensions": { *capability: {} } },
+                "reason": "missing_client_capability",
+                "details": details,
             }),
             Error::MissingCapability { capability, details } => json!({
                 "requiredCapabilities": { *capability: {} },

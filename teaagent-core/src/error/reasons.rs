@@ -93,6 +93,9 @@ reasons! {
         UnknownSkill => "unknown_skill", "unknown skill";
         /// `resources/directory/read` names a URI that is not a folder of a skill served here.
         NotADirectory => "not_a_directory", "not a directory";
+        /// `tasks/get`, `tasks/update` or `tasks/cancel` names a task this server does not have
+        /// for this caller (never had, expired, or another caller's).
+        UnknownTask => "unknown_task", "unknown task";
     }
 }
 
@@ -184,6 +187,8 @@ reasons! {
         Subscriptions => "subscriptions", "`subscriptions/listen` streams open";
         /// Streamable HTTP requests in progress (each holds its connection).
         Requests => "requests", "HTTP requests in progress";
+        /// Tasks not over yet (working or waiting for input).
+        Tasks => "tasks", "tasks not over yet";
     }
 }
 
@@ -192,7 +197,7 @@ impl CallerShare {
     pub(super) fn advice(self) -> &'static str {
         match self {
             CallerShare::Questions => "answer one first",
-            CallerShare::Subscriptions => "cancel one first",
+            CallerShare::Subscriptions | CallerShare::Tasks => "cancel one first",
             _ => "retry when one has finished",
         }
     }

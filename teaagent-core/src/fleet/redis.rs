@@ -285,6 +285,20 @@ impl RedisStore {
         .await
     }
 
+    async fn set_task(&self, id: &str, snapshot: &str, ttl: Duration) -> Result<(), StoreUnavailable> {
+        let key = self.key("task", &crate::digest::digest_of(&[id]));
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.with(StoreOp::Task, async |c| {
+            redis::cmd("SET").arg(&key).arg(snapshot).arg("PX").arg(ms).query_async(c).await
+        })
+        .await
+    }
+
+    async fn task_in_redis(&self, id: &str) -> Result<Option<String>, StoreUnavailable> {
+        let key = self.key("task", &crate::digest::digest_of(&[id]));
+        self.with(StoreOp::Task, async |c| redis::cmd("GET").arg(&key).query_async(c).await).await
+    }
+
     /// Whether an approval "for this session" of `key` was given on any replica.
     async fn session_approved_in_redis(&self, key: &str) -> Result<bool, StoreUnavailable> {
         let key = self.key("session", &crate::digest::digest_of(&[key]));
@@ -406,6 +420,17 @@ impl Store for RedisStore {
 
     fn session_approved<'a>(&'a self, key: &'a str) -> StoreAnswer<'a, bool> {
         Box::pin(self.session_approved_in_redis(key))
+    }
+
+    fn publish_task(&self, id: &str, snapshot: String, ttl: Duration) {
+        let id = id.to_owned();
+        self.in_background(move |store| async move {
+            let _ = store.set_task(&id, &snapshot, ttl).await;
+        });
+    }
+
+    fn published_task<'a>(&'a self, id: &'a str) -> StoreAnswer<'a, Option<String>> {
+        Box::pin(self.task_in_redis(id))
     }
 
     fn is_shared(&self) -> bool {

@@ -22,17 +22,20 @@ pub enum StoreOp {
     SessionApproval,
     /// A health check.
     Ping,
+    /// A task's snapshot: published or looked up.
+    Task,
 }
 
 impl StoreOp {
     /// Every kind, in the order of [`StoreMetrics`]' series.
-    pub const ALL: [StoreOp; 6] = [
+    pub const ALL: [StoreOp; 7] = [
         StoreOp::RateLimit,
         StoreOp::Refund,
         StoreOp::RequestState,
         StoreOp::GrantUses,
         StoreOp::SessionApproval,
         StoreOp::Ping,
+        StoreOp::Task,
     ];
 
     /// The label value.
@@ -44,6 +47,7 @@ impl StoreOp {
             StoreOp::GrantUses => "grant_uses",
             StoreOp::SessionApproval => "session_approval",
             StoreOp::Ping => "ping",
+            StoreOp::Task => "task",
         }
     }
 
@@ -56,6 +60,7 @@ impl StoreOp {
             StoreOp::GrantUses => "grant uses",
             StoreOp::SessionApproval => "session approval",
             StoreOp::Ping => "ping",
+            StoreOp::Task => "task snapshot",
         }
     }
 

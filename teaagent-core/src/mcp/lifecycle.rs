@@ -43,6 +43,12 @@ impl ClientCapabilities {
             _ => false,
         }
     }
+
+    /// Whether the client declared the extension `id` (`extensions: {"<id>": {…}}`, modern
+    /// era).
+    pub fn supports_extension(&self, id: &str) -> bool {
+        self.other.get("extensions").and_then(Value::as_object).is_some_and(|e| e.contains_key(id))
+    }
 }
 
 /// A program's name and version.
@@ -90,6 +96,10 @@ pub struct ServerCapabilities {
     /// `logging/setLevel` and `notifications/message`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logging: Option<JsonObject>,
+    /// Protocol 2025-11-25's experimental tasks (`{"list", "cancel", "requests": {"tools":
+    /// {"call"}}}`), in the `initialize` result of a server with a tool that runs as a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Value>,
     /// The extensions served, by identifier, each with its settings (modern era only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extensions: Option<JsonObject>,

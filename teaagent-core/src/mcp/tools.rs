@@ -24,6 +24,10 @@ pub struct Tool {
     pub output_schema: Option<JsonObject>,
     /// Behaviour hints, in both the seed's and MCP's vocabulary.
     pub annotations: ToolAnnotations,
+    /// Protocol 2025-11-25: whether the tool runs as a task (`{"taskSupport": "optional" |
+    /// "required"}`), absent for a tool that never does (later protocols ignore it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
 }
 
 /// Tool annotations as sent on the wire: the seed's fields (`readOnly`, `destructive`,
@@ -99,6 +103,10 @@ pub struct CallToolParams {
     /// legacy era; kept raw, checked only in the modern era).
     #[serde(default, rename = "requestState")]
     pub request_state: Option<Value>,
+    /// Protocol 2025-11-25: run the call as a task (`{"ttl": ms}`); ignored in the modern era,
+    /// where the server decides.
+    #[serde(default)]
+    pub task: Option<Value>,
 }
 
 /// `_meta` of a request.

@@ -25,6 +25,9 @@ pub struct Announcement {
     /// Whether the server has skills ([`crate::Server::skills`]): the `resources` capability is
     /// declared, and in the modern era the skills extension too.
     pub skills: bool,
+    /// Whether a tool may run as a task (`#[tool(task)]`): the tasks capability (2025-11-25) and
+    /// extension (2026-07-28) are declared. Set by the server once its tools are collected.
+    pub tasks: bool,
 }
 
 impl Announcement {
@@ -40,6 +43,7 @@ impl Announcement {
             prompts: false,
             completions: false,
             skills: false,
+            tasks: false,
         }
     }
 }

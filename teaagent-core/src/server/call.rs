@@ -4,6 +4,10 @@
 //! 0. caller's share    -32000  caller_limit (`limit: "calls"`: its caller has its most calls in
 //!                              progress, `crate::server::CallerLimits`; checked by the router)
 //! 1. unknown tool      -32601  unknown_tool
+//!    task or not       -32021  a tool that runs only as a task, for a modern client that did
+//!                              not declare the tasks extension (`-32601` in 2025-11-25 without
+//!                              `task`, or with `task` for a tool that never runs as one);
+//!                      -32000  caller_limit (`limit: "tasks"`): the caller's tasks not over
 //! 2. arguments         -32602  invalid_arguments (every schema violation; from protocol
 //!                              2025-11-25 on an isError result instead, see `call_tool`)
 //!                              · a refused #[path], -32602 in every version
@@ -22,7 +26,9 @@
 //! 6. admission         -32001  a #[path] that leads elsewhere than when it was decided
 //!                      -32002  the budget, now taken, was spent by calls admitted meanwhile
 //!                      -32001  a counted grant's last use was spent by calls admitted meanwhile
-//! 7. run               a turn (bounded concurrency; the earlier round's state is spent
+//! 7. run               a task (`call/task.rs`): created now, answered with its handle, and
+//!                      the rest of this step runs in the background; or
+//!                      a turn (bounded concurrency; the earlier round's state is spent
 //!                      here), the handler under its timeout, panics caught, each poll timed
 //!                      (a tool that blocks the thread is named and isolated)
 //! 8. after the run     modern era: questions the handler asked and the retry did not answer
@@ -54,6 +60,7 @@
 mod admit;
 mod lock;
 mod paths;
+mod task;
 #[cfg(test)]
 mod tests;
 
@@ -71,6 +78,7 @@ use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
+use crate::mcp::tasks::{TASKS_EXTENSION, TaskSupport};
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::request_state::{Carried, approval_deadline};
@@ -91,6 +99,8 @@ pub(crate) enum CallOutcome {
     Complete(CallToolResult),
     /// Modern era: the user must answer first (a multi round-trip request, see [`round_trip`]).
     InputRequired(InputRequiredResult),
+    /// Modern era: the call runs on as a task (`server/tasks.rs`); its handle.
+    Task(crate::mcp::tasks::CreateTaskResult),
 }
 
 /// Answers a `tools/call`: the steps above, then the answer's form for the caller's protocol
@@ -113,6 +123,8 @@ pub(crate) async fn call_tool(
     let outcome = match &answer {
         Ok(CallOutcome::Complete(result)) => Outcome::of_result(result),
         Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
+        // Answered with a handle; the run itself goes on in the background.
+        Ok(CallOutcome::Task(_)) => Outcome::Task,
         Err(e) => Outcome::of_error(e),
     };
     series.finished(started.elapsed(), outcome);
@@ -142,6 +154,48 @@ async fn checked_call(
         });
     }
     let name = tool.name();
+    // A tool that runs as a task does so for a client that declared tasks in this request;
+    // one that runs only as a task refuses any other (`-32021`). A full share of tasks refuses
+    // the call before anything is looked at.
+    // Protocol 2025-11-25 instead: the client asks for a task (`task` in the params) and the
+    // tool says whether it may (`execution.taskSupport`); a mismatch is `-32601`.
+    let legacy = client.is_some_and(|c| !c.version.is_modern());
+    let asked = legacy && params.task.is_some();
+    let as_task = match tool.task_support() {
+        TaskSupport::Forbidden if asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` as a task (it never runs as one)"),
+            });
+        }
+        TaskSupport::Forbidden => false,
+        TaskSupport::Required if legacy && !asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` without `task` (it runs only as a task)"),
+            });
+        }
+        _ if legacy => {
+            if asked {
+                shared.tasks.room_for(caller)?;
+            }
+            asked
+        }
+        support => {
+            let declared = client
+                .is_some_and(|c| c.version.is_modern() && c.capabilities.supports_extension(TASKS_EXTENSION));
+            if !declared && support == TaskSupport::Required {
+                return Err(Error::MissingCapability {
+                    capability: TASKS_EXTENSION,
+                    details: format!(
+                        "tool `{name}` runs only as a task; declare the extension in the request's client capabilities"
+                    ),
+                });
+            }
+            if declared {
+                shared.tasks.room_for(caller)?;
+            }
+            declared
+        }
+    };
 
     // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
     //    `#[path]` argument confined to the workspace.
@@ -260,6 +314,21 @@ async fn checked_call(
         true => Some(approval_deadline(policy.question_lifetime())),
         false => carried.approved_until.filter(|_| carried.approved()),
     };
+    if as_task {
+        let run = task::TaskRun {
+            tool: Arc::clone(&tool),
+            args,
+            resolved,
+            id: id.clone(),
+            peer: caller.peer.clone(),
+            capabilities: client.map(|c| c.capabilities.clone()).unwrap_or_default(),
+            digest,
+            principal: caller.principal.clone(),
+            allowed_by,
+            legacy: if legacy { caller.peer.legacy() } else { None },
+        };
+        return task::start(shared, caller, run);
+    }
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };

@@ -28,8 +28,10 @@ pub(super) fn capabilities(offers: &Announcement) -> ServerCapabilities {
         prompts: offers.prompts.then(ListCapability::default),
         completions: offers.completions.then(Default::default),
         logging: Some(Default::default()),
-        // Extensions are declared in `server/discover` only (`Shared::discover`).
+        // Extensions are declared in `server/discover` only (`Shared::discover`), 2025-11-25's
+        // tasks in `initialize` only (`initialize_answer`).
         extensions: None,
+        tasks: None,
     }
 }
 
@@ -43,9 +45,14 @@ pub(crate) fn initialize_answer(
     let params: InitializeParams =
         super::params::parse_params(params).map_err(|e| error_line(Some(id), &e.to_error_object()))?;
     let version = ProtocolVersion::negotiate(&params.protocol_version);
+    let mut capabilities = capabilities(announcement);
+    if announcement.tasks {
+        capabilities.tasks =
+            Some(serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}));
+    }
     let result = InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(announcement),
+        capabilities,
         server_info: announcement.server_info.clone(),
         instructions: announcement.instructions.clone(),
     };

@@ -34,7 +34,7 @@
 //! | `_meta` names the protocol version and the client's capabilities | `400` (`-32602`) |
 //! | `MCP-Protocol-Version` equals `_meta`'s version | `400` (`-32020`) |
 //! | the version is one this server speaks | `400` (`-32022`, `data: {supported, requested}`) |
-//! | `Mcp-Method` equals `method`; `Mcp-Name` equals `params.name` / `params.uri` for `tools/call`, `resources/read`, `prompts/get` (`=?base64?…?=` decoded) | `400` (`-32020`) |
+//! | `Mcp-Method` equals `method`; `Mcp-Name` equals `params.name` / `params.uri` / `params.taskId` for `tools/call`, `resources/read`, `prompts/get` / `tasks/get`, `tasks/update`, `tasks/cancel` (`=?base64?…?=` decoded) | `400` (`-32020`) |
 //! | for `tools/call`, each argument the tool mirrors into a header (`x-mcp-header`, [`crate::schema::headers`]) that the body carries, not `null`: its `Mcp-Param-{name}` header (name in any case, sent once, at most 8 KiB) equals the argument's text (a string as it is, an integer in decimal, `true`/`false`) with the spaces around it removed; `=?base64?…?=` is strict Base64 of UTF-8, decoded first | `400` (`-32020`, `reason: "param_header_mismatch"`) |
 //! | the method exists in this era | `404` (`-32601`) |
 //! | with OAuth, the token has the scopes of the call's tool (`OAuthConfig::scopes_needed`) | `403` + `WWW-Authenticate` |

@@ -48,6 +48,7 @@ outcomes! {
     Ok => "ok",
     ToolError => "tool_error",
     InputRequired => "input_required",
+    Task => "task",
     UnknownTool => "unknown_tool",
     InvalidArguments => "invalid_arguments",
     Denied => "denied",

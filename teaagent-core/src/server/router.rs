@@ -1,6 +1,8 @@
 //! The method table: each request method maps to a small function whose result is written as the
 //! response line.
 
+mod legacy_tasks;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ use crate::mcp::modern::{
 use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
 use crate::mcp::skills::{DirectoryReadParams, GetSkillParams};
+use crate::mcp::tasks::{TASKS_EXTENSION, TaskIdParams, UpdateTaskParams};
 use crate::mcp::tools::{CallToolParams, PaginatedParams};
 use crate::session::Caller;
 use crate::session::fairness::MAX_LISTENERS;
@@ -115,11 +118,48 @@ pub(crate) async fn dispatch(
                         {
                             Ok(CallOutcome::Complete(result)) => answers.call_result(result),
                             Ok(CallOutcome::InputRequired(question)) => answers.input_required(&question),
+                            Ok(CallOutcome::Task(task)) if !modern => answers.ok(
+                                Ok(serde_json::json!({ "task": crate::mcp::tasks::LegacyTask::from(task) })),
+                                Cache::None,
+                            ),
+                            Ok(CallOutcome::Task(task)) => answers.modern(
+                                |out| serde_json::to_writer(out, &task),
+                                "task",
+                                Cache::None,
+                                serde_json::Map::new(),
+                                0,
+                            ),
                             Err(e) => answers.error(e),
                         }
                     }
                     Err(e) => answers.error(e),
                 }
+            }
+            // Tasks of protocol 2025-11-25 (`router/legacy_tasks.rs`).
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if !modern && shared.serves_tasks() =>
+            {
+                match Box::pin(legacy_tasks::answer(shared, method, params, caller, &cancel)).await {
+                    Ok(legacy_tasks::LegacyAnswer::Result(value)) => answers.ok(Ok(value), Cache::None),
+                    Ok(legacy_tasks::LegacyAnswer::Error(error)) => {
+                        format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n", id.raw())
+                            .into_bytes()
+                    }
+                    Err(e) => answers.error(e),
+                }
+            }
+            // Tasks (`server/tasks.rs`), modern era, when a tool may run as one: a request whose
+            // client did not declare the extension is refused before its task is looked up.
+            "tasks/get" | "tasks/update" | "tasks/cancel" if modern && shared.serves_tasks() => {
+                let declared =
+                    client.as_ref().is_some_and(|c| c.capabilities.supports_extension(TASKS_EXTENSION));
+                if !declared {
+                    return answers.error(Error::MissingCapability {
+                        capability: TASKS_EXTENSION,
+                        details: format!("`{method}` is for clients that declare the tasks extension"),
+                    });
+                }
+                answers.ok(Box::pin(tasks(shared, method, params, caller)).await, Cache::None)
             }
             // Undeclared capabilities are not served: a method is answered exactly when the
             // capability that offers it is declared (`capabilities` in `main_loop`), else `-32601`.
@@ -236,6 +276,45 @@ pub(crate) async fn dispatch(
             answers.error(Error::Internal { details })
         }
     }
+}
+
+/// `tasks/get` (the task as it is now), `tasks/update` (answers to its questions) and
+/// `tasks/cancel`, each for the caller's own task; the last two are acknowledged with an empty
+/// result, whatever the task's state (cancelling a task that is over changes nothing).
+///
+/// A task another replica of a fleet runs is answered by `tasks/get` from the snapshot it
+/// published (`TaskRecord::publish`); it is updated and cancelled only where it runs.
+async fn tasks(
+    shared: &Shared,
+    method: &str,
+    params: Option<&str>,
+    caller: &Caller,
+) -> Result<serde_json::Value, Error> {
+    if method == "tasks/update" {
+        let p = parse_params::<UpdateTaskParams>(params)?;
+        let responses = crate::tool::inputs::responses(p.input_responses)?;
+        shared.tasks.get(&p.task_id, caller)?.board.answer(responses);
+        return Ok(serde_json::json!({}));
+    }
+    let p = parse_params::<TaskIdParams>(params)?;
+    let task = match shared.tasks.get(&p.task_id, caller) {
+        Ok(task) => task,
+        Err(unknown) if method == "tasks/get" && shared.store.is_shared() => {
+            let published = shared.store.published_task(&p.task_id).await.ok().flatten();
+            let snapshot = published.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+            return match snapshot {
+                Some(mut s) if s["owner"].as_str() == caller.principal.as_deref() => Ok(s["task"].take()),
+                _ => Err(unknown),
+            };
+        }
+        Err(unknown) => return Err(unknown),
+    };
+    if method == "tasks/cancel" {
+        task.cancel();
+        task.publish(shared.store.as_ref());
+        return Ok(serde_json::json!({}));
+    }
+    serde_json::to_value(task.detailed()).map_err(|e| Error::Internal { details: e.to_string() })
 }
 
 /// How long a modern client may keep a result (`ttlMs`/`cacheScope`, on lists, reads and

@@ -197,6 +197,7 @@ impl Server {
             meta: None,
             input_responses: None,
             request_state: None,
+            task: None,
         };
         let id = crate::jsonrpc::RequestId::server(0);
         // No client: the legacy pipeline, whose questions go to the terminal; never a round trip.
@@ -206,6 +207,10 @@ impl Server {
                 Ok(call::CallOutcome::Complete(result)) => Ok(result),
                 Ok(call::CallOutcome::InputRequired(_)) => {
                     Err(Error::Internal { details: "a call without a client cannot ask through one".into() })
+                }
+                // Without a client, nothing runs as a task (no client declared tasks).
+                Ok(call::CallOutcome::Task(_)) => {
+                    Err(Error::Internal { details: "a call without a client cannot become a task".into() })
                 }
                 Err(e) => Err(e),
             };

@@ -33,8 +33,8 @@ pub(crate) struct Shared {
     pub(crate) lock: Option<Arc<crate::workspace::lock::WorkspaceLock>>,
     pub(crate) policy: crate::policy::Policy,
     pub(crate) limiter: crate::rate_limit::RateLimiter,
-    /// The store of what replicas share (also the policy's and the limiter's), for `/metrics`.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    /// The store of what replicas share (also the policy's and the limiter's): `/metrics` reads
+    /// its round trips, tasks' snapshots are published there.
     pub(crate) store: Arc<dyn crate::fleet::Store>,
     /// What the server counts (`/metrics`).
     pub(crate) metrics: super::metrics::ServerMetrics,
@@ -65,6 +65,8 @@ pub(crate) struct Shared {
     pub(crate) listeners_per_caller: Arc<crate::session::fairness::Shares>,
     /// Tools whose availability changes while the server runs ([`Server::availability`]).
     pub(crate) availability: Option<Arc<dyn super::ToolAvailability>>,
+    /// The tasks (`server/tasks.rs`).
+    pub(crate) tasks: super::tasks::TaskStore,
 }
 
 /// A request in progress: how to cancel it, and to abort its task.
@@ -76,7 +78,7 @@ pub(super) struct InFlight {
 impl Shared {
     /// Everything a call needs, from a server and the peer its answers go to.
     pub(crate) fn new(server: Server, peer: Peer) -> Self {
-        let announcement = server.announcement();
+        let mut announcement = server.announcement();
         let overrides = server
             .config
             .tool_overrides
@@ -84,6 +86,8 @@ impl Shared {
             .filter_map(|(name, o)| Some((name.clone(), o.rate_limit?)))
             .collect();
         let registry = server.registry.into_registry();
+        announcement.tasks =
+            registry.iter().any(|t| t.task_support() != crate::mcp::tasks::TaskSupport::Forbidden);
         let limiter = crate::rate_limit::RateLimiter::new(&registry, &overrides, Arc::clone(&server.store));
         let metrics = super::metrics::ServerMetrics::new(&registry);
         Shared {
@@ -116,6 +120,7 @@ impl Shared {
             calls_per_caller: crate::session::fairness::Shares::new(CallerShare::Calls),
             listeners_per_caller: crate::session::fairness::Shares::new(CallerShare::Subscriptions),
             availability: server.availability,
+            tasks: super::tasks::TaskStore::new(super::tasks::TaskLimits::default()),
         }
     }
 
@@ -133,18 +138,30 @@ impl Shared {
             supported_versions: ProtocolVersion::MODERN.iter().map(|v| v.as_str()).collect(),
             capabilities: {
                 let mut capabilities = self.capabilities();
+                let mut extensions = crate::mcp::JsonObject::new();
                 if self.announcement.skills {
-                    let mut extensions = crate::mcp::JsonObject::new();
                     extensions.insert(
                         crate::mcp::skills::SKILLS_EXTENSION.to_owned(),
                         serde_json::json!({ "directoryRead": true }),
                     );
+                }
+                // Tasks are declared when a tool may run as one.
+                if self.serves_tasks() {
+                    extensions.insert(crate::mcp::tasks::TASKS_EXTENSION.to_owned(), serde_json::json!({}));
+                }
+                if !extensions.is_empty() {
                     capabilities.extensions = Some(extensions);
                 }
                 capabilities
             },
             instructions: self.config.instructions.clone(),
         }
+    }
+
+    /// Whether a tool may run as a task (`#[tool(task)]`): the tasks extension is declared, and
+    /// its methods served, exactly then.
+    pub(crate) fn serves_tasks(&self) -> bool {
+        self.announcement.tasks
     }
 
     /// `{"name": "teaagent", "version": …}` (or the author's), as the JSON every modern result

@@ -162,6 +162,17 @@ impl ToolContext {
     /// above the previous one is dropped, and so is everything after the call was cancelled (a
     /// cancelled request gets no further message).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        // A task's progress is read by polling (its `statusMessage`).
+        if let Some(board) = self.inputs.as_ref().and_then(|i| i.board()) {
+            let shown = match total {
+                Some(total) => format!("{progress}/{total}"),
+                None => format!("{progress}"),
+            };
+            board.set_message(match message {
+                Some(m) => format!("{shown}: {m}"),
+                None => shown,
+            });
+        }
         let (Some(token), Some(peer)) = (&self.inner.progress_token, &self.inner.peer) else {
             return;
         };

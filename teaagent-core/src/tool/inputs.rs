@@ -284,6 +284,13 @@ pub(crate) enum Mode {
         asked: std::collections::BTreeMap<String, String>,
         carried: JsonObject,
     },
+    /// A task's tool: questions are posted on its board and the tool waits there for the
+    /// client's answers (`tasks/update`), until the task is cancelled.
+    Task {
+        capabilities: ClientCapabilities,
+        board: std::sync::Arc<super::board::TaskBoard>,
+        cancel: tokio_util::sync::CancellationToken,
+    },
 }
 
 /// The questions of one call (shared by its context's clones and the server).
@@ -345,7 +352,17 @@ impl Inputs {
             Mode::Legacy { session, peer, .. } => {
                 peer.can_request() && capability.declared_in(&session.capabilities)
             }
-            Mode::Modern { capabilities, .. } => capability.declared_in(capabilities),
+            Mode::Modern { capabilities, .. } | Mode::Task { capabilities, .. } => {
+                capability.declared_in(capabilities)
+            }
+        }
+    }
+
+    /// The task's board, when the call runs as a task.
+    pub(crate) fn board(&self) -> Option<&super::board::TaskBoard> {
+        match &self.mode {
+            Mode::Task { board, .. } => Some(board),
+            _ => None,
         }
     }
 
@@ -383,6 +400,22 @@ impl Inputs {
         let mut answers = JsonObject::new();
         match &self.mode {
             Mode::None => {}
+            Mode::Task { board, cancel, .. } => {
+                let first = requests.first().map(|(k, _)| k.clone()).unwrap_or_default();
+                let questions = requests
+                    .into_iter()
+                    .map(|(key, r)| (key, json!({ "method": r.method(), "params": r.params(true) })))
+                    .collect();
+                return board.ask(questions, cancel).await.map_err(|why| InputError::Failed {
+                    key: first,
+                    reason: match why {
+                        super::board::NoAnswer::Cancelled => "the task was cancelled".into(),
+                        super::board::NoAnswer::TooMany => {
+                            "a task has at most 64 questions open at once".into()
+                        }
+                    },
+                });
+            }
             Mode::Legacy { peer, deadline, .. } => {
                 for (key, request) in requests {
                     let params = request.params(false);

@@ -487,6 +487,84 @@ fn skills() -> Skills {
         ))
 }
 
+// --- Tasks (`io.modelcontextprotocol/tasks`): the tools the suite's `tasks-*` scenarios call.
+
+/// Says hello (never a task).
+#[tool(read_only)]
+fn greet(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Sleeps `seconds`, then says so: a task for a client that supports tasks.
+#[tool(read_only, task)]
+async fn slow_compute(
+    /// How long to work.
+    seconds: u64,
+    /// What the work is called.
+    label: Option<String>,
+) -> String {
+    tokio::time::sleep(Duration::from_secs(seconds.min(3600))).await;
+    format!("Computed {} in {seconds}s", label.unwrap_or_default())
+}
+
+/// Fails after a second with a tool error: only ever a task.
+#[tool(read_only, task = "required")]
+async fn failing_job() -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new("failing_job failed, as it always does"))
+}
+
+/// Panics, so its task ends `failed` with a protocol error rather than a result.
+#[tool(read_only, task)]
+async fn protocol_error_job() -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    panic!("protocol_error_job fails on purpose")
+}
+
+/// Asks the user to confirm before it (pretends to) delete a file. `filename` is optional: the
+/// `http-header-validation` scenario calls the first tool listed with no arguments.
+#[tool(read_only, task)]
+async fn confirm_delete(
+    ctx: &ToolContext,
+    /// The file to delete.
+    filename: Option<String>,
+) -> Result<String, ToolError> {
+    let filename = filename.unwrap_or_else(|| "(no file named)".into());
+    if !ctx.client_supports(ClientCapability::Elicitation) {
+        return Ok(format!("Kept {filename}: nobody to confirm the deletion"));
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "description": "Delete it?"}},
+        "required": ["confirm"],
+    });
+    let answer = ctx.ask("confirm", InputRequest::elicit(format!("Delete {filename}?"), schema)).await?;
+    let confirmed = answer["action"] == "accept" && answer["content"]["confirm"] == true;
+    Ok(match confirmed {
+        true => format!("Deleted {filename}"),
+        false => format!("Kept {filename}"),
+    })
+}
+
+/// Asks two questions at once and completes once both are answered.
+#[tool(read_only, task)]
+async fn multi_input(ctx: &ToolContext) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+    });
+    let answers = ctx
+        .ask_all([
+            ("first", InputRequest::elicit("First part?", schema.clone())),
+            ("second", InputRequest::elicit("Second part?", schema)),
+        ])
+        .await?;
+    Ok(format!("Got {} and {}", elicited(&answers["first"]), elicited(&answers["second"])))
+}
+
 /// The values that start with what was typed.
 fn starting_with(values: &[&str], typed: &str) -> Vec<String> {
     values.iter().filter(|v| v.starts_with(typed)).map(|v| v.to_string()).collect()

@@ -62,9 +62,15 @@ pub(super) fn modern_checks(
         }
         Some(_) => {}
     }
-    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
-        let key = if method == "resources/read" { "uri" } else { "name" };
-        let named = if method == "resources/read" { read.uri } else { read.name };
+    if matches!(
+        method,
+        "tools/call" | "resources/read" | "prompts/get" | "tasks/get" | "tasks/update" | "tasks/cancel"
+    ) {
+        let (key, named) = match method {
+            "resources/read" => ("uri", read.uri),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => ("taskId", read.task_id),
+            _ => ("name", read.name),
+        };
         let named = named.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
         match (text(headers, "mcp-name"), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
@@ -93,9 +99,9 @@ pub(super) fn modern_checks(
     })
 }
 
-/// What the checks read of a request's params: its `_meta`, the `name` or `uri` the `Mcp-Name`
-/// header must repeat and a call's `arguments` its `Mcp-Param-*` headers must (kept raw: another
-/// method may give them another type, and most calls mirror nothing).
+/// What the checks read of a request's params: its `_meta`, the `name`, `uri` or `taskId` the
+/// `Mcp-Name` header must repeat, and a call's `arguments` its `Mcp-Param-*` headers must (kept
+/// raw: another method may give them another type, and most calls mirror nothing).
 #[derive(Default, serde::Deserialize)]
 struct Read {
     #[serde(rename = "_meta", default)]
@@ -106,6 +112,8 @@ struct Read {
     uri: Option<Box<RawValue>>,
     #[serde(default)]
     arguments: Option<Box<RawValue>>,
+    #[serde(default, rename = "taskId")]
+    task_id: Option<Box<RawValue>>,
 }
 
 fn read_params(params: Option<&RawParams>) -> Result<Read, Error> {
