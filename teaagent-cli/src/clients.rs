@@ -16,7 +16,7 @@
 //!
 //! Reading ([`Client::entries`]: the servers a file declares, for `install` and for
 //! `teaagent doctor`) is separate from editing ([`edit`]: one entry added, replaced or removed
-//! in the file's text, everything else kept byte for byte) and from writing ([`file`]: atomic,
+//! in the file's text, everything else kept byte for byte) and from writing ([`file`](mod@file): atomic,
 //! with a backup).
 
 pub(crate) mod edit;

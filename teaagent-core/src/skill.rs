@@ -53,7 +53,7 @@
 //!   64 KiB, nested at most 32 deep, 20,000 nodes with aliases expanded; a skill has at most
 //!   512 files in folders at most 16 deep, each up to 8 MiB and all together up to 16 MiB (a
 //!   skill over a bound is left out with a warning: a manifest must list every file).
-//! - A folder is read beneath a [`Workspace`](crate::Workspace)'s root: links that leave the
+//! - A folder is read beneath a [`Workspace`]'s root: links that leave the
 //!   root are refused, special files skipped, links to directories not followed, and what the
 //!   workspace hides (deny rules on paths, files with several hard links under them) is neither
 //!   in the manifest nor readable (`-32602`, `hidden_by_policy`).

@@ -26,7 +26,7 @@ pub enum FrontmatterError {
     /// The file does not start with a `---` line closed by another.
     #[error("it does not start with a YAML frontmatter between two `---` lines")]
     Missing,
-    /// Larger than [`MAX_FRONTMATTER`].
+    /// Larger than the frontmatter may be (64 KiB).
     #[error("its frontmatter is larger than {MAX_FRONTMATTER} bytes")]
     TooLarge,
     /// Not YAML, or YAML that is not one mapping with string keys.
