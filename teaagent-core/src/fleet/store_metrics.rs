@@ -73,8 +73,8 @@ impl StoreOp {
 /// connection, an error answer, no answer in time).
 #[derive(Debug, Default)]
 pub struct StoreMetrics {
-    latency: [Histogram; 6],
-    errors: [Counter; 6],
+    latency: [Histogram; StoreOp::ALL.len()],
+    errors: [Counter; StoreOp::ALL.len()],
 }
 
 impl StoreMetrics {
@@ -94,5 +94,22 @@ impl StoreMetrics {
     /// How many of `op`'s round trips failed.
     pub fn errors(&self, op: StoreOp) -> u64 {
         self.errors[op.index()].get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_has_its_own_series() {
+        let metrics = StoreMetrics::default();
+        for (i, op) in StoreOp::ALL.into_iter().enumerate() {
+            assert_eq!(op.index(), i, "ALL is in the order of the series");
+            metrics.record(op, Duration::from_millis(1), true);
+        }
+        for op in StoreOp::ALL {
+            assert_eq!((metrics.latency(op).count(), metrics.errors(op)), (1, 1), "{}", op.label());
+        }
     }
 }
