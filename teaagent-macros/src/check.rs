@@ -115,16 +115,18 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         }
         Some((r.max_calls?, r.window_secs?))
     });
-    let task = attr.task.as_ref().and_then(|(_, value)| match value.as_ref().map(syn::LitStr::value).as_deref() {
-        None | Some("optional") => Some("Optional"),
-        Some("required") => Some("Required"),
-        Some(other) => {
-            let lit = value.as_ref().expect("a value was given");
-            cx.syn_error(syn::Error::new(
-                lit.span(),
-                format!("`task` is \"optional\" or \"required\", not {other:?} (or write `task` alone: optional)"),
-            ));
-            None
+    let task = attr.task.as_ref().and_then(|(_, value)| {
+        let Some(lit) = value else { return Some("Optional") };
+        match lit.value().as_str() {
+            "optional" => Some("Optional"),
+            "required" => Some("Required"),
+            other => {
+                cx.syn_error(syn::Error::new(
+                    lit.span(),
+                    format!("`task` is \"optional\" or \"required\", not {other:?} (or write `task` alone: optional)"),
+                ));
+                None
+            }
         }
     });
     check_signature(cx, f);
