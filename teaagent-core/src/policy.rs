@@ -64,6 +64,7 @@ pub mod grant;
 mod mode;
 mod offer;
 mod questions;
+mod recording;
 pub mod request_state;
 mod unmatched;
 mod uses;
@@ -73,6 +74,7 @@ use advice::how_to_allow;
 pub(crate) use advice::question;
 pub use facts::{CallFacts, Decision, Question};
 pub use mode::PermissionMode;
+pub(crate) use recording::Completion;
 pub use unmatched::UnmatchedRule;
 pub use uses::{GrantUses, UsesRefusal};
 
@@ -82,7 +84,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use self::ask::Answer;
-use self::audit::{AuditLog, AuditRecord};
+use self::audit::AuditLog;
 use self::grant::{Grant, GrantError};
 use self::request_state::RequestStateKey;
 pub use crate::fleet::FLEET_SESSION_APPROVAL;
@@ -519,68 +521,6 @@ The command runs {sandbox}."
         let counted = chosen.iter().filter(|g| g.is_counted()).map(|g| Arc::clone(g)).collect();
         Some((chosen.iter().map(|g| format!("`{g}`")).collect(), GrantUses(counted)))
     }
-
-    /// Records a refusal in the audit log, best effort (the call is refused anyway): a log that
-    /// cannot be written is logged.
-    pub(crate) fn audit_refusal(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) {
-        if let Err(e) = self.record(call, rule, outcome) {
-            tracing::warn!(error = %e, "the audit log cannot be written");
-        }
-    }
-
-    /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
-    pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
-        let Some(log) = &self.audit else { return Ok(()) };
-        log.append(&AuditRecord {
-            time: AuditRecord::now(),
-            tool: call.tool.name(),
-            tier: call.tool.tier().as_str(),
-            digest: call.digest,
-            mode: self.mode.as_str(),
-            rule,
-            outcome,
-            principal: call.principal,
-            sandbox: self.sandbox_of(call),
-            duration_ms: None,
-        })
-    }
-
-    /// Records that a call `allowed_by` a rule has run (`audit.rs`, "Records"): `outcome` is
-    /// `completed`, `failed` or `input_required`, and `ran` how long its handler took. Best
-    /// effort: the call has run either way, so a log that cannot be written is only logged.
-    pub(crate) fn audit_completion(&self, done: &Completion<'_>, outcome: &str) {
-        let Some(log) = &self.audit else { return };
-        let record = AuditRecord {
-            time: AuditRecord::now(),
-            tool: done.tool.name(),
-            tier: done.tool.tier().as_str(),
-            digest: done.digest,
-            mode: self.mode.as_str(),
-            rule: done.allowed_by,
-            outcome,
-            principal: done.principal,
-            sandbox: self.sandbox_for(done.tool),
-            duration_ms: Some(AuditRecord::millis(done.ran)),
-        };
-        if let Err(e) = log.append(&record) {
-            tracing::warn!(error = %e, "the audit log cannot be written");
-        }
-    }
-}
-
-/// A call that has run, as its completion record names it ([`Policy::audit_completion`]).
-#[derive(Debug)]
-pub(crate) struct Completion<'a> {
-    /// The tool.
-    pub(crate) tool: &'a ToolDef,
-    /// The call's payload digest (as its decision's record has it).
-    pub(crate) digest: &'a str,
-    /// Who made it, when the transport named the caller.
-    pub(crate) principal: Option<&'a str>,
-    /// The rule that allowed it.
-    pub(crate) allowed_by: &'a str,
-    /// How long its handler ran.
-    pub(crate) ran: Duration,
 }
 
 fn allow(rule: impl Into<std::borrow::Cow<'static, str>>) -> Decision {
