@@ -148,24 +148,8 @@ fn passes(revision: &str, expected: usize) {
 /// `target/conformance/<revision>/` is read, as the exit code and `✓` say nothing of them (a
 /// scenario whose checks were all skipped shows `✓` too).
 fn unscored_pass(revision: &str, scenarios: &[&str]) {
-    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance").join(revision);
-    let runs: Vec<PathBuf> =
-        std::fs::read_dir(&results).expect("the suite's results").flatten().map(|e| e.path()).collect();
     for scenario in scenarios {
-        // `server-<scenario>-<time>`: the time starts with a digit, which no scenario name does
-        // after its own prefix (`http-header-validation` is not `http-header-validation-x`).
-        let prefix = format!("server-{scenario}-");
-        let run = runs
-            .iter()
-            .find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_prefix(&prefix))
-                    .is_some_and(|time| time.starts_with(|c: char| c.is_ascii_digit()))
-            })
-            .unwrap_or_else(|| panic!("the suite did not run `{scenario}` for {revision}: {runs:?}"));
-        let text = std::fs::read_to_string(run.join("checks.json")).expect("checks.json");
-        let checks: Vec<serde_json::Value> = serde_json::from_str(&text).expect("checks are JSON");
+        let (checks, _) = checks_of(revision, scenario);
         assert!(!checks.is_empty(), "`{scenario}` ({revision}) ran no check");
         for check in &checks {
             assert_eq!(
@@ -187,6 +171,28 @@ fn every_scored_scenario_of_protocol_2026_07_28_passes() {
     tasks_scenarios_pass();
 }
 
+/// The checks the suite recorded for `scenario` in its `revision` run
+/// (`target/conformance/<revision>/server-<scenario>-<time>/checks.json`), and the file's text.
+fn checks_of(revision: &str, scenario: &str) -> (Vec<serde_json::Value>, String) {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance").join(revision);
+    let runs: Vec<PathBuf> =
+        std::fs::read_dir(&results).expect("the suite's results").flatten().map(|e| e.path()).collect();
+    // `server-<scenario>-<time>`: the time starts with a digit, which no scenario name does
+    // after its own prefix (`http-header-validation` is not `http-header-validation-x`).
+    let prefix = format!("server-{scenario}-");
+    let run = runs
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(&prefix))
+                .is_some_and(|time| time.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .unwrap_or_else(|| panic!("the suite did not run `{scenario}` for {revision}: {runs:?}"));
+    let text = std::fs::read_to_string(run.join("checks.json")).expect("checks.json");
+    (serde_json::from_str(&text).expect("checks are JSON"), text)
+}
+
 /// The suite's `tasks-*` scenarios (the `io.modelcontextprotocol/tasks` extension), which it
 /// runs with the 2026-07-28 requirements but never scores: each run's `checks.json` is read and
 /// every check must be a `SUCCESS`, except:
@@ -198,9 +204,6 @@ fn every_scored_scenario_of_protocol_2026_07_28_passes() {
 ///   round trip first and becomes a task only on the retry, which teaagent does not offer yet
 ///   (a task tool is a task from its first round; README, "Long-running tools as tasks").
 fn tasks_scenarios_pass() {
-    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance/2026-07-28");
-    let runs: Vec<PathBuf> =
-        std::fs::read_dir(&results).expect("the suite's results").flatten().map(|e| e.path()).collect();
     let scenarios = [
         "tasks-lifecycle",
         "tasks-capability-negotiation",
@@ -213,19 +216,7 @@ fn tasks_scenarios_pass() {
         "tasks-status-notifications",
     ];
     for scenario in scenarios {
-        // `server-<scenario>-<time>`; the time starts with a digit.
-        let prefix = format!("server-{scenario}-");
-        let run = runs
-            .iter()
-            .find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_prefix(&prefix))
-                    .is_some_and(|time| time.starts_with(|c: char| c.is_ascii_digit()))
-            })
-            .unwrap_or_else(|| panic!("the suite did not run `{scenario}`: {runs:?}"));
-        let text = std::fs::read_to_string(run.join("checks.json")).expect("checks.json");
-        let checks: Vec<serde_json::Value> = serde_json::from_str(&text).expect("checks are JSON");
+        let (checks, text) = checks_of("2026-07-28", scenario);
         if scenario == "tasks-status-notifications" {
             assert_eq!(checks.len(), 1, "{text}");
             assert_eq!(checks[0]["status"], "SKIPPED", "{text}");
