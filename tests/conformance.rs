@@ -200,9 +200,8 @@ fn checks_of(revision: &str, scenario: &str) -> (Vec<serde_json::Value>, String)
 /// - `tasks-status-notifications`: its one check is `SKIPPED` by the suite itself, whatever the
 ///   server does (its harness does not listen for task notifications yet); it must stay
 ///   exactly that one skipped check, so a future version that tests something fails here.
-/// - `tasks-mrtr-composition` is not required: it needs a tool that asks a question in a plain
-///   round trip first and becomes a task only on the retry, which teaagent does not offer yet
-///   (a task tool is a task from its first round; README, "Long-running tools as tasks").
+/// - `tasks-mrtr-composition` asks a question in a plain round trip first and becomes a task
+///   only on the retry (`task_start = "body"`, `ToolContext::continue_as_task`).
 fn tasks_scenarios_pass() {
     let scenarios = [
         "tasks-lifecycle",
@@ -214,6 +213,7 @@ fn tasks_scenarios_pass() {
         "tasks-dispatch-and-envelope",
         "tasks-required-task-error",
         "tasks-status-notifications",
+        "tasks-mrtr-composition",
     ];
     for scenario in scenarios {
         let (checks, text) = checks_of("2026-07-28", scenario);

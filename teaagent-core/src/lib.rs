@@ -123,7 +123,7 @@ pub mod visible;
 pub mod workspace;
 
 pub use error::Error;
-pub use mcp::tasks::TaskSupport;
+pub use mcp::tasks::{TaskStart, TaskSupport};
 pub use mcp::{CallToolResult, Content, JsonObject};
 pub use policy::{PermissionMode, Policy};
 pub use prompt::{PromptDef, Prompts};

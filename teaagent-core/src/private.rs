@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use crate::error::{ArgumentError, Error};
-pub use crate::mcp::tasks::TaskSupport;
+pub use crate::mcp::tasks::{TaskStart, TaskSupport};
 pub use crate::mcp::{CallToolResult, JsonObject};
 pub use crate::registry::registration::{ToolRegistration, registered};
 pub use crate::schema::{ObjectSchema, args_schema};

@@ -20,6 +20,7 @@ use crate::mcp::{CallToolResult, JsonObject};
 pub(crate) mod board;
 mod bounded;
 mod context;
+pub(crate) mod escalation;
 pub mod inputs;
 mod output;
 pub mod state;
@@ -149,6 +150,8 @@ pub struct ToolDef {
     pub(crate) foreign: Option<ForeignArgs>,
     /// Whether it runs as a task for a client that supports tasks (`#[tool(task)]`).
     pub(crate) task: crate::mcp::tasks::TaskSupport,
+    /// When its call becomes a task (`#[tool(task_start = "body")]`).
+    pub(crate) task_start: crate::mcp::tasks::TaskStart,
 }
 
 impl ToolDef {
@@ -173,6 +176,7 @@ impl ToolDef {
             handler: None,
             foreign: None,
             task: crate::mcp::tasks::TaskSupport::Forbidden,
+            task_start: crate::mcp::tasks::TaskStart::Call,
         })
     }
 
@@ -259,6 +263,11 @@ impl ToolDef {
     /// Whether the tool runs as a task (README, "Long-running tools as tasks").
     pub fn task_support(&self) -> crate::mcp::tasks::TaskSupport {
         self.task
+    }
+
+    /// When a call of it becomes a task ([`TaskStart`](crate::TaskStart)).
+    pub fn task_start(&self) -> crate::mcp::tasks::TaskStart {
+        self.task_start
     }
 
     /// Where the tool was defined.
@@ -448,6 +457,15 @@ impl ToolDefBuilder {
     /// tool's code is the same either way.
     pub fn task(mut self, support: crate::mcp::tasks::TaskSupport) -> Self {
         self.0.task = support;
+        self
+    }
+    /// When a call becomes a task (`#[tool(task_start = "body")]`): before the body runs (the
+    /// default), or when the body calls
+    /// [`ToolContext::continue_as_task`](crate::ToolContext::continue_as_task) (see
+    /// [`TaskStart`](crate::TaskStart)). Only for a tool that runs as a task
+    /// ([`ToolDefBuilder::task`]); the registry refuses it on any other.
+    pub fn task_start(mut self, start: crate::mcp::tasks::TaskStart) -> Self {
+        self.0.task_start = start;
         self
     }
     /// Where the tool was defined.

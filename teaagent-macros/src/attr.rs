@@ -14,14 +14,14 @@ use crate::ctxt::Ctxt;
 use crate::suggest;
 
 /// The keys the attribute accepts, for messages.
-pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `input_schema`, `task`, `unregistered`, `crate`";
+pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_only`, `destructive`, `idempotent`, `stateful`, `open_world`, `rate_limit(...)`, `timeout_secs`, `input_schema`, `task`, `task_start`, `unregistered`, `crate`";
 
 /// The flags among them, for "did you mean".
 const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "stateful", "open_world", "unregistered"];
 
 /// The keys that take a value, for "did you mean".
 const VALUED: &[&str] =
-    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "task", "crate"];
+    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "task", "task_start", "crate"];
 
 /// The keys of `rate_limit(...)`.
 const RATE_LIMIT_KEYS: &[&str] = &["max_calls", "window_secs"];
@@ -57,6 +57,8 @@ pub(crate) struct ToolAttr {
     pub(crate) input_schema: Option<Path>,
     /// `task` (optional) or `task = "optional" | "required"`: the span, and the value if given.
     pub(crate) task: Option<(Span, Option<LitStr>)>,
+    /// `task_start = "call" | "body"`: when a call becomes a task.
+    pub(crate) task_start: Option<LitStr>,
     pub(crate) krate: Option<Path>,
     /// The keys misspelled ones were taken for ("did you mean"): not also reported missing.
     pub(crate) misspelled: Vec<&'static str>,
@@ -106,6 +108,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolAttr {
                 attr.task = Some((span, value));
                 Ok(())
             }
+            "task_start" => string(cx, &meta, &key, &mut attr.task_start),
             "rate_limit" => {
                 attr.rate_limit = Some(rate_limit(cx, &meta, span)?);
                 Ok(())

@@ -32,6 +32,8 @@ pub(crate) struct Checked {
     pub(crate) timeout_secs: Option<u64>,
     /// `Some("Optional" | "Required")`: the tool runs as a task (`TaskSupport`'s variant).
     pub(crate) task: Option<&'static str>,
+    /// `task_start = "body"`: the body says when the call becomes a task.
+    pub(crate) task_from_body: bool,
     pub(crate) krate: Path,
     /// Left out of link-time registration (listed explicitly only).
     pub(crate) unregistered: bool,
@@ -129,6 +131,24 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
             }
         }
     });
+    let task_from_body = attr.task_start.as_ref().is_some_and(|lit| match lit.value().as_str() {
+        _ if attr.task.is_none() => {
+            cx.syn_error(syn::Error::new(
+                lit.span(),
+                "`task_start` is for a tool that runs as a task: add `task` (or `task = \"required\"`)",
+            ));
+            false
+        }
+        "call" => false,
+        "body" => true,
+        other => {
+            cx.syn_error(syn::Error::new(
+                lit.span(),
+                format!("`task_start` is \"call\" (the default: a task before the body runs) or \"body\" (when the body calls `ctx.continue_as_task()`), not {other:?}"),
+            ));
+            false
+        }
+    });
     check_signature(cx, f);
     let args = check_params(cx, f);
     check_headers(cx, attr, f);
@@ -145,6 +165,7 @@ pub(crate) fn check(cx: &Ctxt, attr: &ToolAttr, f: &ToolFn) -> Checked {
         rate_limit,
         timeout_secs: attr.timeout_secs,
         task,
+        task_from_body,
         krate: attr.krate.clone().unwrap_or_else(|| syn::parse_quote!(::teaagent_core)),
         unregistered: attr.unregistered.is_some(),
         args,

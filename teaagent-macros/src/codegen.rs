@@ -217,6 +217,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
         let variant = format_ident!("{}", support);
         quote!(.task(__tea::TaskSupport::#variant))
     });
+    let task_start = c.task_from_body.then(|| quote!(.task_start(__tea::TaskStart::Body)));
     let registration = (!c.unregistered).then(|| {
         quote! {
             const _: () = {
@@ -251,6 +252,7 @@ pub(crate) fn expand(f: &ToolFn, c: &Checked) -> TokenStream {
                     #rate_limit
                     #timeout
                     #task
+                    #task_start
                     #(#roles)*;
                 #(#states)*
                 let __tea_def = match __tea_out.schema() {

@@ -28,6 +28,24 @@ pub enum TaskSupport {
     Required,
 }
 
+/// When a call of a task tool becomes a task (`#[tool(task, task_start = "body")]`).
+///
+/// In protocol 2026-07-28 the server decides when a call becomes a task. A tool that asks its
+/// questions first and only then does the long part starts from its body: until the body calls
+/// [`ToolContext::continue_as_task`](crate::ToolContext::continue_as_task), the call is a plain
+/// one (its questions come back as `input_required` results, in plain round trips); from there
+/// the call is answered with the task's handle and the body goes on in the background. In
+/// protocol 2025-11-25 the client asks for a task with the call, which is then a task from the
+/// start either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskStart {
+    /// The call is a task before the body runs (the default).
+    #[default]
+    Call,
+    /// The body says when, with [`ToolContext::continue_as_task`](crate::ToolContext::continue_as_task).
+    Body,
+}
+
 /// Where a task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

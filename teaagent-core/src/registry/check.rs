@@ -68,6 +68,11 @@ pub(super) fn check(def: &ToolDef, problems: &mut Vec<String>) {
     if def.handler().is_none() {
         problem("no handler".into());
     }
+    if def.task_start() == crate::mcp::tasks::TaskStart::Body
+        && def.task_support() == crate::mcp::tasks::TaskSupport::Forbidden
+    {
+        problem("`task_start` is for a tool that runs as a task: declare `task` too".into());
+    }
     let properties = def.input_schema().get("properties").and_then(Value::as_object);
     for (param, _) in def.param_roles() {
         if !properties.is_some_and(|p| p.contains_key(param)) {

@@ -78,7 +78,7 @@ use crate::digest::call_digest;
 use crate::error::{ArgumentError, Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
-use crate::mcp::tasks::{TASKS_EXTENSION, TaskSupport};
+use crate::mcp::tasks::{TASKS_EXTENSION, TaskStart, TaskSupport};
 use crate::mcp::tools::CallToolParams;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::request_state::{Carried, approval_deadline};
@@ -196,6 +196,10 @@ async fn checked_call(
             declared
         }
     };
+    // A tool whose body says when (`TaskStart::Body`) runs as a plain call of this era until it
+    // does (`call/task.rs`, `run_until_task`); in 2025-11-25 a call asked as a task is one.
+    let may_become_task = as_task && !legacy && tool.task_start() == TaskStart::Body;
+    let as_task = as_task && !may_become_task;
 
     // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
     //    `#[path]` argument confined to the workspace.
@@ -297,8 +301,7 @@ async fn checked_call(
             return Err(refusal.audit(&shared.policy, &facts));
         }
     };
-    let Admitted { mut earlier, approved_now, turn: _turn, resolved, binding, responses, allowed_by } =
-        admitted;
+    let Admitted { mut earlier, approved_now, turn, resolved, binding, responses, allowed_by } = admitted;
     let policy = &shared.policy;
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
@@ -333,12 +336,15 @@ async fn checked_call(
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
     let progress_token = params.meta.and_then(|m| m.progress_token);
+    // A call that may become a task gets a token of its own: the request's cancels it only
+    // until then.
+    let run_cancel = if may_become_task { CancellationToken::new() } else { cancel.clone() };
     let ctx = ToolContext::new(
         name.to_owned(),
         Some(id.clone()),
         progress_token,
         Some(caller.peer.clone()),
-        cancel.clone(),
+        run_cancel.clone(),
         shared.workspace.clone(),
     )
     .with_paths(resolved)
@@ -349,10 +355,30 @@ async fn checked_call(
     let inputs = inputs_for(client, &caller.peer, responses, carried, timeout);
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
-    let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
-        .catch_unwind();
     let started = Instant::now();
-    let ran = tokio::time::timeout(timeout, run).await;
+    let ran = if may_become_task {
+        let becoming = task::Becoming {
+            tool: Arc::clone(&tool),
+            inputs: Arc::clone(&inputs),
+            cancel: run_cancel,
+            turn,
+            timeout,
+            digest: digest.clone(),
+            principal: caller.principal.clone(),
+            allowed_by: allowed_by.clone(),
+        };
+        match task::run_until_task(shared, caller, handler.call(ctx, args), &cancel, becoming).await {
+            task::Until::Ran(ran) => ran,
+            // Its completion is recorded when the task ends.
+            task::Until::Task(info) => return Ok(CallOutcome::Task(info)),
+        }
+    } else {
+        let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
+            .catch_unwind();
+        let ran = tokio::time::timeout(timeout, run).await;
+        drop(turn);
+        ran
+    };
     let done = Completion {
         tool: &tool,
         digest: &digest,

@@ -49,7 +49,7 @@ pub(crate) struct Shared {
     pub(super) info_value: serde_json::Value,
     pub(super) in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
-    pub(super) run_permits: Semaphore,
+    pub(super) run_permits: Arc<Semaphore>,
     pub(super) waiting: AtomicUsize,
     pub(crate) tracker: TaskTracker,
     /// Cancelled when the server stops; every call's token is a child of it.
@@ -93,7 +93,7 @@ impl Shared {
         Shared {
             store: Arc::clone(&server.store),
             metrics,
-            run_permits: Semaphore::new(server.config.max_in_flight),
+            run_permits: Arc::new(Semaphore::new(server.config.max_in_flight)),
             policy: server
                 .policy
                 .with_store(server.store)
@@ -180,8 +180,8 @@ impl Shared {
     }
 
     /// Waits for a turn to run; refuses when too many are already waiting.
-    pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::SemaphorePermit<'_>, Error> {
-        if let Ok(permit) = self.run_permits.try_acquire() {
+    pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::OwnedSemaphorePermit, Error> {
+        if let Ok(permit) = Arc::clone(&self.run_permits).try_acquire_owned() {
             return Ok(permit);
         }
         if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
@@ -195,7 +195,7 @@ impl Shared {
                 ),
             });
         }
-        let permit = self.run_permits.acquire().await;
+        let permit = Arc::clone(&self.run_permits).acquire_owned().await;
         self.waiting.fetch_sub(1, Ordering::AcqRel);
         permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })
     }

@@ -256,6 +256,39 @@ impl ToolContext {
         }
     }
 
+    /// Goes on as a task, for a tool declared with `#[tool(task, task_start = "body")]`
+    /// ([`TaskStart::Body`](crate::TaskStart::Body)): the call is answered now with the task's
+    /// handle, and the tool goes on in the background from here, its later questions and
+    /// progress the task's. Ask what you need first: questions asked before this are plain round
+    /// trips of the call (protocol 2026-07-28 retries it with the answers; a tool runs once per
+    /// round), questions asked after it wait on the task for `tasks/update`.
+    ///
+    /// Does nothing when the call cannot become a task (a client that did not declare the tasks
+    /// extension, a tool that starts as a task already, a call made without a client): the tool's
+    /// code is the same either way.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use teaagent_core::{InputRequest, ToolContext, ToolError, tool};
+    ///
+    /// /// Builds the release the user names, which takes minutes.
+    /// #[tool(task = "required", task_start = "body")]
+    /// async fn build_release(ctx: &ToolContext) -> Result<String, ToolError> {
+    ///     let schema = json!({"type": "object", "properties": {"version": {"type": "string"}}});
+    ///     let answer = ctx.ask("version", InputRequest::elicit("Which version?", schema)).await?;
+    ///     let version = answer["content"]["version"].as_str().unwrap_or("dev").to_owned();
+    ///     ctx.continue_as_task().await;
+    ///     // ... minutes of work, polled by the client as a task ...
+    ///     Ok(format!("built {version}"))
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub async fn continue_as_task(&self) {
+        if let Some(inputs) = &self.inputs {
+            inputs.escalation.ask().await;
+        }
+    }
+
     /// Whether the client declared `capability`, so a question that needs it can be asked.
     pub fn client_supports(&self, capability: ClientCapability) -> bool {
         self.inputs.as_ref().is_some_and(|i| i.client_supports(capability))

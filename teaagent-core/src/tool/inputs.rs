@@ -297,6 +297,9 @@ pub(crate) enum Mode {
 pub(crate) struct Inputs {
     mode: Mode,
     pending: Mutex<Pending>,
+    /// Whether the call may become a task midway, and the task it became: from then on its
+    /// questions go to the task's board, whatever `mode` says.
+    pub(crate) escalation: super::escalation::Escalation,
 }
 
 /// What a modern call left open when its handler returned.
@@ -334,7 +337,7 @@ impl Default for Inputs {
 
 impl Inputs {
     pub(crate) fn new(mode: Mode) -> Self {
-        Self { mode, pending: Mutex::new(Pending::default()) }
+        Self { mode, pending: Mutex::new(Pending::default()), escalation: Default::default() }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
@@ -358,12 +361,21 @@ impl Inputs {
         }
     }
 
-    /// The task's board, when the call runs as a task.
-    pub(crate) fn board(&self) -> Option<&super::board::TaskBoard> {
+    /// The task's board and cancellation, when the call runs as a task (from its start, or
+    /// since it became one).
+    fn task(&self) -> Option<(&super::board::TaskBoard, &tokio_util::sync::CancellationToken)> {
+        if let Some(task) = self.escalation.task() {
+            return Some((&task.board, &task.cancel));
+        }
         match &self.mode {
-            Mode::Task { board, .. } => Some(board),
+            Mode::Task { board, cancel, .. } => Some((board, cancel)),
             _ => None,
         }
+    }
+
+    /// The task's board, when the call runs as a task.
+    pub(crate) fn board(&self) -> Option<&super::board::TaskBoard> {
+        self.task().map(|(board, _)| board)
     }
 
     pub(crate) async fn ask_all(
@@ -397,25 +409,24 @@ impl Inputs {
             pending.unsupported_said.get_or_insert_with(|| error.to_string());
             return Err(error);
         }
+        if let Some((board, cancel)) = self.task() {
+            let first = requests.first().map(|(k, _)| k.clone()).unwrap_or_default();
+            let questions = requests
+                .into_iter()
+                .map(|(key, r)| (key, json!({ "method": r.method(), "params": r.params(true) })))
+                .collect();
+            return board.ask(questions, cancel).await.map_err(|why| InputError::Failed {
+                key: first,
+                reason: match why {
+                    super::board::NoAnswer::Cancelled => "the task was cancelled".into(),
+                    super::board::NoAnswer::TooMany => "a task has at most 64 questions open at once".into(),
+                },
+            });
+        }
         let mut answers = JsonObject::new();
         match &self.mode {
-            Mode::None => {}
-            Mode::Task { board, cancel, .. } => {
-                let first = requests.first().map(|(k, _)| k.clone()).unwrap_or_default();
-                let questions = requests
-                    .into_iter()
-                    .map(|(key, r)| (key, json!({ "method": r.method(), "params": r.params(true) })))
-                    .collect();
-                return board.ask(questions, cancel).await.map_err(|why| InputError::Failed {
-                    key: first,
-                    reason: match why {
-                        super::board::NoAnswer::Cancelled => "the task was cancelled".into(),
-                        super::board::NoAnswer::TooMany => {
-                            "a task has at most 64 questions open at once".into()
-                        }
-                    },
-                });
-            }
+            // Asked on the board above.
+            Mode::None | Mode::Task { .. } => {}
             Mode::Legacy { peer, deadline, .. } => {
                 for (key, request) in requests {
                     let params = request.params(false);

@@ -565,6 +565,16 @@ async fn multi_input(ctx: &ToolContext) -> Result<String, ToolError> {
     Ok(format!("Got {} and {}", elicited(&answers["first"]), elicited(&answers["second"])))
 }
 
+/// Asks the user's name in a plain round trip, then goes on as a task that greets them.
+#[tool(read_only, task = "required", task_start = "body")]
+async fn test_tool_with_task(ctx: &ToolContext) -> Result<String, ToolError> {
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    let answer = ctx.ask("name", InputRequest::elicit("What is your name?", schema)).await?;
+    ctx.continue_as_task().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Ok(format!("Hello, {} (from the task)", elicited(&answer)))
+}
+
 /// The values that start with what was typed.
 fn starting_with(values: &[&str], typed: &str) -> Vec<String> {
     values.iter().filter(|v| v.starts_with(typed)).map(|v| v.to_string()).collect()

@@ -2,7 +2,7 @@
 //! workspace lock, admission. Each refusal is a [`Refusal`] the pipeline audits once.
 
 use serde_json::Value;
-use tokio::sync::SemaphorePermit;
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::lock::check_lock;
 use super::paths::{PathArg, linked_file, recheck, targets_digest};
@@ -28,7 +28,7 @@ pub(super) struct Admitted<'a> {
     /// The user approved the call just now (a later round carries the approval).
     pub(super) approved_now: bool,
     /// The call's turn to run.
-    pub(super) turn: SemaphorePermit<'a>,
+    pub(super) turn: OwnedSemaphorePermit,
     /// Every `#[path]` argument resolved again at admission: name, entry, target.
     pub(super) resolved: Vec<(String, Resolved, Resolved)>,
     /// Modern era: what the call's round-trip states are bound to.

@@ -11,7 +11,10 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::sync::CancellationToken;
 
 use super::CallOutcome;
 use crate::error::{Error, Failure};
@@ -22,8 +25,10 @@ use crate::server::shared::Shared;
 use crate::server::tasks::{Ending, TaskRecord};
 use crate::session::{Caller, Peer};
 use crate::task::CatchUnwindExt as _;
+use crate::mcp::CallToolResult;
+use crate::tool::escalation::BecameTask;
 use crate::tool::inputs::{Inputs, Mode};
-use crate::tool::{ToolContext, ToolDef};
+use crate::tool::{ToolContext, ToolDef, ToolFuture};
 use crate::workspace::Resolved;
 
 /// What a task's run needs of its call, owned (the call is answered before it runs).
@@ -49,27 +54,30 @@ pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Resu
     let info = record.info();
     let background = Arc::clone(shared);
     shared.tracker.spawn(async move {
-        let cancel = record.cancel.clone();
-        let stopping = background.input_closed.clone();
-        let tool = run.tool.name().to_owned();
-        let ending = tokio::select! {
-            biased;
-            // `tasks/cancel` recorded the ending already; the run is dropped where it is
-            // (a command's process tree is killed as for any cancelled call).
-            () = cancel.cancelled() => None,
-            () = stopping.cancelled() => Some(Ending::Failed(Error::ToolFailed {
-                tool,
-                reason: Failure::Internal,
-                details: "the server stopped while the task ran".into(),
-            })),
-            ending = body(&background, &record, run) => Some(ending),
-        };
-        if let Some(ending) = ending {
-            record.end(ending);
-            record.publish(background.store.as_ref());
-        }
+        // `tasks/cancel` cancels the record's token, the one the tool's context has.
+        let tool = Arc::clone(&run.tool);
+        drive(&background, &record, tool.name(), body(&background, &record, run)).await;
     });
     Ok(CallOutcome::Task(info))
+}
+
+/// Drives a task's run to its ending and records it, unless `tasks/cancel` comes first (it
+/// recorded the ending already; the run is dropped where it is, a command's process tree
+/// killed as for any cancelled call). The server stopping fails the task.
+async fn drive(shared: &Shared, record: &TaskRecord, tool: &str, run: impl Future<Output = Ending>) {
+    let stopping = shared.input_closed.clone();
+    let ending = tokio::select! {
+        biased;
+        () = record.cancel.cancelled() => return,
+        () = stopping.cancelled() => Ending::Failed(Error::ToolFailed {
+            tool: tool.to_owned(),
+            reason: Failure::Internal,
+            details: "the server stopped while the task ran".into(),
+        }),
+        ending = run => ending,
+    };
+    record.end(ending);
+    record.publish(shared.store.as_ref());
 }
 
 /// The run: a turn, the handler under its timeout, its ending.
@@ -106,7 +114,24 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
     let started = Instant::now();
-    let ending = match tokio::time::timeout(timeout, run).await {
+    let ran = tokio::time::timeout(timeout, run).await;
+    let ending = ending_of(shared, &tool, ran, &cancel, timeout);
+    let done = Completion {
+        tool: &tool,
+        digest: &digest,
+        principal: principal.as_deref(),
+        allowed_by: &allowed_by,
+        ran: started.elapsed(),
+    };
+    audit_ending(shared, &done, &ending);
+    ending
+}
+
+/// What a task's run came to: the handler's result, run under `timeout` with panics caught.
+/// A timeout cancels `cancel` (the tool's context's).
+pub(super) fn ending_of(shared: &Shared, tool: &ToolDef, ran: Ran, cancel: &CancellationToken, timeout: Duration) -> Ending {
+    let name = tool.name();
+    match ran {
         Ok(Ok(Ok(mut result))) => {
             if tool.output_schema().is_some() {
                 shared.registry.check_output(name, &mut result);
@@ -131,20 +156,117 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
                 details: format!("no result after {}s; the task was cancelled", timeout.as_secs_f64()),
             })
         }
-    };
-    let outcome = match &ending {
+    }
+}
+
+/// The task's completion record: `completed` for a result that is not an error.
+fn audit_ending(shared: &Shared, done: &Completion<'_>, ending: &Ending) {
+    let outcome = match ending {
         Ending::Completed(result) if result["isError"] != serde_json::Value::Bool(true) => "completed",
         _ => "failed",
     };
-    let done = Completion {
-        tool: &tool,
-        digest: &digest,
-        principal: principal.as_deref(),
-        allowed_by: &allowed_by,
-        ran: started.elapsed(),
+    shared.policy.audit_completion(done, outcome);
+}
+
+/// What a handler's run under its timeout, panics caught, comes to.
+pub(super) type Ran = Result<std::thread::Result<Result<CallToolResult, Error>>, tokio::time::error::Elapsed>;
+
+/// What a plain call that may become a task ([`TaskStart::Body`](crate::TaskStart::Body))
+/// comes to.
+pub(super) enum Until {
+    /// The handler ended as a plain call (it never asked to go on as a task, or could not).
+    Ran(Ran),
+    /// It asked: the call is answered with the task's handle, and runs on in the background.
+    Task(crate::mcp::tasks::CreateTaskResult),
+}
+
+/// What a plain call hands over to the task it may become.
+pub(super) struct Becoming {
+    pub(super) tool: Arc<ToolDef>,
+    pub(super) inputs: Arc<Inputs>,
+    /// The context's token: the request's cancellation until the call becomes a task, the
+    /// task's from then on.
+    pub(super) cancel: CancellationToken,
+    pub(super) turn: OwnedSemaphorePermit,
+    pub(super) timeout: Duration,
+    pub(super) digest: String,
+    pub(super) principal: Option<Arc<str>>,
+    pub(super) allowed_by: String,
+}
+
+/// Runs a plain call's handler until it ends or asks to go on as a task
+/// ([`ToolContext::continue_as_task`]). Asked, the task is created (visible to `tasks/get`
+/// before the call is answered) and the handler's run, its turn and its timeout move into the
+/// background as they are; the handler goes on where it asked, its later questions on the task's
+/// board. Until then a cancelled request cancels the handler's context.
+pub(super) async fn run_until_task(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    future: ToolFuture,
+    request: &CancellationToken,
+    becoming: Becoming,
+) -> Until {
+    let Becoming { tool, inputs, cancel, turn, timeout, digest, principal, allowed_by } = becoming;
+    let mut asked = inputs.escalation.offer();
+    let run = {
+        let (shared, tool, cancel) = (Arc::clone(shared), Arc::clone(&tool), cancel.clone());
+        async move {
+            AssertUnwindSafe(shared.blockers.run(tool.name(), future, &cancel, &shared.tracker))
+                .catch_unwind()
+                .await
+        }
     };
-    shared.policy.audit_completion(&done, outcome);
-    ending
+    let started = Instant::now();
+    let mut run = Box::pin(tokio::time::timeout(timeout, run));
+    let mut listening = true;
+    let answer = loop {
+        tokio::select! {
+            biased;
+            ran = &mut run => return Until::Ran(ran),
+            () = request.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+            asked = &mut asked, if listening => {
+                listening = false;
+                if let Ok(answer) = asked {
+                    break answer;
+                }
+            }
+        }
+    };
+    let record = match shared.tasks.create(caller) {
+        Ok(record) => record,
+        Err(e) => {
+            // Its caller's share of tasks filled up since the call was admitted: it goes on
+            // as the plain call it is.
+            tracing::debug!(tool = tool.name(), "the call could not become a task: {e}");
+            let _ = answer.send(());
+            return Until::Ran(run.await);
+        }
+    };
+    inputs.escalation.became(BecameTask { board: Arc::clone(&record.board), cancel: record.cancel.clone() });
+    record.publish(shared.store.as_ref());
+    let info = record.info();
+    let _ = answer.send(());
+    let background = Arc::clone(shared);
+    shared.tracker.spawn(async move {
+        let _turn = turn;
+        let ending = async {
+            let ran = run.await;
+            let ending = ending_of(&background, &tool, ran, &cancel, timeout);
+            let done = Completion {
+                tool: &tool,
+                digest: &digest,
+                principal: principal.as_deref(),
+                allowed_by: &allowed_by,
+                ran: started.elapsed(),
+            };
+            audit_ending(&background, &done, &ending);
+            ending
+        };
+        drive(&background, &record, tool.name(), ending).await;
+        // Whatever ended it: a tool that runs on a thread of its own stops too.
+        cancel.cancel();
+    });
+    Until::Task(info)
 }
 
 fn completed(result: &crate::mcp::CallToolResult) -> Ending {

@@ -1,0 +1,15 @@
+use teaagent_core::tool;
+
+/// Build the release.
+#[tool(task_start = "body")]
+async fn build() -> String {
+    String::new()
+}
+
+/// Build the release, later.
+#[tool(task, task_start = "later")]
+async fn build_later() -> String {
+    String::new()
+}
+
+fn main() {}
