@@ -1,12 +1,17 @@
 //! Tasks (`io.modelcontextprotocol/tasks`, protocol 2026-07-28) against the real `teaagent mcp
 //! serve`: `shell_exec` runs as a task for a client that declares tasks and as a plain call for
 //! one that does not; a task is polled to its result, and a task cancelled midway leaves none of
-//! its processes behind. (The conformance suite's `tasks-*` scenarios run against the fixture in
-//! tests/conformance.rs.)
+//! its processes behind. And a tool whose body goes on as a task (`task_start = "body"`, in the
+//! conformance fixture): its question is a plain round trip, the retry becomes the task. (The
+//! conformance suite's `tasks-*` scenarios run against the fixture in tests/conformance.rs.)
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "common/http.rs"]
+mod http;
+
+use http::Http;
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree};
 
@@ -291,4 +296,88 @@ fn the_approval_is_asked_before_the_task_exists() {
     );
     assert!(marker.exists());
     server.finish();
+}
+
+/// One modern request to the conformance suite's server over Streamable HTTP, from a client
+/// that can be asked questions (elicitation), with tasks or not; its JSON-RPC answer (the last
+/// event of a stream).
+fn post(server: &Http, method: &str, mut params: Value, tasks: bool) -> Value {
+    params["_meta"] = meta(tasks);
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut headers = http::modern_headers(&message);
+    if let Some(task) = message["params"]["taskId"].as_str() {
+        headers.push(("Mcp-Name".to_owned(), task.to_owned()));
+    }
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    // (A refusal comes with its HTTP status, e.g. 400 for `-32021`: the body says which.)
+    let reply = server.exchange("POST", "/mcp", &headers, message.to_string().as_bytes());
+    match reply.header("content-type") {
+        Some(t) if t.starts_with("text/event-stream") => reply.events().pop().expect("an answer"),
+        _ => reply.json(),
+    }
+}
+
+/// Polls `tasks/get` over HTTP until the task is over; its last answer.
+fn settled_over_http(server: &Http, task: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let got = post(server, "tasks/get", json!({"taskId": task}), true);
+        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
+        if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
+            return got["result"].clone();
+        }
+        assert!(status == "working", "{got}");
+        assert!(start.elapsed() < Duration::from_secs(20), "still {status}: {got}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `test_tool_with_task` with `arguments`: its first round (a plain `input_required` with the
+/// name question), then the retry with the name; the retry's answer.
+fn asked_then_retried(server: &Http, arguments: Value) -> Value {
+    let call = json!({"name": "test_tool_with_task", "arguments": arguments});
+    let first = post(server, "tools/call", call.clone(), true);
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "a plain round trip first: {first}");
+    assert!(result.get("taskId").is_none(), "no task yet: {first}");
+    assert_eq!(result["inputRequests"]["name"]["method"], "elicitation/create", "{first}");
+    let mut retry = call;
+    retry["inputResponses"] = json!({"name": {"action": "accept", "content": {"name": "Grace"}}});
+    if let Some(state) = result.get("requestState") {
+        retry["requestState"] = state.clone();
+    }
+    post(server, "tools/call", retry, true)
+}
+
+#[test]
+fn a_tool_asks_in_a_plain_round_trip_then_goes_on_as_a_task() {
+    let server = Http::conformance();
+    // Declared `task = "required"`: a client without tasks is refused before anything runs.
+    let refused = post(&server, "tools/call", json!({"name": "test_tool_with_task", "arguments": {}}), false);
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+
+    let created = asked_then_retried(&server, json!({}));
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task", "the retry became a task: {created}");
+    assert!(result.get("requestState").is_none() && result.get("inputRequests").is_none(), "{created}");
+    let task = result["taskId"].as_str().unwrap_or_else(|| panic!("a task id: {created}")).to_owned();
+    let over = settled_over_http(&server, &task);
+    assert_eq!(over["status"], "completed", "{over}");
+    let text = over["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Grace") && text.contains("from the task"), "{over}");
+
+    // One that works for minutes: the request that created it is long over (its connection
+    // closed) and the task still works, until it is cancelled midway.
+    let created = asked_then_retried(&server, json!({"seconds": 300}));
+    let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {created}")).to_owned();
+    std::thread::sleep(Duration::from_millis(300));
+    let running = post(&server, "tasks/get", json!({"taskId": task}), true);
+    assert_eq!(running["result"]["status"], "working", "{running}");
+    let ack = post(&server, "tasks/cancel", json!({"taskId": task}), true);
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let over = settled_over_http(&server, &task);
+    assert_eq!(over["status"], "cancelled", "{over}");
+    assert!(over.get("result").is_none(), "{over}");
+    assert!(!server.stderr().contains("panicked"), "{}", server.stderr());
 }

@@ -439,9 +439,14 @@ mod tests {
             .input_schema(json!({"type": "string"}))
             .behavior(Behavior { read_only: true, destructive: true, ..Behavior::default() })
             .rate_limit(0, std::time::Duration::from_secs(1))
+            .task_start(crate::TaskStart::Body)
             .build();
         let err = Registry::builder().tool(bad).build().expect_err("invalid");
-        assert_eq!(err.problems.len(), 6, "{err}");
+        assert_eq!(err.problems.len(), 7, "{err}");
+        assert!(
+            err.problems.iter().any(|p| p.contains("`task_start` is for a tool that runs as a task")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -20,8 +20,18 @@ pub(crate) const KEYS: &str = "`name`, `description`, `title`, `tier`, `read_onl
 const FLAGS: &[&str] = &["read_only", "destructive", "idempotent", "stateful", "open_world", "unregistered"];
 
 /// The keys that take a value, for "did you mean".
-const VALUED: &[&str] =
-    &["name", "description", "title", "tier", "rate_limit", "timeout_secs", "input_schema", "task", "task_start", "crate"];
+const VALUED: &[&str] = &[
+    "name",
+    "description",
+    "title",
+    "tier",
+    "rate_limit",
+    "timeout_secs",
+    "input_schema",
+    "task",
+    "task_start",
+    "crate",
+];
 
 /// The keys of `rate_limit(...)`.
 const RATE_LIMIT_KEYS: &[&str] = &["max_calls", "window_secs"];

@@ -373,8 +373,9 @@ async fn checked_call(
             task::Until::Task(info) => return Ok(CallOutcome::Task(info)),
         }
     } else {
-        let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
-            .catch_unwind();
+        let run =
+            AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
+                .catch_unwind();
         let ran = tokio::time::timeout(timeout, run).await;
         drop(turn);
         ran

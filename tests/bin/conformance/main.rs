@@ -567,11 +567,16 @@ async fn multi_input(ctx: &ToolContext) -> Result<String, ToolError> {
 
 /// Asks the user's name in a plain round trip, then goes on as a task that greets them.
 #[tool(read_only, task = "required", task_start = "body")]
-async fn test_tool_with_task(ctx: &ToolContext) -> Result<String, ToolError> {
+async fn test_tool_with_task(
+    ctx: &ToolContext,
+    /// How long the task works (a tenth of a second when not given).
+    seconds: Option<u64>,
+) -> Result<String, ToolError> {
     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let answer = ctx.ask("name", InputRequest::elicit("What is your name?", schema)).await?;
     ctx.continue_as_task().await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let work = seconds.map_or(Duration::from_millis(100), |s| Duration::from_secs(s.min(3600)));
+    tokio::time::sleep(work).await;
     Ok(format!("Hello, {} (from the task)", elicited(&answer)))
 }
 

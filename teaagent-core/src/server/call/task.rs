@@ -19,13 +19,13 @@ use tokio_util::sync::CancellationToken;
 use super::CallOutcome;
 use crate::error::{Error, Failure};
 use crate::jsonrpc::RequestId;
+use crate::mcp::CallToolResult;
 use crate::mcp::{ClientCapabilities, JsonObject};
 use crate::policy::Completion;
 use crate::server::shared::Shared;
 use crate::server::tasks::{Ending, TaskRecord};
 use crate::session::{Caller, Peer};
 use crate::task::CatchUnwindExt as _;
-use crate::mcp::CallToolResult;
 use crate::tool::escalation::BecameTask;
 use crate::tool::inputs::{Inputs, Mode};
 use crate::tool::{ToolContext, ToolDef, ToolFuture};
@@ -129,7 +129,13 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
 
 /// What a task's run came to: the handler's result, run under `timeout` with panics caught.
 /// A timeout cancels `cancel` (the tool's context's).
-pub(super) fn ending_of(shared: &Shared, tool: &ToolDef, ran: Ran, cancel: &CancellationToken, timeout: Duration) -> Ending {
+pub(super) fn ending_of(
+    shared: &Shared,
+    tool: &ToolDef,
+    ran: Ran,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Ending {
     let name = tool.name();
     match ran {
         Ok(Ok(Ok(mut result))) => {

@@ -6,10 +6,4 @@ async fn build() -> String {
     String::new()
 }
 
-/// Build the release, later.
-#[tool(task, task_start = "later")]
-async fn build_later() -> String {
-    String::new()
-}
-
 fn main() {}
