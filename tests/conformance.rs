@@ -193,6 +193,20 @@ fn checks_of(revision: &str, scenario: &str) -> (Vec<serde_json::Value>, String)
     (serde_json::from_str(&text).expect("checks are JSON"), text)
 }
 
+/// The suite's `tasks-*` scenarios.
+const TASK_SCENARIOS: [&str; 10] = [
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-required-task-error",
+    "tasks-status-notifications",
+    "tasks-mrtr-composition",
+];
+
 /// The suite's `tasks-*` scenarios (the `io.modelcontextprotocol/tasks` extension), which it
 /// runs with the 2026-07-28 requirements but never scores: each run's `checks.json` is read and
 /// every check must be a `SUCCESS`, except:
@@ -203,19 +217,7 @@ fn checks_of(revision: &str, scenario: &str) -> (Vec<serde_json::Value>, String)
 /// - `tasks-mrtr-composition` asks a question in a plain round trip first and becomes a task
 ///   only on the retry (`task_start = "body"`, `ToolContext::continue_as_task`).
 fn tasks_scenarios_pass() {
-    let scenarios = [
-        "tasks-lifecycle",
-        "tasks-capability-negotiation",
-        "tasks-wire-fields",
-        "tasks-request-state-removal",
-        "tasks-mrtr-input",
-        "tasks-request-headers",
-        "tasks-dispatch-and-envelope",
-        "tasks-required-task-error",
-        "tasks-status-notifications",
-        "tasks-mrtr-composition",
-    ];
-    for scenario in scenarios {
+    for scenario in TASK_SCENARIOS {
         let (checks, text) = checks_of("2026-07-28", scenario);
         if scenario == "tasks-status-notifications" {
             assert_eq!(checks.len(), 1, "{text}");
@@ -369,6 +371,18 @@ const SKILL_SCENARIOS: [&str; 3] =
 /// checks are all SKIPPED (the extension not declared) shows as passed in the suite's summary,
 /// so the summary alone proves nothing.
 fn every_check_succeeds(url: &str, scenario: &str, label: &str) {
+    let (checks, text) = scenario_checks(url, scenario, label);
+    assert!(text.starts_with("exit: exit status: 0\n"), "{scenario} against {label} failed:\n{text}");
+    assert!(checks.len() >= 3, "{scenario}: only {} checks:\n{text}", checks.len());
+    for check in &checks {
+        let status = check["status"].as_str().unwrap_or_default();
+        assert_eq!(status, "SUCCESS", "{scenario} against {label}: `{}`: {check}\n{text}", check["id"]);
+    }
+}
+
+/// Runs `--scenario scenario` against `url`; the checks it recorded, and what the suite printed
+/// (its exit status first).
+fn scenario_checks(url: &str, scenario: &str, label: &str) -> (Vec<serde_json::Value>, String) {
     let bin = installed_bin();
     let results =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/conformance").join(label).join(scenario);
@@ -383,7 +397,7 @@ fn every_check_succeeds(url: &str, scenario: &str, label: &str) {
         .output()
         .expect("run the conformance suite");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{scenario} against {label} failed ({}):\n{text}", out.status);
+    let text = format!("exit: {}\n{text}", out.status);
     let run = std::fs::read_dir(&results)
         .expect("results")
         .flatten()
@@ -392,11 +406,7 @@ fn every_check_succeeds(url: &str, scenario: &str, label: &str) {
     let checks: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(run.path().join("checks.json")).expect("checks.json"))
             .expect("checks are JSON");
-    assert!(checks.len() >= 3, "{scenario}: only {} checks:\n{text}", checks.len());
-    for check in &checks {
-        let status = check["status"].as_str().unwrap_or_default();
-        assert_eq!(status, "SUCCESS", "{scenario} against {label}: `{}`: {check}\n{text}", check["id"]);
-    }
+    (checks, text)
 }
 
 #[test]
@@ -429,4 +439,71 @@ fn teaagent_mcp_serve_passes_every_check_of_the_skills_scenarios() {
     for scenario in SKILL_SCENARIOS {
         every_check_succeeds(&server.url, scenario, "mcp-serve-skills");
     }
+}
+
+/// The tools the suite's `tasks-*` scenarios call, which only its fixture has.
+const SUITE_TASK_TOOLS: [&str; 8] = [
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
+    "echo_region",
+];
+
+/// The `tasks-*` scenarios against `teaagent mcp serve` (commands allowed, so `shell_exec` may
+/// run as a task): most of their checks call the suite's own tools (`slow_compute`, `greet`,
+/// …), which only the fixture has, and fail with "Unknown tool" there; every check that does not
+/// (the extension declared, the methods gated for a client that did not declare it, `tasks/get`
+/// of an unknown id, the removed methods, a mismatched `Mcp-Method`, every message valid
+/// against the schema) must succeed, and every failure must be the missing tool's.
+/// (tests/tasks.rs drives `shell_exec` as a task against the real binary for the rest.)
+#[test]
+fn teaagent_mcp_serve_passes_every_task_check_that_needs_no_suite_tool() {
+    let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    home.write("config.toml", "permission_mode = \"danger-full-access\"\n");
+    let server = Fixture::teaagent(&tree, &home);
+    let mut succeeded = Vec::new();
+    for scenario in TASK_SCENARIOS {
+        let (checks, text) = scenario_checks(&server.url, scenario, "mcp-serve-tasks");
+        for check in &checks {
+            let id = check["id"].as_str().unwrap_or_default().to_owned();
+            let message = check["errorMessage"].as_str().unwrap_or_default();
+            match check["status"].as_str().unwrap_or_default() {
+                "SUCCESS" => succeeded.push(id),
+                "SKIPPED" if scenario == "tasks-status-notifications" => {}
+                _ => {
+                    let missing_tool = SUITE_TASK_TOOLS.iter().any(|tool| {
+                        message.contains(&format!("Unknown tool: {tool}"))
+                            || message.contains(&format!("tools/call for {tool} returned error code -32601"))
+                    });
+                    // A check that builds on an earlier one that needed a suite tool.
+                    let after_one = message.starts_with("Not testable: no task was created")
+                        || message.contains("fixture from Check");
+                    assert!(
+                        missing_tool || after_one,
+                        "`{scenario}`: check `{id}` failed for another reason: {check}\n{text}"
+                    );
+                }
+            }
+        }
+    }
+    for id in [
+        "tasks-extension-advertised",
+        "sep-2663-tasks-methods-non-declaring",
+        "sep-2663-tasks-result-removed-method-not-found",
+        "tasks-removed-tasks-list",
+        "sep-2663-tasks-get-invalid-task-id-32602",
+        "tasks-headers-reject-mismatched-method",
+    ] {
+        assert!(succeeded.iter().any(|s| s == id), "`{id}` did not succeed against mcp serve: {succeeded:?}");
+    }
+    let schema_valid = succeeded.iter().filter(|s| *s == "wire-schema-valid").count();
+    assert_eq!(
+        schema_valid,
+        TASK_SCENARIOS.len() - 1,
+        "every message valid in every scenario: {succeeded:?}"
+    );
 }
