@@ -2,7 +2,8 @@
 //! serve`: `shell_exec` runs as a task for a client that declares tasks and as a plain call for
 //! one that does not; a task is polled to its result, and a task cancelled midway leaves none of
 //! its processes behind. And a tool whose body goes on as a task (`task_start = "body"`, in the
-//! conformance fixture): its question is a plain round trip, the retry becomes the task. (The
+//! conformance fixture): its question is a plain round trip, the retry becomes the task. One
+//! caller's tasks that are not over are bounded (32), in the fixture too. (The
 //! conformance suite's `tasks-*` scenarios run against the fixture in tests/conformance.rs.)
 
 use std::process::Command;
@@ -380,4 +381,30 @@ fn a_tool_asks_in_a_plain_round_trip_then_goes_on_as_a_task() {
     assert_eq!(over["status"], "cancelled", "{over}");
     assert!(over.get("result").is_none(), "{over}");
     assert!(!server.stderr().contains("panicked"), "{}", server.stderr());
+}
+
+#[test]
+fn one_caller_has_at_most_32_tasks_that_are_not_over() {
+    let server = Http::conformance();
+    let start = |n: usize| {
+        let call = json!({"name": "slow_compute", "arguments": {"seconds": 300, "label": format!("t{n}")}});
+        post(&server, "tools/call", call, true)
+    };
+    let mut tasks = Vec::new();
+    for n in 0..32 {
+        let created = start(n);
+        assert_eq!(created["result"]["resultType"], "task", "task {n}: {created}");
+        tasks.push(created["result"]["taskId"].as_str().expect("an id").to_owned());
+    }
+    let refused = start(32);
+    assert_eq!(refused["error"]["code"], -32000, "the 33rd: {refused}");
+    assert_eq!(refused["error"]["data"]["limit"], "tasks", "{refused}");
+    // A task that is over no longer counts.
+    let ack = post(&server, "tasks/cancel", json!({"taskId": tasks[0]}), true);
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let again = start(33);
+    assert_eq!(again["result"]["resultType"], "task", "room again after a cancel: {again}");
+    // A plain call is not a task: it is never refused for them.
+    let plain = post(&server, "tools/call", json!({"name": "greet", "arguments": {"name": "Ada"}}), true);
+    assert_eq!(plain["result"]["content"][0]["text"], "Hello, Ada!", "{plain}");
 }
