@@ -230,6 +230,12 @@ fn protocol_2025_11_25_runs_shell_exec_as_a_task_when_the_client_asks() {
     );
     let after = legacy_call(&mut server, "tasks/get", json!({"taskId": id}));
     assert_eq!(after["result"]["status"], "completed", "{after}");
+    // And the client was told, unasked, when it was over.
+    let told = server.drain(Duration::from_millis(200));
+    let status = told
+        .iter()
+        .find(|m| m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == id.as_str());
+    assert_eq!(status.map(|m| &m["params"]["status"]), Some(&json!("completed")), "{told:?}");
     let late = legacy_call(&mut server, "tasks/cancel", json!({"taskId": id}));
     assert_eq!(late["error"]["code"], -32602, "a task that is over cannot be cancelled: {late}");
 

@@ -20,6 +20,7 @@ use super::CallOutcome;
 use crate::error::{Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::CallToolResult;
+use crate::mcp::tasks::LegacyTask;
 use crate::mcp::{ClientCapabilities, JsonObject};
 use crate::policy::Completion;
 use crate::server::shared::Shared;
@@ -53,10 +54,16 @@ pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Resu
     record.publish(shared.store.as_ref());
     let info = record.info();
     let background = Arc::clone(shared);
+    // Protocol 2025-11-25: the client is told when its task is over
+    // (`notifications/tasks/status`), so it need not poll for that.
+    let told = run.legacy.is_some().then(|| run.peer.clone());
     shared.tracker.spawn(async move {
         // `tasks/cancel` cancels the record's token, the one the tool's context has.
         let tool = Arc::clone(&run.tool);
         drive(&background, &record, tool.name(), body(&background, &record, run)).await;
+        if let Some(peer) = told {
+            peer.notify("notifications/tasks/status", &LegacyTask::from(record.info()));
+        }
     });
     Ok(CallOutcome::Task(info))
 }
