@@ -185,6 +185,11 @@ impl ToolDef {
         &self.name
     }
 
+    /// The name as kept (borrowed for a tool defined in code: cloning it allocates nothing).
+    pub(crate) fn name_cow(&self) -> Cow<'static, str> {
+        self.name.clone()
+    }
+
     /// The description.
     pub fn description(&self) -> &str {
         &self.description

@@ -338,13 +338,17 @@ async fn checked_call(
     let progress_token = params.meta.and_then(|m| m.progress_token);
     // A call that may become a task gets a token of its own: the request's cancels it only
     // until then.
-    let run_cancel = if may_become_task { CancellationToken::new() } else { cancel.clone() };
+    // (The request's token is handed over, not cloned: a clone takes the token's lock.)
+    let (run_cancel, request_cancel) = match may_become_task {
+        true => (CancellationToken::new(), Some(cancel)),
+        false => (cancel, None),
+    };
     let ctx = ToolContext::new(
-        name.to_owned(),
+        tool.name_cow(),
         Some(id.clone()),
         progress_token,
         Some(caller.peer.clone()),
-        run_cancel.clone(),
+        run_cancel,
         shared.workspace.clone(),
     )
     .with_paths(resolved)
@@ -352,31 +356,45 @@ async fn checked_call(
     // The questions this call may ask the client (`crate::tool::inputs`).
     let timeout = shared.config.timeout_for(&tool);
     let round = carried.round;
-    let inputs = inputs_for(client, &caller.peer, responses, carried, timeout);
+    // One clock read for the run's start, its deadline and the questions' deadline.
+    let started = Instant::now();
+    let deadline = started.checked_add(timeout);
+    let inputs = inputs_for(client, &caller.peer, responses, carried, deadline);
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
-    let started = Instant::now();
-    let ran = if may_become_task {
+    // The call's own handle on the context (and its token), kept while the handler has it.
+    let held = ctx.clone();
+    let ran = if let Some(request_cancel) = request_cancel {
         let becoming = task::Becoming {
             tool: Arc::clone(&tool),
             inputs: Arc::clone(&inputs),
-            cancel: run_cancel,
+            cancel: held.cancellation().clone(),
             turn,
             timeout,
             digest: digest.clone(),
             principal: caller.principal.clone(),
             allowed_by: allowed_by.clone(),
         };
-        match task::run_until_task(shared, caller, handler.call(ctx, args), &cancel, becoming).await {
+        // Boxed: a call that may become a task is rare, and its future would grow every call's.
+        let until = task::run_until_task(shared, caller, handler.call(ctx, args), &request_cancel, becoming);
+        match Box::pin(until).await {
             task::Until::Ran(ran) => ran,
             // Its completion is recorded when the task ends.
             task::Until::Task(info) => return Ok(CallOutcome::Task(info)),
         }
     } else {
-        let run =
-            AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
-                .catch_unwind();
-        let ran = tokio::time::timeout(timeout, run).await;
+        let run = AssertUnwindSafe(shared.blockers.run(
+            name,
+            handler.call(ctx, args),
+            held.cancellation(),
+            &shared.tracker,
+        ))
+        .catch_unwind();
+        let ran = match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline.into(), run).await,
+            // A timeout too long to be written as an instant: none.
+            None => Ok(run.await),
+        };
         drop(turn);
         ran
     };
@@ -433,7 +451,7 @@ async fn checked_call(
             details: crate::logging::panic_message(panic.as_ref()),
         }),
         Err(_) => {
-            cancel.cancel();
+            held.cancellation().cancel();
             Err(Error::ToolFailed {
                 tool: name.to_owned(),
                 reason: Failure::Timeout,

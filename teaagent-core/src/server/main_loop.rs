@@ -192,7 +192,10 @@ impl Shared {
         }
         // The in-flight entry's key, kept: the future owns `id`.
         let key = id.key().clone();
-        let cancel = self.stopping.child_token();
+        // A token of its own, not a child of `stopping`: a child costs a lock of the parent when
+        // it is made and when it is dropped, on every request; the few requests still running at
+        // shutdown are in `in_flight`, and `drain` cancels each of them.
+        let cancel = CancellationToken::new();
         let shared = Arc::clone(self);
         let log_level = caller.as_ref().and_then(|c| c.log_level);
         let token = cancel.clone();
@@ -317,6 +320,7 @@ impl Shared {
             tracing::warn!(calls = left.len(), "grace period over; cancelling the calls still running");
             self.stopping.cancel();
             for entry in left {
+                entry.cancel.cancel();
                 if let Some(abort) = entry.abort {
                     abort.abort();
                 }

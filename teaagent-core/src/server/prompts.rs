@@ -114,7 +114,8 @@ pub(crate) async fn get_prompt(
     let timeout = shared.config.default_tool_timeout;
     let peer = caller.peer.clone();
     let round = carried.round;
-    let inputs = inputs_for(client, &peer, responses, carried, timeout);
+    let inputs =
+        inputs_for(client, &peer, responses, carried, std::time::Instant::now().checked_add(timeout));
     let ctx = ToolContext::new(
         label.clone(),
         Some(id.clone()),

@@ -3,7 +3,6 @@
 //! cannot be asked.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -48,7 +47,7 @@ pub(crate) fn inputs_for(
     peer: &Peer,
     responses: JsonObject,
     carried: Carried,
-    timeout: Duration,
+    deadline: Option<std::time::Instant>,
 ) -> Arc<Inputs> {
     Arc::new(Inputs::new(match client.filter(|c| c.version.is_modern()) {
         Some(modern) => Mode::Modern {
@@ -58,11 +57,7 @@ pub(crate) fn inputs_for(
             carried: carried.answers,
         },
         None => match peer.legacy().or_else(|| client.map(|c| Arc::new(c.clone()))) {
-            Some(session) => Mode::Legacy {
-                peer: peer.clone(),
-                session,
-                deadline: std::time::Instant::now().checked_add(timeout),
-            },
+            Some(session) => Mode::Legacy { peer: peer.clone(), session, deadline },
             None => Mode::None,
         },
     }))

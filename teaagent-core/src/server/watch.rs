@@ -2,8 +2,9 @@
 //! `async fn` tool delayed `ping` by seconds on the single-threaded runtime of
 //! [`Server::run_stdio`](super::Server::run_stdio)).
 //!
-//! Every poll of a tool's future is timed (two clock reads, a few tens of nanoseconds next to a
-//! call's microseconds). A poll that takes longer than [`ServerConfig::slow_poll`] (default
+//! Every poll of a tool's future is timed (two reads of the kernel's coarse monotonic clock, a
+//! few nanoseconds each; it advances once a tick, a few milliseconds, which is plenty to tell a
+//! poll of 100 ms). A poll that takes longer than [`ServerConfig::slow_poll`] (default
 //! 100 ms) held the protocol loop for that long: `ping`, cancellations and every other call
 //! waited. Then:
 //!
@@ -32,7 +33,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -132,13 +133,27 @@ impl<O> Future for Timed<'_, O> {
     type Output = O;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O> {
-        let start = Instant::now();
+        let start = coarse_now();
         let poll = self.future.as_mut().poll(cx);
-        let took = start.elapsed();
+        let took = coarse_now().saturating_sub(start);
         if took > self.blockers.threshold {
             self.blockers.caught(self.name, took);
         }
         poll
+    }
+}
+
+/// The monotonic clock at the kernel tick's resolution (`CLOCK_MONOTONIC_COARSE`): read from
+/// memory through the vDSO, without the hardware counter a precise clock reads.
+fn coarse_now() -> Duration {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid, writable timespec; the call writes it and nothing else.
+    #[allow(unsafe_code)]
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut t) } == 0;
+    match ok {
+        true => Duration::new(t.tv_sec.max(0) as u64, t.tv_nsec.clamp(0, 999_999_999) as u32),
+        // Never on Linux; a clock that cannot be read times nothing.
+        false => Duration::ZERO,
     }
 }
 

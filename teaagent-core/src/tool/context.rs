@@ -27,7 +27,8 @@ pub struct ToolContext {
 }
 
 struct Inner {
-    tool: String,
+    /// Borrowed for a tool defined in code (no allocation per call).
+    tool: std::borrow::Cow<'static, str>,
     request_id: Option<RequestId>,
     progress_token: Option<Value>,
     peer: Option<Peer>,
@@ -40,7 +41,7 @@ struct Inner {
 
 impl ToolContext {
     pub(crate) fn new(
-        tool: String,
+        tool: impl Into<std::borrow::Cow<'static, str>>,
         request_id: Option<RequestId>,
         progress_token: Option<Value>,
         peer: Option<Peer>,
@@ -49,7 +50,7 @@ impl ToolContext {
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                tool,
+                tool: tool.into(),
                 request_id,
                 progress_token,
                 peer,

@@ -107,7 +107,8 @@ pub(super) async fn admit<'a>(
     let earlier = match (&binding, state) {
         (Some(binding), Some(state)) => {
             let what = format!("this call to `{name}`");
-            let opened = open_state(shared, &what, binding, &state).await;
+            // Boxed: only a modern retry carries a state to open.
+            let opened = Box::pin(open_state(shared, &what, binding, &state)).await;
             Some(opened.map_err(|(refusal, error)| {
                 Refusal::audited(
                     error,
@@ -134,7 +135,8 @@ pub(super) async fn admit<'a>(
                 responses: &responses,
                 earlier: earlier.as_ref().map(|e| &e.carried),
             });
-            match approve(shared, facts, caller, question, round).await? {
+            // Boxed: asking a person is rare, and its future would grow every call's.
+            match Box::pin(approve(shared, facts, caller, question, round)).await? {
                 Approval::Decided(decision, now) => {
                     approved_now = now;
                     decision
