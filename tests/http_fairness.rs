@@ -252,6 +252,11 @@ fn a_caller_over_its_calls_is_refused_and_spends_nothing() {
     let refused = Open::in_session(&server, "alice", &session, &create).next();
     assert_caller_limit(&refused["error"], "calls", 2);
     assert!(!tree.path("ws/granted.txt").exists());
+    // And `/metrics` counts it.
+    let auth = bearer("bob");
+    let scrape = raw::exchange(server.addr, "GET", "/metrics", &[("Authorization", auth.as_str())], b"");
+    let counted = r#"teaagent_refusals_total{reason="refused",rule="call_share"} 1"#;
+    assert!(scrape.body.lines().any(|l| l == counted), "{counted} in:\n{}", scrape.body);
     // Bob's calls run meanwhile.
     let read = request(1, "tools/call", json!({"name": "read_file", "arguments": {"path": "notes.txt"}}));
     let read = Open::modern(&server, "bob", &read).next();

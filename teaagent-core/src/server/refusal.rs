@@ -105,6 +105,7 @@ rules! {
     SharedState => "shared_state", "refused";
     RequestState => "request_state", "refused";
     QuestionShare => "question_share", "refused";
+    CallShare => "call_share", "refused";
     Overloaded => "overloaded", "refused";
     Other => "other", "refused";
     RateLimit => "rate_limit", "rate_limited";

@@ -53,7 +53,13 @@ pub(crate) async fn dispatch(
         let _share = match method {
             "tools/call" | "resources/read" | "prompts/get" => match shared.call_share(caller) {
                 Ok(share) => share,
-                Err(refused) => return answers.error(refused),
+                Err(refused) => {
+                    // Counted for calls (`/metrics`); no tool is named yet, so no tool's series.
+                    if method == "tools/call" {
+                        shared.metrics.refused(super::refusal::RefusalRule::CallShare);
+                    }
+                    return answers.error(refused);
+                }
             },
             _ => None,
         };
