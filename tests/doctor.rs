@@ -311,3 +311,45 @@ fn client_entries_that_name_a_missing_binary_or_root_are_found() {
     let gemini = about("Gemini");
     assert_eq!(gemini["status"], "error", "{gemini}");
 }
+
+#[test]
+fn a_home_that_is_a_link_or_holds_one_is_an_error_and_nothing_is_followed() {
+    let setup = Setup::new("");
+    // A file of the home that is a link (to a configuration that would loosen everything).
+    let elsewhere = setup.tree.path("elsewhere.toml");
+    std::fs::write(&elsewhere, "permission_mode = \"danger-full-access\"\n").expect("write");
+    let config = setup.home.path("config.toml");
+    let kept = std::fs::read(&config).ok();
+    let _ = std::fs::remove_file(&config);
+    std::os::unix::fs::symlink(&elsewhere, &config).expect("link");
+    let (linked, code) = report(&setup, &[]);
+    assert_eq!(code, Some(1), "{linked:#}");
+    assert!(
+        findings(&linked, "home").iter().any(|f| f["status"] == "error"
+            && f["subject"].as_str().unwrap_or("").ends_with("config.toml")
+            && f["message"].as_str().unwrap_or("").contains("symbolic link")),
+        "{linked:#}"
+    );
+    assert!(!linked.to_string().contains("danger-full-access"), "the link was followed: {linked:#}");
+    std::fs::remove_file(&config).expect("unlink");
+    if let Some(kept) = kept {
+        std::fs::write(&config, kept).expect("restore");
+    }
+
+    // The home itself given through a link.
+    let link = setup.tree.path("home-link");
+    std::os::unix::fs::symlink(setup.home.base(), &link).expect("link");
+    let root = setup.tree.root();
+    let out = setup
+        .command(&["doctor", "--json", "--root", root.to_str().expect("utf-8")])
+        .env("TEAAGENT_HOME", &link)
+        .env("HOME", setup.home.path("user"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run teaagent doctor");
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let home = only(&report, "home");
+    assert_eq!(home["status"], "error", "{report:#}");
+    assert_eq!(home["fix"], "set TEAAGENT_HOME to the directory the link points to", "{report:#}");
+}
