@@ -29,18 +29,29 @@ pub(crate) fn workspace(flags: &CallFlags) -> anyhow::Result<Workspace> {
     Ok(Workspace::open(&root)?)
 }
 
+/// How long a server waits before it finds what the command sandbox enforces here
+/// ([`server`]'s `probe`).
+pub(crate) const PROBE_AFTER_START: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Everything `mcp serve` and `run` share: the configuration, the policy, the gateway, on
 /// `workspace`; and the thread that says on stderr what the command sandbox enforces here, once
-/// known (join it to have it said before going on).
+/// known (join it to have it said before going on), found `probe` after start.
 pub(crate) fn server(
     flags: &CallFlags,
     workspace: Workspace,
     wanted: impl Fn(&str) -> bool,
+    probe: std::time::Duration,
 ) -> anyhow::Result<(Server, Workspace, Gateway, std::thread::JoinHandle<()>)> {
-    // What this machine's sandbox enforces is found by running `/bin/true` in one (a fork, new
-    // namespaces, an exec and a wait: a few milliseconds), on a thread of its own: nothing the
-    // server settles before its first answer depends on it (a command's call waits for it).
-    std::thread::spawn(teaagent_core::sandbox::Support::probe);
+    // What this machine's sandbox enforces is found by running `/bin/true` in one (a fork of
+    // this process, new namespaces, an exec and a wait: a few milliseconds of mostly the
+    // kernel's work), on a thread of its own: nothing the server settles before its first answer
+    // depends on it (a command's call that comes first finds it itself, and waits for it). A
+    // server finds it `PROBE_AFTER_START` after start, when a client's first requests (its
+    // handshake, the tool list, a first call) are answered, rather than sharing the machine with
+    // them; `run`, which needs it at once, finds it now.
+    if probe.is_zero() {
+        std::thread::spawn(teaagent_core::sandbox::Support::probe);
+    }
     for id in &flags.approve_call_id {
         crate::say::warning(&format!(
             "warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
@@ -65,7 +76,10 @@ pub(crate) fn server(
         .command_sandbox(sandbox.summary());
     let announced = {
         let sandbox = sandbox.clone();
-        std::thread::spawn(move || sandbox::announce(&sandbox))
+        std::thread::spawn(move || {
+            std::thread::sleep(probe);
+            sandbox::announce(&sandbox)
+        })
     };
     // A rule that names no tool is a typo that leaves calls refused (or allowed) against what was
     // meant: refused, as an unknown key is; one naming an external server's tools only warns

@@ -24,9 +24,12 @@ pub(crate) fn call(
     );
     harden();
     // Only the external server the tool belongs to is started.
-    let (server, _, gateway, announced) = server(&flags, workspace(&flags)?, |name| {
-        tool.strip_prefix(name).is_some_and(|t| t.starts_with(SEPARATOR))
-    })?;
+    let (server, _, gateway, announced) = server(
+        &flags,
+        workspace(&flags)?,
+        |name| tool.strip_prefix(name).is_some_and(|t| t.starts_with(SEPARATOR)),
+        std::time::Duration::ZERO,
+    )?;
     // One call, then the process ends: what the sandbox enforces is said first.
     let _ = announced.join();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

@@ -8,14 +8,14 @@ use anyhow::{Context, bail};
 use teaagent_core::server::http::oauth::{OAuthConfig, OAuthConfigError, UrlRole};
 
 use crate::cli::{self, CallFlags};
-use crate::setup::{harden, server, workspace};
+use crate::setup::{PROBE_AFTER_START, harden, server, workspace};
 
 /// `mcp serve` over stdio: JSON-RPC on stdin and stdout, logs on stderr.
 pub(crate) fn stdio(flags: CallFlags) -> anyhow::Result<ExitCode> {
     teaagent_core::logging::init_as(&flags.log_level, flags.log_format());
     harden();
     let workspace = workspace(&flags)?;
-    let (server, workspace, gateway, _announced) = server(&flags, workspace, |_| true)?;
+    let (server, workspace, gateway, _announced) = server(&flags, workspace, |_| true, PROBE_AFTER_START)?;
     if std::io::stdin().is_terminal() {
         eprintln!(
             "teaagent {} — an MCP server for {}\n\
@@ -74,7 +74,8 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         metrics_listen: http.metrics_listen,
         ..HttpOptions::default()
     };
-    let (server, workspace, gateway, _announced) = server(&flags, workspace(&flags)?, |_| true)?;
+    let (server, workspace, gateway, _announced) =
+        server(&flags, workspace(&flags)?, |_| true, PROBE_AFTER_START)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let served = runtime.block_on(async {
         let listener =
