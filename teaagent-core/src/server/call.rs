@@ -138,14 +138,21 @@ pub(crate) async fn call_tool(
 async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
-    mut params: CallToolParams,
+    params: CallToolParams,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
-    let answers = (params.input_responses.take(), params.request_state.take());
+    // Taken apart at once: what is needed later is kept, not the whole params (every byte held
+    // across an await is in every call's future).
+    let CallToolParams { name, arguments, meta, input_responses, request_state, task } = params;
+    let answers = (input_responses, request_state);
+    let progress_token = meta.and_then(|m| m.progress_token);
     // 1. Unknown tool.
-    let tool = shared.registry.get(&params.name).cloned().ok_or(Error::UnknownTool { tool: params.name })?;
+    let Some(tool) = shared.registry.get(&name).cloned() else {
+        return Err(Error::UnknownTool { tool: name });
+    };
+    drop(name);
     if let Some(why) = shared.availability.as_ref().and_then(|a| a.withheld(tool.name())) {
         return Err(Error::ToolFailed {
             tool: tool.name().to_owned(),
@@ -160,7 +167,7 @@ async fn checked_call(
     // Protocol 2025-11-25 instead: the client asks for a task (`task` in the params) and the
     // tool says whether it may (`execution.taskSupport`); a mismatch is `-32601`.
     let legacy = client.is_some_and(|c| !c.version.is_modern());
-    let asked = legacy && params.task.is_some();
+    let asked = legacy && task.is_some();
     let as_task = match tool.task_support() {
         TaskSupport::Forbidden if asked => {
             return Err(Error::MethodNotFound {
@@ -203,7 +210,7 @@ async fn checked_call(
 
     // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
     //    `#[path]` argument confined to the workspace.
-    let raw = match params.arguments {
+    let raw = match arguments {
         None | Some(Value::Null) => Value::Object(JsonObject::new()),
         Some(raw) => raw,
     };
@@ -335,7 +342,6 @@ async fn checked_call(
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
-    let progress_token = params.meta.and_then(|m| m.progress_token);
     // A call that may become a task gets a token of its own: the request's cancels it only
     // until then.
     // (The request's token is handed over, not cloned: a clone takes the token's lock.)
