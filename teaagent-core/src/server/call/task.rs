@@ -8,6 +8,11 @@
 //! but its questions wait on the task's board for `tasks/update`, its progress is the task's
 //! `statusMessage`, and its cancellation is the task's: `tasks/cancel`, the timeout, or the
 //! server stopping.
+//!
+//! A tool whose body says when (`task_start = "body"`) starts as a plain call instead:
+//! `run_until_task` runs it until its body asks to go on as a task, then creates the task and
+//! moves the run, as it is, into the background (the same `drive`, ending and completion
+//! record as a task that started as one).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
