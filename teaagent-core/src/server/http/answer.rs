@@ -87,7 +87,7 @@ pub(super) async fn answer(
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<Vec<u8>>();
     let caller =
         Caller { principal, session: session.as_ref().map(|s| s.id.clone()), peer: peer.clone(), counted_as };
-    let task = {
+    let mut handling = {
         let cancel = cancel.clone();
         let session = session.clone();
         let handling = async move {
@@ -99,14 +99,27 @@ pub(super) async fn answer(
                 let _ = done_tx.send(line);
             }
         };
-        endpoint.shared.tracker.spawn(REQUEST_PEER.scope(peer, handling))
+        Box::pin(REQUEST_PEER.scope(peer, handling))
     };
-    if let Some(session) = &session {
-        session.running(&key, task.abort_handle());
-    }
+    // The first poll runs here, inline: most requests (a fast tool, a list) finish in it, and
+    // then need no task of their own, no hand-off between tasks and no timer for the stream
+    // (the CPU per call of the HTTP benchmark). Nothing can cancel the request during it. One
+    // that is not done gets its task, whose first poll registers its own waker (the one given
+    // here wakes nothing, as the `Future` contract allows: only the latest poll's waker counts).
+    let first = handling.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    let running = match first {
+        std::task::Poll::Ready(()) => None,
+        std::task::Poll::Pending => {
+            let task = endpoint.shared.tracker.spawn(handling);
+            if let Some(session) = &session {
+                session.running(&key, task.abort_handle());
+            }
+            Some(task.abort_handle())
+        }
+    };
     // Dropped with the answer (the client left, in either form): the call is cancelled.
     let call = CancelOnDrop {
-        call: Some((cancel, task.abort_handle())),
+        call: running.map(|abort| (cancel, abort)),
         session: session.as_ref().map(|s| (s.clone(), key.clone())),
     };
     // JSON while the call is quick and quiet.
