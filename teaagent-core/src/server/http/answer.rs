@@ -106,7 +106,11 @@ pub(super) async fn answer(
     // (the CPU per call of the HTTP benchmark). Nothing can cancel the request during it. One
     // that is not done gets its task, whose first poll registers its own waker (the one given
     // here wakes nothing, as the `Future` contract allows: only the latest poll's waker counts).
+    // (Counted by the tracker meanwhile, as a spawned request is: on a runtime of several
+    // threads, a shutdown that drains at that moment waits for it.)
+    let inline = endpoint.shared.tracker.hold();
     let first = handling.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    drop(inline);
     let running = match first {
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
