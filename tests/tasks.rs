@@ -374,6 +374,33 @@ fn a_tool_asks_in_a_plain_round_trip_then_goes_on_as_a_task() {
     let text = over["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("Grace") && text.contains("from the task"), "{over}");
 
+    // A question the tool asks once it is a task waits on the task (`input_required`, answered
+    // with `tasks/update`), not in a round trip of the call.
+    let created = asked_then_retried(&server, json!({"ask_again": true}));
+    let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {created}")).to_owned();
+    let start = Instant::now();
+    let waiting = loop {
+        let got = post(&server, "tasks/get", json!({"taskId": task}), true);
+        if got["result"]["status"] == "input_required" {
+            break got;
+        }
+        assert_eq!(got["result"]["status"], "working", "{got}");
+        assert!(start.elapsed() < Duration::from_secs(20), "never asked: {got}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let key = waiting["result"]["inputRequests"]
+        .as_object()
+        .and_then(|q| q.keys().next().cloned())
+        .unwrap_or_else(|| panic!("a question on the task: {waiting}"));
+    assert_eq!(waiting["result"]["inputRequests"][&key]["method"], "elicitation/create", "{waiting}");
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    let ack = post(&server, "tasks/update", json!({"taskId": task, "inputResponses": {key: answer}}), true);
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let over = settled_over_http(&server, &task);
+    assert_eq!(over["status"], "completed", "{over}");
+    let text = over["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Grace") && text.contains("Ada"), "both answers: {over}");
+
     // One that works for minutes: the request that created it is long over (its connection
     // closed) and the task still works, until it is cancelled midway.
     let created = asked_then_retried(&server, json!({"seconds": 300}));

@@ -571,13 +571,19 @@ async fn test_tool_with_task(
     ctx: &ToolContext,
     /// How long the task works (a tenth of a second when not given).
     seconds: Option<u64>,
+    /// Ask a second question from the task, after it became one.
+    ask_again: Option<bool>,
 ) -> Result<String, ToolError> {
     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
-    let answer = ctx.ask("name", InputRequest::elicit("What is your name?", schema)).await?;
+    let answer = ctx.ask("name", InputRequest::elicit("What is your name?", schema.clone())).await?;
     ctx.continue_as_task().await;
     let work = seconds.map_or(Duration::from_millis(100), |s| Duration::from_secs(s.min(3600)));
     tokio::time::sleep(work).await;
-    Ok(format!("Hello, {} (from the task)", elicited(&answer)))
+    let again = match ask_again {
+        Some(true) => elicited(&ctx.ask("again", InputRequest::elicit("And your name now?", schema)).await?),
+        _ => String::new(),
+    };
+    Ok(format!("Hello, {} (from the task){again}", elicited(&answer)))
 }
 
 /// The values that start with what was typed.
