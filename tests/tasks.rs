@@ -43,11 +43,11 @@ fn serve(tree: &Tree, home: &Tree) -> RawServer {
     RawServer::start(cmd)
 }
 
-/// Polls `tasks/get` until the task is over; its last answer.
-fn settled(server: &mut RawServer, task: &str) -> Value {
+/// Polls with `get` (a `tasks/get`) until the task is over; its last answer.
+fn settled_by(mut get: impl FnMut() -> Value) -> Value {
     let start = Instant::now();
     loop {
-        let got = request(server, "tasks/get", json!({"taskId": task}), true);
+        let got = get();
         let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
         if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
             return got["result"].clone();
@@ -56,6 +56,11 @@ fn settled(server: &mut RawServer, task: &str) -> Value {
         assert!(start.elapsed() < Duration::from_secs(20), "still {status}: {got}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Polls `tasks/get` over stdio until the task is over; its last answer.
+fn settled(server: &mut RawServer, task: &str) -> Value {
+    settled_by(|| request(server, "tasks/get", json!({"taskId": task}), true))
 }
 
 /// Whether process `pid` is gone (or a zombie nobody reaped yet: it runs nothing).
@@ -327,17 +332,7 @@ fn post(server: &Http, method: &str, mut params: Value, tasks: bool) -> Value {
 
 /// Polls `tasks/get` over HTTP until the task is over; its last answer.
 fn settled_over_http(server: &Http, task: &str) -> Value {
-    let start = Instant::now();
-    loop {
-        let got = post(server, "tasks/get", json!({"taskId": task}), true);
-        let status = got["result"]["status"].as_str().unwrap_or_default().to_owned();
-        if matches!(status.as_str(), "completed" | "failed" | "cancelled") {
-            return got["result"].clone();
-        }
-        assert!(status == "working", "{got}");
-        assert!(start.elapsed() < Duration::from_secs(20), "still {status}: {got}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    settled_by(|| post(server, "tasks/get", json!({"taskId": task}), true))
 }
 
 /// `test_tool_with_task` with `arguments`: its first round (a plain `input_required` with the

@@ -326,15 +326,17 @@ async fn checked_call(
     };
     if as_task {
         let run = task::TaskRun {
-            tool: Arc::clone(&tool),
             args,
             resolved,
             id: id.clone(),
             peer: caller.peer.clone(),
             capabilities: client.map(|c| c.capabilities.clone()).unwrap_or_default(),
-            digest,
-            principal: caller.principal.clone(),
-            allowed_by,
+            recorded: task::Recorded {
+                tool: Arc::clone(&tool),
+                digest,
+                principal: caller.principal.clone(),
+                allowed_by,
+            },
             legacy: if legacy { caller.peer.legacy() } else { None },
         };
         return task::start(shared, caller, run);
@@ -372,14 +374,16 @@ async fn checked_call(
     let held = ctx.clone();
     let ran = if let Some(request_cancel) = request_cancel {
         let becoming = task::Becoming {
-            tool: Arc::clone(&tool),
             inputs: Arc::clone(&inputs),
             cancel: held.cancellation().clone(),
             turn,
             timeout,
-            digest: digest.clone(),
-            principal: caller.principal.clone(),
-            allowed_by: allowed_by.clone(),
+            recorded: task::Recorded {
+                tool: Arc::clone(&tool),
+                digest: digest.clone(),
+                principal: caller.principal.clone(),
+                allowed_by: allowed_by.clone(),
+            },
         };
         // Boxed: a call that may become a task is rare, and its future would grow every call's.
         let until = task::run_until_task(shared, caller, handler.call(ctx, args), &request_cancel, becoming);

@@ -39,18 +39,44 @@ use crate::workspace::Resolved;
 
 /// What a task's run needs of its call, owned (the call is answered before it runs).
 pub(super) struct TaskRun {
-    pub(super) tool: Arc<ToolDef>,
+    /// The tool, and what its completion record says of the call.
+    pub(super) recorded: Recorded,
     pub(super) args: JsonObject,
     pub(super) resolved: Vec<(String, Resolved, Resolved)>,
     pub(super) id: RequestId,
     pub(super) peer: Peer,
     pub(super) capabilities: ClientCapabilities,
-    pub(super) digest: String,
-    pub(super) principal: Option<Arc<str>>,
-    pub(super) allowed_by: String,
     /// Protocol 2025-11-25: the session its questions go to as requests (there is no
     /// `tasks/update` in that era).
     pub(super) legacy: Option<Arc<crate::server::SessionInfo>>,
+}
+
+/// What a task's completion record says of its call (`policy::audit`, "Records"), owned: the
+/// record is written when the task ends, long after the call was answered.
+pub(super) struct Recorded {
+    pub(super) tool: Arc<ToolDef>,
+    pub(super) digest: String,
+    pub(super) principal: Option<Arc<str>>,
+    pub(super) allowed_by: String,
+}
+
+impl Recorded {
+    /// Writes the completion record of a run that took `ran` and came to `ending`:
+    /// `completed` for a result that is not an error, else `failed`.
+    fn audit(&self, shared: &Shared, ran: Duration, ending: &Ending) {
+        let outcome = match ending {
+            Ending::Completed(result) if result["isError"] != serde_json::Value::Bool(true) => "completed",
+            _ => "failed",
+        };
+        let done = Completion {
+            tool: &self.tool,
+            digest: &self.digest,
+            principal: self.principal.as_deref(),
+            allowed_by: &self.allowed_by,
+            ran,
+        };
+        shared.policy.audit_completion(&done, outcome);
+    }
 }
 
 /// Creates the task and starts its run; the call's answer is the task's handle.
@@ -64,7 +90,7 @@ pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Resu
     let told = run.legacy.is_some().then(|| run.peer.clone());
     shared.tracker.spawn(async move {
         // `tasks/cancel` cancels the record's token, the one the tool's context has.
-        let tool = Arc::clone(&run.tool);
+        let tool = Arc::clone(&run.recorded.tool);
         drive(&background, &record, tool.name(), body(&background, &record, run)).await;
         if let Some(peer) = told {
             peer.notify("notifications/tasks/status", &LegacyTask::from(record.info()));
@@ -94,7 +120,8 @@ async fn drive(shared: &Shared, record: &TaskRecord, tool: &str, run: impl Futur
 
 /// The run: a turn, the handler under its timeout, its ending.
 async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
-    let TaskRun { tool, args, resolved, id, peer, capabilities, digest, principal, allowed_by, legacy } = run;
+    let TaskRun { recorded, args, resolved, id, peer, capabilities, legacy } = run;
+    let tool = &recorded.tool;
     let name = tool.name();
     let _turn = match shared.turn(name).await {
         Ok(turn) => turn,
@@ -104,7 +131,7 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
         return Ending::Failed(Error::Internal { details: format!("tool `{name}` has no handler") });
     };
     let cancel = record.cancel.clone();
-    let timeout = shared.config.timeout_for(&tool);
+    let timeout = shared.config.timeout_for(tool);
     let mode = match legacy {
         Some(session) => {
             Mode::Legacy { peer: peer.clone(), session, deadline: Some(Instant::now() + timeout) }
@@ -127,15 +154,8 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
         .catch_unwind();
     let started = Instant::now();
     let ran = tokio::time::timeout(timeout, run).await;
-    let ending = ending_of(shared, &tool, ran, &cancel, timeout);
-    let done = Completion {
-        tool: &tool,
-        digest: &digest,
-        principal: principal.as_deref(),
-        allowed_by: &allowed_by,
-        ran: started.elapsed(),
-    };
-    audit_ending(shared, &done, &ending);
+    let ending = ending_of(shared, tool, ran, &cancel, timeout);
+    recorded.audit(shared, started.elapsed(), &ending);
     ending
 }
 
@@ -177,15 +197,6 @@ pub(super) fn ending_of(
     }
 }
 
-/// The task's completion record: `completed` for a result that is not an error.
-fn audit_ending(shared: &Shared, done: &Completion<'_>, ending: &Ending) {
-    let outcome = match ending {
-        Ending::Completed(result) if result["isError"] != serde_json::Value::Bool(true) => "completed",
-        _ => "failed",
-    };
-    shared.policy.audit_completion(done, outcome);
-}
-
 /// What a handler's run under its timeout, panics caught, comes to.
 pub(super) type Ran = Result<std::thread::Result<Result<CallToolResult, Error>>, tokio::time::error::Elapsed>;
 
@@ -200,16 +211,14 @@ pub(super) enum Until {
 
 /// What a plain call hands over to the task it may become.
 pub(super) struct Becoming {
-    pub(super) tool: Arc<ToolDef>,
+    /// The tool, and what the task's completion record will say of the call.
+    pub(super) recorded: Recorded,
     pub(super) inputs: Arc<Inputs>,
     /// The context's token: the request's cancellation until the call becomes a task, the
     /// task's from then on.
     pub(super) cancel: CancellationToken,
     pub(super) turn: OwnedSemaphorePermit,
     pub(super) timeout: Duration,
-    pub(super) digest: String,
-    pub(super) principal: Option<Arc<str>>,
-    pub(super) allowed_by: String,
 }
 
 /// Runs a plain call's handler until it ends or asks to go on as a task
@@ -224,7 +233,8 @@ pub(super) async fn run_until_task(
     request: &CancellationToken,
     becoming: Becoming,
 ) -> Until {
-    let Becoming { tool, inputs, cancel, turn, timeout, digest, principal, allowed_by } = becoming;
+    let Becoming { recorded, inputs, cancel, turn, timeout } = becoming;
+    let tool = Arc::clone(&recorded.tool);
     let mut asked = inputs.escalation.offer();
     let run = {
         let (shared, tool, cancel) = (Arc::clone(shared), Arc::clone(&tool), cancel.clone());
@@ -270,14 +280,7 @@ pub(super) async fn run_until_task(
         let ending = async {
             let ran = run.await;
             let ending = ending_of(&background, &tool, ran, &cancel, timeout);
-            let done = Completion {
-                tool: &tool,
-                digest: &digest,
-                principal: principal.as_deref(),
-                allowed_by: &allowed_by,
-                ran: started.elapsed(),
-            };
-            audit_ending(&background, &done, &ending);
+            recorded.audit(&background, started.elapsed(), &ending);
             ending
         };
         drive(&background, &record, tool.name(), ending).await;
