@@ -489,11 +489,19 @@ pub struct FileStat {
     pub dev: u64,
     /// Its inode: with `dev`, which file it is, whatever its name now.
     pub ino: u64,
+    /// How many names (hard links) it has.
+    pub links: u64,
 }
 
 impl FileStat {
+    #[allow(clippy::useless_conversion)] // `st_nlink` is `u64` on Linux, narrower elsewhere
     fn of(stat: &rustix::fs::Stat) -> Self {
-        Self { size: u64::try_from(stat.st_size).unwrap_or(0), dev: stat.st_dev, ino: stat.st_ino }
+        Self {
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            links: u64::from(stat.st_nlink),
+        }
     }
 
     /// The size and identity of an open file.

@@ -23,6 +23,11 @@
 //! A line is one `write(2)` on a file opened with `O_APPEND`, so lines of concurrent servers
 //! never interleave, and nothing is synced: a record costs an append, not a disk flush.
 //!
+//! The log and its lock file stay open between records (an [`AuditLog`] and its clones share
+//! them): a record is the shared lock, a look at what the two names are now, the write, and
+//! the unlock. A name that no longer leads to the file kept open (another server rotated the
+//! log, someone removed or replaced a file) is opened again, with every check of a first open.
+//!
 //! # Rotation
 //!
 //! When a line would take `audit.jsonl` past [`Rotation::max_bytes`] (default 16 MiB), the log
@@ -67,8 +72,10 @@ mod rotate;
 pub use files::{Lines, LogFile, MAX_LINE, file_names, open_files};
 pub use rotate::Rotation;
 
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::FlockOperation;
@@ -132,13 +139,24 @@ pub struct AuditLog {
     home: Home,
     path: PathBuf,
     rotation: Rotation,
+    /// The lock file and the log as last opened (module docs, "One line, one write").
+    open: Arc<Mutex<Option<OpenLog>>>,
+}
+
+/// The two files a record is written with, kept open between records.
+#[derive(Debug)]
+struct OpenLog {
+    lock: File,
+    lock_id: FileStat,
+    log: File,
+    log_id: FileStat,
 }
 
 impl AuditLog {
     /// The log `audit.jsonl` in `home` (created on first write, user-only permissions), rotated
     /// with the default [`Rotation`].
     pub fn in_dir(home: Home) -> Self {
-        Self { path: home.file(FILE_NAME), home, rotation: Rotation::default() }
+        Self { path: home.file(FILE_NAME), home, rotation: Rotation::default(), open: Arc::default() }
     }
 
     /// The log in `$TEAAGENT_HOME`.
@@ -162,22 +180,60 @@ impl AuditLog {
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
-        let lock = self.home.lock_file(LOCK_NAME)?;
-        rustix::fs::flock(&lock, FlockOperation::LockShared)?;
-        let mut file = self.home.open_append(FILE_NAME)?;
-        let size = FileStat::of_file(&file)?.size;
+        let mut kept = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let written = self.append_line(&mut kept, &line);
+        if written.is_err() {
+            *kept = None; // whatever failed, the next record starts from the names again
+        }
+        written
+    }
+
+    fn append_line(&self, kept: &mut Option<OpenLog>, line: &[u8]) -> io::Result<()> {
+        let open = match kept.take() {
+            Some(open) if self.still_named(LOCK_NAME, &open.lock_id)?.is_some() => open,
+            _ => {
+                let lock = self.home.lock_file(LOCK_NAME)?;
+                let lock_id = FileStat::of_file(&lock)?;
+                let log = self.home.open_append(FILE_NAME)?;
+                let log_id = FileStat::of_file(&log)?;
+                OpenLog { lock, lock_id, log, log_id }
+            }
+        };
+        let open = kept.insert(open);
+        rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
+        let written = self.write_locked(open, line);
+        let unlocked = rustix::fs::flock(&open.lock, FlockOperation::Unlock);
+        written?;
+        Ok(unlocked?)
+    }
+
+    /// Writes `line` holding the lock shared: to `audit.jsonl` as it is named now, rotated first
+    /// if the line is due to start a new file.
+    fn write_locked(&self, open: &mut OpenLog, line: &[u8]) -> io::Result<()> {
+        let size = match self.still_named(FILE_NAME, &open.log_id)? {
+            Some(size) => size,
+            None => {
+                open.log = self.home.open_append(FILE_NAME)?;
+                open.log_id = FileStat::of_file(&open.log)?;
+                open.log_id.size
+            }
+        };
         if self.rotation.is_due(size, line.len()) {
-            drop(file);
             // Not atomic: the shared lock is dropped, then the exclusive one taken once every
             // other writer is done; the size is looked at again under it.
-            rustix::fs::flock(&lock, FlockOperation::LockExclusive)?;
+            rustix::fs::flock(&open.lock, FlockOperation::LockExclusive)?;
             rotate::rotate_if_due(&self.home, self.rotation, line.len())?;
-            rustix::fs::flock(&lock, FlockOperation::LockShared)?;
-            file = self.home.open_append(FILE_NAME)?;
+            rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
+            open.log = self.home.open_append(FILE_NAME)?;
+            open.log_id = FileStat::of_file(&open.log)?;
         }
-        let written = file.write_all(&line);
-        drop(lock); // after the line: closing releases the lock
-        written
+        open.log.write_all(line)
+    }
+
+    /// The size of the file `name` leads to in the home now, if it is still `kept` (the same
+    /// file, with that one name); `None` if it must be opened again.
+    fn still_named(&self, name: &str, kept: &FileStat) -> io::Result<Option<u64>> {
+        Ok(self.home.stat(name)?.filter(|now| now.same_file(kept) && now.links == 1).map(|now| now.size))
     }
 }
 

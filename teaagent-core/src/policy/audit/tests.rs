@@ -42,12 +42,12 @@ fn all_records(home: &Home) -> Vec<(String, serde_json::Value)> {
 fn concurrent_writers_and_rotations_lose_and_tear_nothing() {
     let dir = Scratch::new("audit-rotation");
     let home = Home::at(dir.path()).expect("home");
-    let log = AuditLog::in_dir(home.clone()).rotation(Rotation { max_bytes: 2048, keep: 1000 });
+    let rotation = Rotation { max_bytes: 2048, keep: 1000 };
     let (threads, each) = (8, 60);
     std::thread::scope(|scope| {
         for t in 0..threads {
-            // Each thread its own log value, as each server process has.
-            let log = log.clone();
+            // Each thread its own log with its own open files, as each server process has.
+            let log = AuditLog::in_dir(home.clone()).rotation(rotation);
             scope.spawn(move || {
                 for i in 0..each {
                     // Lines of different lengths, some long (a long rule).
@@ -119,4 +119,58 @@ fn a_record_larger_than_the_limit_gets_a_file_of_its_own() {
         tools,
         [pair("audit.jsonl.2", "small"), pair("audit.jsonl.1", "large"), pair("audit.jsonl", "after")]
     );
+}
+
+#[test]
+fn a_log_kept_open_follows_its_name_when_another_server_rotates_removes_or_replaces_it() {
+    let dir = Scratch::new("audit-kept-open");
+    let home = Home::at(dir.path()).expect("home");
+    let rotation = Rotation { max_bytes: 600, keep: 5 };
+    let (mine, other) = (
+        AuditLog::in_dir(home.clone()).rotation(rotation),
+        AuditLog::in_dir(home.clone()).rotation(rotation),
+    );
+    for _ in 0..3 {
+        mine.append(&record("mine-0", "")).expect("append"); // about 135 bytes each
+    }
+    // The other server's longer line rotates the log under the first one's open file.
+    other.append(&record("other-0", &"z".repeat(300))).expect("append");
+    mine.append(&record("mine-1", "")).expect("append");
+    let tools = |home: &Home| -> Vec<(String, String)> {
+        all_records(home)
+            .into_iter()
+            .map(|(n, r)| (n, r["tool"].as_str().unwrap_or_default().to_owned()))
+            .collect()
+    };
+    let pair = |n: &str, t: &str| (n.to_owned(), t.to_owned());
+    assert_eq!(
+        tools(&home),
+        [
+            pair("audit.jsonl.1", "mine-0"),
+            pair("audit.jsonl.1", "mine-0"),
+            pair("audit.jsonl.1", "mine-0"),
+            pair("audit.jsonl", "other-0"),
+            pair("audit.jsonl", "mine-1")
+        ],
+        "the line after the rotation is in the new audit.jsonl, not in the file kept open"
+    );
+
+    // Removed: the next line starts a new file.
+    std::fs::remove_file(dir.path().join(FILE_NAME)).expect("remove");
+    mine.append(&record("mine-2", "")).expect("append");
+    assert!(tools(&home).contains(&pair("audit.jsonl", "mine-2")));
+
+    // Replaced by a link, or given a second name: refused, and nothing reaches the target.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::write(&elsewhere, "").expect("target");
+    std::fs::remove_file(dir.path().join(FILE_NAME)).expect("remove");
+    std::os::unix::fs::symlink(&elsewhere, dir.path().join(FILE_NAME)).expect("link");
+    assert!(mine.append(&record("mine-3", "")).is_err(), "a link is refused");
+    std::fs::remove_file(dir.path().join(FILE_NAME)).expect("remove link");
+    mine.append(&record("mine-4", "")).expect("append");
+    std::fs::hard_link(dir.path().join(FILE_NAME), dir.path().join("second-name")).expect("hard link");
+    assert!(mine.append(&record("mine-5", "")).is_err(), "a file with two names is refused");
+    assert_eq!(std::fs::read(&elsewhere).expect("read"), b"", "nothing was written through the link");
+    let text = std::fs::read_to_string(dir.path().join("second-name")).expect("read");
+    assert!(text.contains("mine-4") && !text.contains("mine-5"), "{text}");
 }
