@@ -1,8 +1,9 @@
 //! Bytes as the server hashes, draws and spells them: SHA-256 digests, the system's randomness,
 //! hex; and the digest of a call that preapprovals name ([`call_digest`]).
 //!
-//! SHA-256 comes from `hmac-sha256`: one small crate without dependencies (the RustCrypto `sha2`
-//! stack is seven crates, compiled by every server built on teaagent-core).
+//! SHA-256 and HMAC-SHA256 come from RustCrypto's `sha2` and `hmac`, which use the CPU's SHA
+//! extensions where it has them; everything in the crate hashes through [`Sha256`] and the two
+//! HMAC functions here.
 
 mod call;
 
@@ -38,9 +39,56 @@ pub(crate) fn hex_value(digit: u8) -> Option<u8> {
     }
 }
 
+/// SHA-256, given its input a piece at a time.
+#[derive(Default, Clone)]
+pub(crate) struct Sha256(sha2::Sha256);
+
+impl Sha256 {
+    /// Adds `bytes` to what is hashed.
+    pub(crate) fn update(&mut self, bytes: impl AsRef<[u8]>) {
+        sha2::Digest::update(&mut self.0, bytes);
+    }
+
+    /// The digest of everything given.
+    pub(crate) fn finalize(self) -> [u8; 32] {
+        sha2::Digest::finalize(self.0).into()
+    }
+}
+
+/// The SHA-256 of `bytes`.
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::default();
+    hash.update(bytes);
+    hash.finalize()
+}
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+fn hmac_of(key: &[u8; 32], parts: &[&[u8]]) -> HmacSha256 {
+    use hmac::{KeyInit, Mac};
+    // Any key length is valid for HMAC (a 32-byte key is padded to the block), so this cannot fail.
+    let Ok(mut mac) = <HmacSha256 as KeyInit>::new_from_slice(key) else {
+        unreachable!("HMAC takes any key")
+    };
+    for part in parts {
+        mac.update(part);
+    }
+    mac
+}
+
+/// HMAC-SHA256 of `parts`, one after the other, under `key`.
+pub(crate) fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+    hmac::Mac::finalize(hmac_of(key, parts)).into_bytes().into()
+}
+
+/// Whether `tag` is the HMAC-SHA256 of `parts` under `key`, compared in constant time.
+pub(crate) fn hmac_sha256_verify(key: &[u8; 32], parts: &[&[u8]], tag: &[u8; 32]) -> bool {
+    hmac::Mac::verify_slice(hmac_of(key, parts), tag).is_ok()
+}
+
 /// SHA-256 (hex) of `parts`, each length-prefixed so that no two lists hash alike.
 pub(crate) fn digest_of(parts: &[&str]) -> String {
-    let mut hash = hmac_sha256::Hash::new();
+    let mut hash = Sha256::default();
     for part in parts {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());

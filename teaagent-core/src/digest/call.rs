@@ -7,18 +7,23 @@
 //! same), and has no whitespace. Two spellings of one call have one digest; any change of an
 //! argument changes it.
 //!
-//! SHA-256 comes from `hmac-sha256`: one small crate without dependencies (the RustCrypto `sha2`
-//! stack is seven crates, compiled by every server built on teaagent-core).
+//! The canonical text is written straight into the hash, a run of unescaped bytes at a time: a
+//! call's digest copies neither its arguments nor their text.
 
 use serde_json::Value;
 
+use super::Sha256;
+
 /// The digest of a call, as the `--preapprove` flag takes it: `sha256:<64 hex digits>`.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
-    let mut object = serde_json::Map::new();
-    object.insert("name".into(), Value::String(name.to_owned()));
-    object.insert("arguments".into(), arguments.clone());
-    let canonical = canonical_json(&Value::Object(object));
-    format!("sha256:{}", super::hex(&hmac_sha256::Hash::hash(canonical.as_bytes())))
+    // `{"arguments": ..., "name": ...}`: the two keys in canonical order.
+    let mut hash = Sha256::default();
+    hash.put("{\"arguments\":");
+    write(arguments, &mut hash);
+    hash.put(",\"name\":");
+    string(name, &mut hash);
+    hash.put("}");
+    format!("sha256:{}", super::hex(&hash.finalize()))
 }
 
 /// Whether `text` is a well-formed digest (`sha256:` and 64 lowercase hex digits).
@@ -35,55 +40,84 @@ pub fn canonical_json(value: &Value) -> String {
     out
 }
 
-fn write(value: &Value, out: &mut String) {
+/// Where canonical text goes: a string, or a hash.
+trait Sink {
+    fn put(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, text: &str) {
+        self.push_str(text);
+    }
+}
+
+impl Sink for Sha256 {
+    fn put(&mut self, text: &str) {
+        self.update(text);
+    }
+}
+
+fn write(value: &Value, out: &mut impl Sink) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number(n.as_f64().unwrap_or(f64::NAN))),
+        Value::Null => out.put("null"),
+        Value::Bool(b) => out.put(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.put(&number(n.as_f64().unwrap_or(f64::NAN))),
         Value::String(s) => string(s, out),
         Value::Array(items) => {
-            out.push('[');
+            out.put("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
                 write(item, out);
             }
-            out.push(']');
+            out.put("]");
         }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
+            out.put("{");
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
                 string(key, out);
-                out.push(':');
+                out.put(":");
                 write(&map[key], out);
             }
-            out.push('}');
+            out.put("}");
         }
     }
 }
 
-fn string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+/// `s` as a JSON string: only `"`, `\` and control characters escaped. The bytes between
+/// escapes go out as one piece (no byte of a multi-byte character is below 0x80, so cutting at
+/// an ASCII byte never splits one).
+fn string(s: &str, out: &mut impl Sink) {
+    out.put("\"");
+    let mut run = 0;
+    for (i, byte) in s.bytes().enumerate() {
+        let escaped = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            0..0x20 => "",
+            _ => continue,
+        };
+        out.put(&s[run..i]);
+        if escaped.is_empty() {
+            out.put(&format!("\\u{byte:04x}"));
+        } else {
+            out.put(escaped);
         }
+        run = i + 1;
     }
-    out.push('"');
+    out.put(&s[run..]);
+    out.put("\"");
 }
 
 /// A double as ECMAScript's `Number.prototype.toString` writes it (what RFC 8785 requires).
@@ -180,9 +214,24 @@ mod tests {
         );
         // FIPS 180-2's two-block example (56 bytes: the padding needs a second block).
         assert_eq!(
-            hmac_sha256::Hash::hash(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            super::super::sha256(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             *b"\x24\x8d\x6a\x61\xd2\x06\x38\xb8\xe5\xc0\x26\x93\x0c\x3e\x60\x39\xa3\x3c\xe4\x59\x64\xff\x21\x67\xf6\xec\xed\xd4\x19\xdb\x06\xc1"
         );
+    }
+
+    #[test]
+    fn strings_escape_as_json_does_and_the_streamed_digest_is_the_digest_of_the_text() {
+        let every_kind = "a\"b\\c\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f} é €😀 \u{202e}end";
+        for text in [every_kind, "", "\"", "plain", "\n\n", "😀\u{1}"] {
+            assert_eq!(canonical_json(&json!(text)), serde_json::to_string(text).expect("json"), "{text:?}");
+            let args = json!({"z": [text, 1.5, null, true], "a": {"k": text}});
+            let object = json!({"name": text, "arguments": args});
+            let whole = format!(
+                "sha256:{}",
+                crate::digest::hex(&crate::digest::sha256(canonical_json(&object).as_bytes()))
+            );
+            assert_eq!(call_digest(text, &args), whole, "{text:?}");
+        }
     }
 
     #[test]

@@ -148,7 +148,7 @@ impl FileDigests {
 /// The SHA-256 (hex) of an open file's whole content, read from its start.
 pub(super) fn hash_file(file: &std::fs::File) -> Option<String> {
     use std::os::unix::fs::FileExt;
-    let mut hasher = hmac_sha256::Hash::new();
+    let mut hasher = crate::digest::Sha256::default();
     let mut buf = vec![0u8; 64 * 1024];
     let mut offset = 0u64;
     loop {

@@ -25,7 +25,7 @@ impl ToolList {
         }
         tools.sort_by(|a, b| name_of(a).cmp(name_of(b)));
         let canonical = crate::digest::canonical_json(&Value::Array(tools.clone()));
-        let sha256 = crate::digest::hex(&hmac_sha256::Hash::hash(canonical.as_bytes()));
+        let sha256 = crate::digest::hex(&crate::digest::sha256(canonical.as_bytes()));
         Self { tools, sha256 }
     }
 

@@ -383,12 +383,8 @@ impl RequestStates {
         let (payload, tag) = token.strip_prefix(PREFIX)?.split_once('.')?;
         let payload = unhex(payload)?;
         let tag: [u8; 32] = unhex(tag)?.try_into().ok()?;
-        let good = |key: &RequestStateKey| {
-            let mut mac = hmac_sha256::HMAC::new(key.0);
-            mac.update(DOMAIN);
-            mac.update(&payload);
-            mac.finalize_verify(&tag)
-        };
+        let good =
+            |key: &RequestStateKey| crate::digest::hmac_sha256_verify(&key.0, &[DOMAIN, &payload], &tag);
         // Both keys are tried, whatever the first says (no early exit to time).
         let current = good(&self.key);
         let previous = self.previous.as_ref().is_some_and(good);
@@ -397,10 +393,7 @@ impl RequestStates {
 }
 
 fn tag(key: &RequestStateKey, payload: &[u8]) -> [u8; 32] {
-    let mut mac = hmac_sha256::HMAC::new(key.0);
-    mac.update(DOMAIN);
-    mac.update(payload);
-    mac.finalize()
+    crate::digest::hmac_sha256(&key.0, &[DOMAIN, payload])
 }
 
 fn now_ms() -> u64 {

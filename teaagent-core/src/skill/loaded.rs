@@ -58,11 +58,9 @@ impl Loaded {
             if total > MAX_SKILL_SIZE {
                 return Err(too_large());
             }
-            let mut hash = hmac_sha256::Hash::new();
-            hash.update(&bytes);
             resources.push(SkillFile {
                 uri: uri(&name, path),
-                digest: format!("sha256:{}", crate::digest::hex(&hash.finalize())),
+                digest: format!("sha256:{}", crate::digest::hex(&crate::digest::sha256(&bytes))),
                 size: *size,
             });
             if path == SKILL_MD {

@@ -7,9 +7,7 @@ use crate::scratch::Scratch;
 const MD: &str = "---\nname: notes\ndescription: Keep notes\nmetadata:\n  team: docs\n---\n# Notes\n";
 
 fn sha(bytes: &[u8]) -> String {
-    let mut hash = hmac_sha256::Hash::new();
-    hash.update(bytes);
-    format!("sha256:{}", crate::digest::hex(&hash.finalize()))
+    format!("sha256:{}", crate::digest::hex(&crate::digest::sha256(bytes)))
 }
 
 #[test]

@@ -30,7 +30,7 @@ impl std::fmt::Debug for BearerToken {
 impl BearerToken {
     /// A token named `name`.
     pub fn new(name: impl Into<String>, token: &str) -> Self {
-        Self { name: name.into(), digest: hmac_sha256::Hash::hash(token.as_bytes()) }
+        Self { name: name.into(), digest: crate::digest::sha256(token.as_bytes()) }
     }
 
     /// Tokens from text, one a line: `NAME:TOKEN`, or a bare `TOKEN` (named `token-N`, its line).
@@ -102,7 +102,7 @@ pub(super) async fn checked(
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         });
         let known = token.and_then(|token| {
-            let digest = hmac_sha256::Hash::hash(token.as_bytes());
+            let digest = crate::digest::sha256(token.as_bytes());
             // Every digest is compared, each in constant time: no early exit tells which.
             endpoint
                 .options
