@@ -3,13 +3,14 @@
 //! (`external_server_exited`) and the server is restarted; `run` starts only the server of the
 //! tool it calls; no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct
 //! child), not even one that left its group and session, on the cgroup and the subreaper path; a
-//! restart ends what the previous run started.
+//! restart ends what the previous run started; servers start after the client's first answers,
+//! and a call does not wait for that.
 
 #[path = "common/gateway_setup.rs"]
 mod gateway_setup;
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use teaagent_tests::Bin;
@@ -105,6 +106,32 @@ fn no_child_is_left_after_teaagent_exits() {
         );
         server.finish();
     }
+}
+
+/// Performance round 2, "first answer with external servers declared": starting them does not
+/// share the machine with the client's first answers (`GatewayOptions::start_after`, 100 ms);
+/// a call to one of their tools starts its server at once and is answered.
+#[test]
+fn servers_start_after_the_first_answers_and_a_call_does_not_wait_for_that() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let spawned = SystemTime::now();
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let listed = server.request("tools/list", json!({}));
+    assert!(listed.to_string().contains("rogue__echo"), "the pinned tools are listed before any start: {listed}");
+    wait_until("rogue started", Duration::from_secs(20), || !setup.marked("started").is_empty());
+    let marker = std::fs::read_dir(&setup.markers).expect("markers").flatten().next().expect("a marker");
+    let started = marker.metadata().and_then(|m| m.modified()).expect("when");
+    let after = started.duration_since(spawned).unwrap_or_default();
+    // (A file's time is the kernel's coarse clock: a few milliseconds of slack.)
+    assert!(after >= Duration::from_millis(90), "the server started {after:?} after teaagent, before its delay");
+    server.finish();
+
+    setup.clear_markers();
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "now"}))), "echo: now");
+    assert_eq!(setup.marked("started").len(), 1);
+    server.finish();
 }
 
 #[test]

@@ -31,10 +31,11 @@
 //!
 //! # Lifecycle
 //!
-//! Servers run on the gateway's own thread and runtime, started in the background when the
-//! gateway starts: the registry is built from the pins at once, so a slow external server never
-//! delays the first answer. A call to a server that is still starting waits for it (at most
-//! [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff (from
+//! Servers run on the gateway's own thread and runtime, started in the background shortly after
+//! the gateway starts ([`GatewayOptions::start_after`], or at once for a call to one of their
+//! tools): the registry is built from the pins at once, so neither a slow external server nor
+//! the work of starting them delays the first answers. A call to a server that is still starting
+//! waits for it (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff (from
 //! 200 ms, doubling, at most [`GatewayOptions::max_backoff`]; reset once a run lasted a minute);
 //! calls in flight then answer `-32000` (`reason: "external_server_exited"`), calls while it is
 //! down `-32000` (`reason: "external_server_unavailable"`). Before every start the
@@ -126,6 +127,10 @@ pub struct GatewayOptions {
     pub shutdown_grace: Duration,
     /// The longest wait between restarts. Default 30 s.
     pub max_backoff: Duration,
+    /// How long after [`Gateway::start`] the servers start, unless a call to one of their tools
+    /// comes first (which starts its server at once): a client's first answers do not share the
+    /// machine with every server's start. Default 100 ms.
+    pub start_after: Duration,
 }
 
 impl Default for GatewayOptions {
@@ -134,6 +139,7 @@ impl Default for GatewayOptions {
             startup_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
             max_backoff: Duration::from_secs(30),
+            start_after: Duration::from_millis(100),
         }
     }
 }
@@ -167,6 +173,8 @@ struct Link {
     state: watch::Sender<LinkState>,
     /// Starts after the first (`/metrics`).
     restarts: std::sync::atomic::AtomicU64,
+    /// A call is waiting for the server's first start ([`GatewayOptions::start_after`]).
+    wanted: tokio::sync::Notify,
 }
 
 #[derive(Clone)]
@@ -272,6 +280,7 @@ impl Gateway {
                 external,
                 state: watch::channel(LinkState::Starting).0,
                 restarts: Default::default(),
+                wanted: tokio::sync::Notify::new(),
             })
             .collect();
         let inner = Arc::new(Inner {

@@ -38,6 +38,9 @@ pub(super) async fn call(
     let failed =
         |reason: Failure, details: String| Error::ToolFailed { tool: ctx.tool().to_owned(), reason, details };
     let mut state = link.state.subscribe();
+    if matches!(*state.borrow(), LinkState::Starting) {
+        link.wanted.notify_one(); // its first start need not wait for `start_after`
+    }
     let settled = state.wait_for(|s| !matches!(s, LinkState::Starting));
     let now = match tokio::time::timeout(inner.options.startup_timeout, settled).await {
         Ok(Ok(state)) => state.clone(),

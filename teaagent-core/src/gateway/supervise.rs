@@ -49,6 +49,11 @@ async fn supervise(inner: Arc<Inner>, index: usize) {
     let options = inner.options;
     let mut backoff = FIRST_BACKOFF;
     let mut first = true;
+    tokio::select! {
+        () = tokio::time::sleep(options.start_after) => {}
+        () = link.wanted.notified() => {}
+        () = inner.stop.cancelled() => return,
+    }
     loop {
         if !first {
             link.restarts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
