@@ -118,13 +118,19 @@ fn servers_start_after_the_first_answers_and_a_call_does_not_wait_for_that() {
     let spawned = SystemTime::now();
     let mut server = setup.serve(&["--permission-mode", "allow"]);
     let listed = server.request("tools/list", json!({}));
-    assert!(listed.to_string().contains("rogue__echo"), "the pinned tools are listed before any start: {listed}");
+    assert!(
+        listed.to_string().contains("rogue__echo"),
+        "the pinned tools are listed before any start: {listed}"
+    );
     wait_until("rogue started", Duration::from_secs(20), || !setup.marked("started").is_empty());
     let marker = std::fs::read_dir(&setup.markers).expect("markers").flatten().next().expect("a marker");
     let started = marker.metadata().and_then(|m| m.modified()).expect("when");
     let after = started.duration_since(spawned).unwrap_or_default();
     // (A file's time is the kernel's coarse clock: a few milliseconds of slack.)
-    assert!(after >= Duration::from_millis(90), "the server started {after:?} after teaagent, before its delay");
+    assert!(
+        after >= Duration::from_millis(90),
+        "the server started {after:?} after teaagent, before its delay"
+    );
     server.finish();
 
     setup.clear_markers();

@@ -7,8 +7,8 @@
 //! same), and has no whitespace. Two spellings of one call have one digest; any change of an
 //! argument changes it.
 //!
-//! The canonical text is written straight into the hash, a run of unescaped bytes at a time: a
-//! call's digest copies neither its arguments nor their text.
+//! The canonical text is written straight into the hash (small pieces gathered first, a long
+//! run of unescaped bytes as it is): a call's digest copies neither its arguments nor a long text.
 
 use serde_json::Value;
 
@@ -17,13 +17,13 @@ use super::Sha256;
 /// The digest of a call, as the `--preapprove` flag takes it: `sha256:<64 hex digits>`.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
     // `{"arguments": ..., "name": ...}`: the two keys in canonical order.
-    let mut hash = Sha256::default();
-    hash.put("{\"arguments\":");
-    write(arguments, &mut hash);
-    hash.put(",\"name\":");
-    string(name, &mut hash);
-    hash.put("}");
-    format!("sha256:{}", super::hex(&hash.finalize()))
+    let mut out = Hashing { hash: Sha256::default(), pending: String::with_capacity(Hashing::PENDING) };
+    out.put("{\"arguments\":");
+    write(arguments, &mut out);
+    out.put(",\"name\":");
+    string(name, &mut out);
+    out.put("}");
+    format!("sha256:{}", super::hex(&out.finish()))
 }
 
 /// Whether `text` is a well-formed digest (`sha256:` and 64 lowercase hex digits).
@@ -51,9 +51,35 @@ impl Sink for String {
     }
 }
 
-impl Sink for Sha256 {
+/// Canonical text on its way into a hash: small pieces are gathered first (each update of the
+/// hash has a cost of its own), a long run goes in as it is.
+struct Hashing {
+    hash: Sha256,
+    pending: String,
+}
+
+impl Hashing {
+    const PENDING: usize = 1024;
+
+    fn finish(mut self) -> [u8; 32] {
+        self.hash.update(&self.pending);
+        self.hash.finalize()
+    }
+}
+
+impl Sink for Hashing {
     fn put(&mut self, text: &str) {
-        self.update(text);
+        if self.pending.len() + text.len() <= Self::PENDING {
+            self.pending.push_str(text);
+            return;
+        }
+        self.hash.update(&self.pending);
+        self.pending.clear();
+        if text.len() < Self::PENDING {
+            self.pending.push_str(text);
+        } else {
+            self.hash.update(text);
+        }
     }
 }
 
@@ -222,7 +248,8 @@ mod tests {
     #[test]
     fn strings_escape_as_json_does_and_the_streamed_digest_is_the_digest_of_the_text() {
         let every_kind = "a\"b\\c\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f} é €😀 \u{202e}end";
-        for text in [every_kind, "", "\"", "plain", "\n\n", "😀\u{1}"] {
+        let long = format!("{}\n{}", "x".repeat(1500), every_kind.repeat(40));
+        for text in [every_kind, "", "\"", "plain", "\n\n", "😀\u{1}", &long, &"y".repeat(1023)] {
             assert_eq!(canonical_json(&json!(text)), serde_json::to_string(text).expect("json"), "{text:?}");
             let args = json!({"z": [text, 1.5, null, true], "a": {"k": text}});
             let object = json!({"name": text, "arguments": args});
