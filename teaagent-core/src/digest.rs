@@ -114,7 +114,10 @@ pub(crate) fn fill_random(out: &mut [u8]) {
 }
 
 /// `n` random bytes, in hex.
-#[cfg_attr(not(any(feature = "http", feature = "redis")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "http", feature = "redis", feature = "builtin-tools", feature = "gateway")),
+    allow(dead_code)
+)]
 pub(crate) fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     fill_random(&mut bytes);

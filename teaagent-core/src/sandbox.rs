@@ -40,12 +40,14 @@
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::policy::PermissionMode;
+
+mod temp_dir;
+
+use temp_dir::TempDir;
 
 /// Where commands may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,31 +257,6 @@ impl Jail {
     #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
     pub(crate) fn warning(&self) -> Option<&str> {
         self.warning.as_deref()
-    }
-}
-
-/// A directory of the command's own under the system's temporary directory, removed with
-/// everything in it when dropped.
-struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    fn new() -> Result<TempDir, String> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!("teaagent-shell-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::DirBuilder::new().mode(0o700).create(&path).map_err(|e| {
-            format!("cannot create the command's temporary directory {}: {e}", path.display())
-        })?;
-        Ok(TempDir { path })
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 
