@@ -31,12 +31,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod stdin;
 mod streams;
 
+use stdin::Stdin;
 use streams::{copy_stderr, eprintln_prefixed, first_id, last_id, read_stdout};
 
 use crate::containment::{Kind, Scope};
@@ -114,7 +115,8 @@ pub(crate) struct Connection {
     name: Arc<str>,
     /// The longest line read from it.
     max_line: usize,
-    writer: mpsc::UnboundedSender<Vec<u8>>,
+    /// Its stdin (`child/stdin.rs`).
+    stdin: Arc<Stdin>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
@@ -178,11 +180,11 @@ impl Connection {
             (Some(i), Some(o), Some(e)) => (i, o, e),
             _ => return Err(std::io::Error::other("the child's stdio was not piped")),
         };
-        let (writer, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        let stdin = Arc::new(Stdin::new(stdin)?);
         let conn = Arc::new(Connection {
             name: launch.name.as_str().into(),
             max_line: launch.max_line_bytes(),
-            writer,
+            stdin: stdin.clone(),
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -194,24 +196,10 @@ impl Connection {
             scope: Mutex::new(Some(scope)),
             _jail: jail,
         });
-        // Writer: ends when the connection is dropped or shut down (stdin closes then).
+        // Writer of what the pipe did not take at once: ends when the connection is shut down or
+        // the child's stdout ends (its stdin closes then).
         let closed = conn.closed.clone();
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            loop {
-                tokio::select! {
-                    next = queue.recv() => match next {
-                        Some(bytes) => {
-                            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
-                                break;
-                            }
-                        }
-                        None => break,
-                    },
-                    () = closed.cancelled() => break,
-                }
-            }
-        });
+        tokio::spawn(async move { stdin.drain(&closed).await });
         let reader = Arc::downgrade(&conn);
         let closed = conn.closed.clone();
         let max_line = conn.max_line;
@@ -304,7 +292,7 @@ impl Connection {
     fn send(&self, message: &Value) {
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
-        let _ = self.writer.send(line);
+        self.stdin.send(&line);
     }
 
     fn fail_pending(&self) {
@@ -320,7 +308,8 @@ impl Connection {
     /// even when the child itself has exited already (a grandchild it left behind), and then
     /// every process of its scope (those that left the group).
     pub(crate) async fn shutdown(&self, grace: Duration) {
-        self.closed.cancel(); // the writer ends: stdin closes
+        self.stdin.close(); // the child reads EOF
+        self.closed.cancel();
         let mut child = self.child.lock().await;
         let Some(mut process) = child.take() else { return };
         let exited = tokio::time::timeout(grace, process.wait()).await.is_ok();
