@@ -31,13 +31,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-mod stdin;
 mod streams;
 
-use stdin::Stdin;
 use streams::{copy_stderr, eprintln_prefixed, first_id, last_id, read_stdout};
 
 use crate::containment::{Kind, Scope};
@@ -115,8 +114,7 @@ pub(crate) struct Connection {
     name: Arc<str>,
     /// The longest line read from it.
     max_line: usize,
-    /// Its stdin (`child/stdin.rs`).
-    stdin: Arc<Stdin>,
+    writer: mpsc::UnboundedSender<Vec<u8>>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
@@ -180,11 +178,11 @@ impl Connection {
             (Some(i), Some(o), Some(e)) => (i, o, e),
             _ => return Err(std::io::Error::other("the child's stdio was not piped")),
         };
-        let stdin = Arc::new(Stdin::new(stdin)?);
+        let (writer, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
         let conn = Arc::new(Connection {
             name: launch.name.as_str().into(),
             max_line: launch.max_line_bytes(),
-            stdin: stdin.clone(),
+            writer,
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -196,10 +194,24 @@ impl Connection {
             scope: Mutex::new(Some(scope)),
             _jail: jail,
         });
-        // Writer of what the pipe did not take at once: ends when the connection is shut down or
-        // the child's stdout ends (its stdin closes then).
+        // Writer: ends when the connection is dropped or shut down (stdin closes then).
         let closed = conn.closed.clone();
-        tokio::spawn(async move { stdin.drain(&closed).await });
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            loop {
+                tokio::select! {
+                    next = queue.recv() => match next {
+                        Some(bytes) => {
+                            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                                break;
+                            }
+                        }
+                        None => break,
+                    },
+                    () = closed.cancelled() => break,
+                }
+            }
+        });
         let reader = Arc::downgrade(&conn);
         let closed = conn.closed.clone();
         let max_line = conn.max_line;
@@ -292,7 +304,7 @@ impl Connection {
     fn send(&self, message: &Value) {
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
-        self.stdin.send(&line);
+        let _ = self.writer.send(line);
     }
 
     fn fail_pending(&self) {
@@ -308,8 +320,7 @@ impl Connection {
     /// even when the child itself has exited already (a grandchild it left behind), and then
     /// every process of its scope (those that left the group).
     pub(crate) async fn shutdown(&self, grace: Duration) {
-        self.stdin.close(); // the child reads EOF
-        self.closed.cancel();
+        self.closed.cancel(); // the writer ends: stdin closes
         let mut child = self.child.lock().await;
         let Some(mut process) = child.take() else { return };
         let exited = tokio::time::timeout(grace, process.wait()).await.is_ok();
