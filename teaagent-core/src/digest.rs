@@ -2,7 +2,7 @@
 //! hex; and the digest of a call that preapprovals name ([`call_digest`]).
 //!
 //! SHA-256 and HMAC-SHA256 come from RustCrypto's `sha2` and `hmac`, which use the CPU's SHA
-//! extensions where it has them; everything in the crate hashes through [`Sha256`] and the two
+//! extensions where it has them; everything in the crate hashes through `Sha256` and the two
 //! HMAC functions here.
 
 mod call;
