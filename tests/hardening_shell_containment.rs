@@ -19,20 +19,31 @@ fn marker_prefix() -> String {
     format!("7{:05}.", std::process::id() % 100_000)
 }
 
+thread_local! {
+    /// The markers this test (its thread) handed out.
+    static MINE: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A unique `sleep` argument: it marks the processes of one test command in `/proc`.
 fn marker() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{}{:03}", marker_prefix(), NEXT.fetch_add(1, Ordering::Relaxed))
+    let m = format!("{}{:03}", marker_prefix(), NEXT.fetch_add(1, Ordering::Relaxed));
+    MINE.with(|mine| mine.borrow_mut().push(m.clone()));
+    m
 }
 
 /// When a test fails midway (its server is SIGKILLed, so nothing cleans up), kills what this
-/// test process started, so no `sleep` outlives the run.
+/// test started, so no `sleep` outlives the run. Only its own markers: the tests of this file
+/// run at once, and killing another test's commands would fail that test too and hide which
+/// one failed first.
 struct KillLeftoversOnFailure;
 
 impl Drop for KillLeftoversOnFailure {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            kill_all(&alive_with(&marker_prefix()));
+            for m in MINE.with(|mine| mine.take()) {
+                kill_all(&alive_with(&m));
+            }
         }
     }
 }
