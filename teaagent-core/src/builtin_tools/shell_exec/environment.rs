@@ -59,7 +59,6 @@ pub struct ShellEnvironment {
 
 #[derive(Debug, Clone)]
 struct Compiled {
-    credentials: GlobSet,
     exclude: GlobSet,
     include: GlobSet,
     include_only: Option<GlobSet>,
@@ -70,6 +69,16 @@ impl Default for ShellEnvironment {
         ShellEnvironment::new(false, Vec::new(), Vec::new(), Vec::new(), BTreeMap::new())
             .expect("the built-in patterns are valid globs")
     }
+}
+
+/// [`CREDENTIAL_PATTERNS`], compiled once, when a command's environment is first filtered (not
+/// while the server starts: compiling globs is a good part of a start's own work).
+fn credentials() -> &'static GlobSet {
+    static SET: std::sync::OnceLock<GlobSet> = std::sync::OnceLock::new();
+    SET.get_or_init(|| {
+        let patterns: Vec<String> = CREDENTIAL_PATTERNS.iter().map(|p| (*p).to_owned()).collect();
+        globs(&patterns).expect("the built-in patterns are valid globs")
+    })
 }
 
 fn globs(patterns: &[String]) -> Result<GlobSet, String> {
@@ -96,9 +105,7 @@ impl ShellEnvironment {
         include_only: Vec<String>,
         set: BTreeMap<String, String>,
     ) -> Result<Self, String> {
-        let credentials: Vec<String> = CREDENTIAL_PATTERNS.iter().map(|p| (*p).to_owned()).collect();
         let compiled = Compiled {
-            credentials: globs(&credentials)?,
             exclude: globs(&exclude)?,
             include: globs(&include)?,
             include_only: if include_only.is_empty() { None } else { Some(globs(&include_only)?) },
@@ -133,7 +140,7 @@ impl ShellEnvironment {
         if c.exclude.is_match(name) {
             return false;
         }
-        self.inherit_secrets || !c.credentials.is_match(name) || c.include.is_match(name)
+        self.inherit_secrets || !credentials().is_match(name) || c.include.is_match(name)
     }
 
     fn is_server_secret(&self, name: &str) -> bool {
