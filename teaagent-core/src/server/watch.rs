@@ -2,9 +2,9 @@
 //! `async fn` tool delayed `ping` by seconds on the single-threaded runtime of
 //! [`Server::run_stdio`](super::Server::run_stdio)).
 //!
-//! Every poll of a tool's future is timed (two reads of the kernel's coarse monotonic clock, a
-//! few nanoseconds each; it advances once a tick, a few milliseconds, which is plenty to tell a
-//! poll of 100 ms). A poll that takes longer than [`ServerConfig::slow_poll`] (default
+//! Every poll of a tool's future is timed (on Linux, two reads of the kernel's coarse monotonic
+//! clock, a few nanoseconds each; it advances once a tick, a few milliseconds, which is plenty
+//! to tell a poll of 100 ms). A poll that takes longer than [`ServerConfig::slow_poll`] (default
 //! 100 ms) held the protocol loop for that long: `ping`, cancellations and every other call
 //! waited. Then:
 //!
@@ -145,6 +145,7 @@ impl<O> Future for Timed<'_, O> {
 
 /// The monotonic clock at the kernel tick's resolution (`CLOCK_MONOTONIC_COARSE`): read from
 /// memory through the vDSO, without the hardware counter a precise clock reads.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn coarse_now() -> Duration {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid, writable timespec; the call writes it and nothing else.
@@ -155,6 +156,13 @@ fn coarse_now() -> Duration {
         // Never on Linux; a clock that cannot be read times nothing.
         false => Duration::ZERO,
     }
+}
+
+/// Elsewhere (no coarse clock by that name): the precise monotonic clock.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn coarse_now() -> Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
 }
 
 /// Drives `future` on a blocking-pool thread with the runtime's handle (its timers and I/O are
