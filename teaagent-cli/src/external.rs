@@ -152,21 +152,24 @@ pub(crate) fn registry_with_gateway(
     flags: &CallFlags,
     wanted: impl Fn(&str) -> bool,
 ) -> anyhow::Result<(Registry, Gateway)> {
-    let builtin = registry()?;
     let servers = externals(flags, wanted)?;
     if servers.is_empty() {
-        return Ok((builtin, Gateway::none()));
+        return Ok((registry()?, Gateway::none()));
     }
-    let started = Gateway::start(servers, &|name| builtin.get(name).is_some(), GatewayOptions::default())
-        .context("cannot start the gateway")?;
+    // The built-in tools are built once, with the external ones: only their names are needed
+    // before (an external tool may not take one).
+    let builtin = teaagent_core::builtin_tools::builtin();
+    let started = Gateway::start(
+        servers,
+        &|name| builtin.iter().any(|tool| tool.name() == name),
+        GatewayOptions::default(),
+    )
+    .context("cannot start the gateway")?;
     for problem in &started.problems {
         crate::say::warning(&format!("warning: {}", visible::escape(problem)));
     }
-    let registry = Registry::builder()
-        .tools(teaagent_core::builtin_tools::builtin())
-        .tools(started.tools)
-        .build()
-        .context("the tools are invalid")?;
+    let registry =
+        Registry::builder().tools(builtin).tools(started.tools).build().context("the tools are invalid")?;
     Ok((registry, started.gateway))
 }
 

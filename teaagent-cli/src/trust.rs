@@ -25,6 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -121,7 +122,25 @@ pub(crate) fn verdict(record: Option<&Record>, now: &Fingerprint) -> Verdict {
 }
 
 /// The pinned list whose hash is `sha256`, checked against it.
+///
+/// Read once per process: the list is named by its hash and checked against it, so a list
+/// already read is the list the file holds (several servers of one package share one pin, and a
+/// server's restart asks again).
 fn read_pin(sha256: &str) -> Result<ToolList, String> {
+    static READ: Mutex<BTreeMap<String, ToolList>> = Mutex::new(BTreeMap::new());
+    if let Some(list) = READ.lock().unwrap_or_else(PoisonError::into_inner).get(sha256).cloned() {
+        return Ok(list);
+    }
+    let list = read_pin_file(sha256)?;
+    let mut kept = READ.lock().unwrap_or_else(PoisonError::into_inner);
+    if kept.len() >= 64 {
+        kept.clear();
+    }
+    kept.insert(sha256.to_owned(), list.clone());
+    Ok(list)
+}
+
+fn read_pin_file(sha256: &str) -> Result<ToolList, String> {
     let home = home().map_err(|e| format!("{e:#}"))?;
     if !sha256.bytes().all(|b| b.is_ascii_hexdigit()) || sha256.len() != 64 {
         return Err("its pinned tool list is damaged".into());
