@@ -113,11 +113,13 @@ impl Shares {
 
 impl Drop for Share {
     fn drop(&mut self) {
-        let mut held = self.shares.held();
-        if let Some(count) = held.get_mut(&self.caller) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                held.remove(&self.caller);
+        // One look-up (the key is a clone of the `Arc`, not of the text).
+        if let std::collections::hash_map::Entry::Occupied(mut entry) =
+            self.shares.held().entry(Arc::clone(&self.caller))
+        {
+            *entry.get_mut() = entry.get().saturating_sub(1);
+            if *entry.get() == 0 {
+                entry.remove();
             }
         }
     }

@@ -29,12 +29,16 @@ use super::{Answer, Reply};
 use crate::error::Error;
 use crate::jsonrpc::error_line;
 
-/// The caller a request of `remote`, authenticated as `auth`, counts against.
-fn caller_of(auth: &Authenticated, remote: SocketAddr) -> Arc<str> {
-    match &auth.principal {
-        Some(principal) => Arc::clone(principal),
-        None => Arc::from(format!("addr:{}", remote.ip())),
-    }
+/// The caller that the requests of a client at `remote` count against when they carry no
+/// principal: its address (`addr:IP`), named once per connection.
+pub(super) fn address_caller(remote: SocketAddr) -> Arc<str> {
+    Arc::from(format!("addr:{}", remote.ip()))
+}
+
+/// The caller a request from `address` (its [`address_caller`]), authenticated as `auth`,
+/// counts against.
+fn caller_of(auth: &Authenticated, address: &Arc<str>) -> Arc<str> {
+    Arc::clone(auth.principal.as_ref().unwrap_or(address))
 }
 
 /// Serves an authenticated request to the MCP endpoint within its caller's share, or refuses
@@ -43,9 +47,9 @@ pub(super) async fn admitted(
     endpoint: &Endpoint,
     request: Request<hyper::body::Incoming>,
     mut auth: Authenticated,
-    remote: SocketAddr,
+    address: &Arc<str>,
 ) -> Reply {
-    let caller = caller_of(&auth, remote);
+    let caller = caller_of(&auth, address);
     let options = &endpoint.options;
     let max = options.max_connections_per_caller.clamp(1, options.max_connections.max(1));
     let share = match endpoint.requests.take(&caller, max) {

@@ -3,7 +3,6 @@
 
 use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,11 +78,14 @@ pub(crate) async fn serve(
         let endpoint = endpoint.clone();
         let stop = shutdown.clone();
         let header_timeout = endpoint.options.header_timeout;
+        // Who the connection's requests count against without authentication, named once.
+        let address = fairness::address_caller(remote);
         connections.spawn(async move {
             let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let endpoint = endpoint.clone();
-                async move { Ok::<_, Infallible>(handle(&endpoint, request, remote).await) }
+                let address = Arc::clone(&address);
+                async move { Ok::<_, Infallible>(handle(&endpoint, request, &address).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -115,8 +117,8 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// One HTTP request, from `remote`.
-async fn handle(endpoint: &Endpoint, request: Request<Incoming>, remote: SocketAddr) -> Reply {
+/// One HTTP request, from the client at `address` (`fairness::address_caller`).
+async fn handle(endpoint: &Endpoint, request: Request<Incoming>, address: &Arc<str>) -> Reply {
     if let Some(reply) = health::answer(endpoint, request.uri().path()) {
         return reply;
     }
@@ -128,7 +130,7 @@ async fn handle(endpoint: &Endpoint, request: Request<Incoming>, remote: SocketA
             } else {
                 match checked(endpoint, &request).await {
                     Err(refusal) => *refusal,
-                    Ok(auth) => fairness::admitted(endpoint, request, auth, remote).await,
+                    Ok(auth) => fairness::admitted(endpoint, request, auth, address).await,
                 }
             };
             with_cors(origin, reply)

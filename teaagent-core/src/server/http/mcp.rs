@@ -12,7 +12,7 @@ use super::answer::{Route, answer};
 use super::legacy;
 use super::modern::modern_checks;
 use super::reply::{empty, refused, rpc_error};
-use super::request::{read_body, text};
+use super::request::{names, read_body, text};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::Incoming as Message;
 use crate::mcp::ProtocolVersion;
@@ -21,7 +21,7 @@ use crate::server::era::modern_meta;
 /// The MCP endpoint.
 pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticated) -> Reply {
     // A legacy session's notification stream and its end.
-    if let Some(id) = text(request.headers(), "mcp-session-id") {
+    if let Some(id) = text(request.headers(), &names::SESSION_ID) {
         if request.method() == Method::GET {
             return endpoint.sessions.listen(endpoint, &id, request.headers(), auth.principal.as_deref());
         }
@@ -52,12 +52,12 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         }
     };
     // The era, per request (the `http` module docs, "Both eras").
-    let header_version = text(&headers, "mcp-protocol-version");
+    let header_version = text(&headers, &names::PROTOCOL_VERSION);
     let legacy_header =
         header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
     let modern_header = header_version.is_some() && !legacy_header;
     if !modern_header {
-        if let Some(session) = text(&headers, "mcp-session-id") {
+        if let Some(session) = text(&headers, &names::SESSION_ID) {
             let context = legacy::Context { accepts, auth, version: header_version };
             return endpoint.sessions.message(endpoint, &session, message, context).await;
         }

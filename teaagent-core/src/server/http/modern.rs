@@ -9,7 +9,7 @@ use hyper::header::HeaderMap;
 use serde_json::value::RawValue;
 
 use super::param_headers::check_param_headers;
-use super::request::text;
+use super::request::{names, text};
 use crate::error::Error;
 use crate::jsonrpc::RawParams;
 use crate::mcp::ProtocolVersion;
@@ -45,7 +45,7 @@ pub(super) fn modern_checks(
             "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
         ));
     }
-    match text(headers, "mcp-protocol-version") {
+    match text(headers, &names::PROTOCOL_VERSION) {
         None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
         Some(v) if v != meta_version => {
             return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
@@ -55,7 +55,7 @@ pub(super) fn modern_checks(
     if !ProtocolVersion::MODERN.iter().any(|v| v.as_str() == meta_version) {
         return Err(bad(Error::UnsupportedVersion { requested: meta_version }));
     }
-    match text(headers, "mcp-method") {
+    match text(headers, &names::METHOD) {
         None => return Err(mismatch("the Mcp-Method header is missing".into())),
         Some(m) if m != method => {
             return Err(mismatch(format!("Mcp-Method is {m:?}, but the body's method is {method:?}")));
@@ -72,11 +72,11 @@ pub(super) fn modern_checks(
             _ => ("name", read.name),
         };
         let named = named.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-        match (text(headers, "mcp-name"), named) {
+        match (text(headers, &names::NAME), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
             (Some(h), Some(b)) if h == b => {
                 if method == "tools/call" {
-                    check_param_headers(headers, registry, &b, read.arguments.as_deref()).map_err(bad)?;
+                    check_param_headers(headers, registry, &b, read.arguments).map_err(bad)?;
                 }
             }
             (Some(h), b) => {
@@ -102,21 +102,22 @@ pub(super) fn modern_checks(
 /// What the checks read of a request's params: its `_meta`, the `name`, `uri` or `taskId` the
 /// `Mcp-Name` header must repeat, and a call's `arguments` its `Mcp-Param-*` headers must (kept
 /// raw: another method may give them another type, and most calls mirror nothing).
+/// Each raw value is borrowed from the params' text (nothing is copied out of it).
 #[derive(Default, serde::Deserialize)]
-struct Read {
+struct Read<'a> {
     #[serde(rename = "_meta", default)]
     meta: Option<ModernMeta>,
-    #[serde(default)]
-    name: Option<Box<RawValue>>,
-    #[serde(default)]
-    uri: Option<Box<RawValue>>,
-    #[serde(default)]
-    arguments: Option<Box<RawValue>>,
-    #[serde(default, rename = "taskId")]
-    task_id: Option<Box<RawValue>>,
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "taskId")]
+    task_id: Option<&'a RawValue>,
 }
 
-fn read_params(params: Option<&RawParams>) -> Result<Read, Error> {
+fn read_params(params: Option<&RawParams>) -> Result<Read<'_>, Error> {
     let Some(params) = params else { return Ok(Read::default()) };
     serde_json::from_str(params.get()).map_err(|e| Error::InvalidParams {
         reason: crate::error::ParamsProblem::InvalidMeta,

@@ -74,27 +74,44 @@ pub(crate) struct Accepts {
 
 impl Accepts {
     pub(super) fn of(headers: &HeaderMap) -> Self {
-        let values: Vec<&str> =
-            headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
-        if values.is_empty() {
+        let mut values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).peekable();
+        if values.peek().is_none() {
             return Self { json: true, stream: true };
         }
         let mut out = Self { json: false, stream: false };
-        for range in values.iter().flat_map(|v| v.split(',')) {
-            let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-            match media.as_str() {
-                "*/*" => (out.json, out.stream) = (true, true),
-                "application/json" | "application/*" => out.json = true,
-                "text/event-stream" | "text/*" => out.stream = true,
-                _ => {}
+        for range in values.flat_map(|v| v.split(',')) {
+            let media = range.split(';').next().unwrap_or("").trim();
+            let is = |name: &str| media.eq_ignore_ascii_case(name);
+            if is("*/*") {
+                (out.json, out.stream) = (true, true);
+            } else if is("application/json") || is("application/*") {
+                out.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                out.stream = true;
             }
         }
         out
     }
 }
 
+/// The MCP headers a request may carry, named once (a name given as text is parsed again at each
+/// look-up).
+pub(super) mod names {
+    use hyper::header::HeaderName;
+
+    /// `Mcp-Protocol-Version`.
+    pub(in crate::server::http) const PROTOCOL_VERSION: HeaderName =
+        HeaderName::from_static("mcp-protocol-version");
+    /// `Mcp-Session-Id`.
+    pub(in crate::server::http) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+    /// `Mcp-Method`.
+    pub(in crate::server::http) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+    /// `Mcp-Name`.
+    pub(in crate::server::http) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+}
+
 /// A header's value as text, with `=?base64?…?=` decoded, trimmed.
-pub(super) fn text(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(super) fn text(headers: &HeaderMap, name: &header::HeaderName) -> Option<String> {
     let raw = headers.get(name)?.to_str().ok()?.trim();
     if let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok());
