@@ -97,7 +97,29 @@ impl Registry {
     /// registry was built) and reports every violation with its JSON pointer. `null` given for an
     /// optional property means "absent" (models often send it) and is removed first.
     pub fn check_arguments(&self, tool: &str, args: &mut JsonObject) -> Result<(), Vec<ArgumentError>> {
-        let Some(&i) = self.inner.by_name.get(tool) else { return Ok(()) };
+        match self.position(tool) {
+            Some(at) => self.check_arguments_at(at, args),
+            None => Ok(()),
+        }
+    }
+
+    /// Where the tool called `name` is, for the `_at` methods: a call's pipeline looks its tool up
+    /// once.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.inner.by_name.get(name).copied()
+    }
+
+    /// The tool at `at` (a [`Registry::position`]).
+    pub(crate) fn at(&self, at: usize) -> &Arc<ToolDef> {
+        &self.inner.tools[at]
+    }
+
+    /// [`Registry::check_arguments`] of the tool at `at` (a [`Registry::position`]).
+    pub(crate) fn check_arguments_at(
+        &self,
+        i: usize,
+        args: &mut JsonObject,
+    ) -> Result<(), Vec<ArgumentError>> {
         let validator = &self.inner.validators[i];
         let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
@@ -191,7 +213,7 @@ impl Registry {
 
     /// A tool by name.
     pub fn get(&self, name: &str) -> Option<&Arc<ToolDef>> {
-        self.inner.by_name.get(name).map(|&i| &self.inner.tools[i])
+        self.position(name).map(|at| self.at(at))
     }
 
     /// The arguments of `tool` that clients mirror into `Mcp-Param-*` headers (its input

@@ -6,12 +6,16 @@
 //! `notifications/cancelled`, which may spell the same id differently.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
-/// A request id exactly as the client wrote it.
+/// A request id exactly as the client wrote it. Cloning it is cheap (the request's context, its
+/// task and its answer each hold it).
 #[derive(Clone)]
-pub struct RequestId {
+pub struct RequestId(Arc<Id>);
+
+struct Id {
     raw: Box<RawValue>,
     key: IdKey,
 }
@@ -30,7 +34,7 @@ impl RequestId {
     /// Anything else (`null`, floats, booleans, objects) is `None`.
     pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
         let key = IdKey::of(raw.get())?;
-        Some(Self { raw, key })
+        Some(Self(Arc::new(Id { raw, key })))
     }
 
     /// An id of the server's own (for requests the server sends to the client).
@@ -39,17 +43,17 @@ impl RequestId {
         let key = IdKey::String(format!("teaagent-{n}"));
         // A formatted string literal is always valid JSON.
         let raw = RawValue::from_string(text).unwrap_or_else(|_| null_raw());
-        Self { raw, key }
+        Self(Arc::new(Id { raw, key }))
     }
 
     /// The JSON text to echo.
     pub fn raw(&self) -> &str {
-        self.raw.get()
+        self.0.raw.get()
     }
 
     /// The normalised key.
     pub fn key(&self) -> &IdKey {
-        &self.key
+        &self.0.key
     }
 }
 

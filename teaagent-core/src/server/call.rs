@@ -116,10 +116,11 @@ pub(crate) async fn call_tool(
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
-    // Counted (`metrics.rs`): the tool's series looked up once, two atomic additions.
-    let series = shared.metrics.tool(&params.name);
+    // The tool is looked up once, here. Counted (`metrics.rs`): two atomic additions.
+    let position = shared.registry.position(&params.name);
+    let series = shared.metrics.tool_at(position);
     let started = std::time::Instant::now();
-    let answer = checked_call(shared, id, params, cancel, client, caller).await;
+    let answer = checked_call(shared, id, position, params, cancel, client, caller).await;
     let outcome = match &answer {
         Ok(CallOutcome::Complete(result)) => Outcome::of_result(result),
         Ok(CallOutcome::InputRequired(_)) => Outcome::InputRequired,
@@ -138,6 +139,7 @@ pub(crate) async fn call_tool(
 async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
+    position: Option<usize>,
     params: CallToolParams,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
@@ -149,9 +151,10 @@ async fn checked_call(
     let answers = (input_responses, request_state);
     let progress_token = meta.and_then(|m| m.progress_token);
     // 1. Unknown tool.
-    let Some(tool) = shared.registry.get(&name).cloned() else {
+    let Some(at) = position else {
         return Err(Error::UnknownTool { tool: name });
     };
+    let tool = Arc::clone(shared.registry.at(at));
     drop(name);
     if let Some(why) = shared.availability.as_ref().and_then(|a| a.withheld(tool.name())) {
         return Err(Error::ToolFailed {
@@ -240,7 +243,7 @@ async fn checked_call(
     };
     shared
         .registry
-        .check_arguments(name, &mut args)
+        .check_arguments_at(at, &mut args)
         .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
     let (args, paths, foreign) = match tool.foreign() {
         None => {

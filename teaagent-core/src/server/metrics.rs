@@ -14,7 +14,6 @@
 // Only `/metrics` reads what is counted: without the `http` feature nothing does.
 #![cfg_attr(not(feature = "http"), allow(dead_code))]
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use super::refusal::RefusalRule;
@@ -117,8 +116,8 @@ impl ToolSeries {
 /// A server's counters (module docs).
 #[derive(Debug)]
 pub(crate) struct ServerMetrics {
-    /// A tool's name → its index in `names` and `tools`.
-    index: HashMap<Box<str>, usize>,
+    /// A tool's position in the registry → its index in `names` and `tools`.
+    by_position: Box<[usize]>,
     /// The `tool` label of each series; the last is [`UNKNOWN_TOOL`].
     names: Vec<Box<str>>,
     tools: Box<[ToolSeries]>,
@@ -134,10 +133,15 @@ impl ServerMetrics {
         let mut names: Vec<Box<str>> = registry.iter().map(|t| Box::from(t.name())).collect();
         names.sort();
         names.push(Box::from(UNKNOWN_TOOL));
-        let index = names[..names.len() - 1].iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        let by_position = registry
+            .iter()
+            .map(|t| {
+                names[..names.len() - 1].binary_search_by(|n| (**n).cmp(t.name())).unwrap_or(names.len() - 1)
+            })
+            .collect();
         let tools = names.iter().map(|_| ToolSeries::default()).collect();
         ServerMetrics {
-            index,
+            by_position,
             names,
             tools,
             refusals: Default::default(),
@@ -146,9 +150,10 @@ impl ServerMetrics {
         }
     }
 
-    /// The series of the tool called `name` ([`UNKNOWN_TOOL`]'s when the registry has none).
-    pub(crate) fn tool(&self, name: &str) -> &ToolSeries {
-        let at = self.index.get(name).copied().unwrap_or(self.tools.len() - 1);
+    /// The series of the tool at `position` in the registry ([`UNKNOWN_TOOL`]'s for `None`: the
+    /// registry has no such tool).
+    pub(crate) fn tool_at(&self, position: Option<usize>) -> &ToolSeries {
+        let at = position.and_then(|p| self.by_position.get(p).copied()).unwrap_or(self.tools.len() - 1);
         &self.tools[at]
     }
 

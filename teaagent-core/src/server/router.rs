@@ -418,7 +418,6 @@ impl Answers<'_> {
         mut meta: serde_json::Map<String, serde_json::Value>,
         size: usize,
     ) -> Vec<u8> {
-        meta.insert(META_SERVER_INFO.to_owned(), self.shared.server_info_value().clone());
         let mut out = Vec::with_capacity(256 + size);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(self.id.raw().as_bytes());
@@ -452,8 +451,13 @@ impl Answers<'_> {
             );
         }
         out.extend_from_slice(b",\"_meta\":");
-        if serde_json::to_writer(&mut out, &meta).is_err() {
-            return self.error(Error::Internal { details: "result `_meta` cannot be written".into() });
+        if meta.is_empty() {
+            out.extend_from_slice(self.shared.server_info_meta().as_bytes());
+        } else {
+            meta.insert(META_SERVER_INFO.to_owned(), self.shared.server_info_value().clone());
+            if serde_json::to_writer(&mut out, &meta).is_err() {
+                return self.error(Error::Internal { details: "result `_meta` cannot be written".into() });
+            }
         }
         out.extend_from_slice(b"}}\n");
         out

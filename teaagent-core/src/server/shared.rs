@@ -47,6 +47,9 @@ pub(crate) struct Shared {
     pub(crate) announcement: Announcement,
     /// The announced `serverInfo` as JSON, for modern results.
     pub(super) info_value: serde_json::Value,
+    /// The `_meta` of a modern result that carries nothing else: `{"…/serverInfo": …}`, written
+    /// once.
+    pub(super) info_meta: Box<str>,
     pub(super) in_flight: Mutex<HashMap<IdKey, InFlight>>,
     /// Turns to run a tool call or a resource read ([`ServerConfig::max_in_flight`]).
     pub(super) run_permits: Arc<Semaphore>,
@@ -109,6 +112,12 @@ impl Shared {
             workspace: server.workspace,
             lock: server.lock,
             info_value: serde_json::to_value(&announcement.server_info).unwrap_or_default(),
+            info_meta: serde_json::to_string(&std::collections::BTreeMap::from([(
+                crate::mcp::modern::META_SERVER_INFO,
+                &announcement.server_info,
+            )]))
+            .unwrap_or_default()
+            .into_boxed_str(),
             announcement,
             states: server.states,
             in_flight: Mutex::new(HashMap::new()),
@@ -168,6 +177,11 @@ impl Shared {
     /// carries in `_meta` (made once).
     pub(crate) fn server_info_value(&self) -> &serde_json::Value {
         &self.info_value
+    }
+
+    /// The `_meta` of a modern result that carries nothing but `serverInfo`, as JSON text.
+    pub(crate) fn server_info_meta(&self) -> &str {
+        &self.info_meta
     }
 
     /// A share of [`super::CallerLimits::calls`] for a call of `caller` (`None` when it counts

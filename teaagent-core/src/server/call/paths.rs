@@ -302,6 +302,11 @@ pub(super) fn linked_file<'a>(shared: &Shared, tool: &str, paths: &'a [PathArg])
 /// What every `#[path]` argument resolves to, as one digest: its name, the entry and target as
 /// shown, and their identities (the directories that hold them and the kinds of entry there).
 pub(super) fn targets_digest(paths: &[PathArg]) -> String {
+    // Most tools take no path: their digest is always the same one.
+    if paths.is_empty() {
+        static NO_PATHS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        return NO_PATHS.get_or_init(|| digest_of(&[])).clone();
+    }
     let parts: Vec<String> = paths
         .iter()
         .map(|p| match &p.resolved {
