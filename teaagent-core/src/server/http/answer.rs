@@ -237,8 +237,11 @@ fn status_of(line: &[u8]) -> StatusCode {
     struct Reason {
         reason: Option<String>,
     }
-    // Only an error changes the status, and an error answer always has this member.
-    if memchr::memmem::find(line, b"\"error\":{").is_none() {
+    // Only an error changes the status, and an error answer always has this member. An answer
+    // names `result` or `error` right after its id, and neither key can appear unescaped inside
+    // a string: whichever comes first says which it is, without scanning a large result whole.
+    let result_at = memchr::memmem::find(line, b"\"result\":").unwrap_or(line.len());
+    if memchr::memmem::find(&line[..result_at], b"\"error\":{").is_none() {
         return StatusCode::OK;
     }
     let Ok(Answered { error: Some(failed) }) = serde_json::from_slice::<Answered>(line) else {
@@ -250,5 +253,23 @@ fn status_of(line: &[u8]) -> StatusCode {
         // An unknown method, not an unknown tool (same code, answered in-band).
         code::METHOD_NOT_FOUND if reason.as_deref() == Some("unknown_method") => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_top_level_error_changes_the_status() {
+        let missing = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"m"}}"#;
+        assert_eq!(status_of(missing), StatusCode::BAD_REQUEST);
+        let unknown = br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"m","data":{"reason":"unknown_method"}}}"#;
+        assert_eq!(status_of(unknown), StatusCode::NOT_FOUND);
+        let tool = br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m","data":{"reason":"unknown_tool"}}}"#;
+        assert_eq!(status_of(tool), StatusCode::OK);
+        // A result that carries `error` objects and text of its own is a result.
+        let result = br#"{"jsonrpc":"2.0","id":"\"error\":{","result":{"content":[{"type":"text","text":"\"error\":{\"code\":-32021}"}],"structuredContent":{"error":{"code":-32021}}}}"#;
+        assert_eq!(status_of(result), StatusCode::OK);
     }
 }

@@ -45,7 +45,8 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         let error = Error::InvalidRequest { reason: InvalidRequest::BatchNotSupported };
         return rpc_error(StatusCode::BAD_REQUEST, None, &error);
     }
-    let message = match Message::parse_line(body.to_vec()) {
+    // The body's own buffer when nothing else holds it (a large body is not copied again).
+    let message = match Message::parse_line(Vec::from(body)) {
         Ok(message) => message,
         Err(rejected) => {
             return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &Error::from(&rejected.reason));
@@ -58,7 +59,8 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
     let modern_header = header_version.is_some() && !legacy_header;
     if !modern_header {
         if let Some(session) = text(&headers, &names::SESSION_ID) {
-            let context = legacy::Context { accepts, auth, version: header_version };
+            let context =
+                legacy::Context { accepts, auth, version: header_version.map(std::borrow::Cow::into_owned) };
             return endpoint.sessions.message(endpoint, &session, message, context).await;
         }
         match message {

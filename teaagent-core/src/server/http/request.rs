@@ -1,6 +1,7 @@
 //! Reading a request strictly: its header values (`=?base64?…?=` decoded), what it accepts, its
 //! query string (percent-decoded), and a POST's media type, length and body.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -110,13 +111,14 @@ pub(super) mod names {
     pub(in crate::server::http) const NAME: HeaderName = HeaderName::from_static("mcp-name");
 }
 
-/// A header's value as text, with `=?base64?…?=` decoded, trimmed.
-pub(super) fn text(headers: &HeaderMap, name: &header::HeaderName) -> Option<String> {
+/// A header's value as text, with `=?base64?…?=` decoded, trimmed (borrowed from the headers
+/// unless it was encoded).
+pub(super) fn text<'h>(headers: &'h HeaderMap, name: &header::HeaderName) -> Option<Cow<'h, str>> {
     let raw = headers.get(name)?.to_str().ok()?.trim();
     if let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok());
+        return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok()).map(Cow::Owned);
     }
-    Some(raw.to_owned())
+    Some(Cow::Borrowed(raw))
 }
 
 /// Standard base64, with or without padding.
