@@ -190,8 +190,9 @@ impl Shared {
             let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
             return reply.send(error_line(Some(&id), &error.to_error_object()));
         }
-        // The in-flight entry's key, kept: the future owns `id`.
-        let key = id.key().clone();
+        // The id, kept for the in-flight entry's key (the future owns `id`; a clone is cheap,
+        // the key is made only for a request that outlives its first poll).
+        let kept = id.clone();
         // A token of its own, not a child of `stopping`: a child costs a lock of the parent when
         // it is made and when it is dropped, on every request; the few requests still running at
         // shutdown are in `in_flight`, and `drain` cancels each of them.
@@ -227,6 +228,7 @@ impl Shared {
         if let std::task::Poll::Ready(line) = first {
             return reply.send(line);
         }
+        let key = kept.key().clone();
         self.in_flight().insert(key.clone(), InFlight { cancel, abort: None });
         let shared = Arc::clone(self);
         let task_key = key.clone();

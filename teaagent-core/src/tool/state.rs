@@ -123,9 +123,10 @@ impl PartialEq for StateNeed {
 
 impl Eq for StateNeed {}
 
-/// The state values of a server, one per type. Cheap to clone (shared until changed).
+/// The state values of a server, one per type. Cheap to clone (shared until changed); none
+/// allocates nothing (every call's context starts with none).
 #[derive(Clone, Default)]
-pub(crate) struct States(Arc<HashMap<TypeId, Given>>);
+pub(crate) struct States(Option<Arc<HashMap<TypeId, Given>>>);
 
 /// One value given: its type's name (for messages) and the value.
 type Given = (&'static str, Arc<dyn Any + Send + Sync>);
@@ -133,12 +134,17 @@ type Given = (&'static str, Arc<dyn Any + Send + Sync>);
 impl States {
     /// Adds (or replaces) the value of type `T`.
     pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        Arc::make_mut(&mut self.0).insert(TypeId::of::<T>(), (std::any::type_name::<T>(), Arc::new(value)));
+        Arc::make_mut(self.0.get_or_insert_default())
+            .insert(TypeId::of::<T>(), (std::any::type_name::<T>(), Arc::new(value)));
+    }
+
+    fn values(&self) -> Option<&HashMap<TypeId, Given>> {
+        self.0.as_deref()
     }
 
     /// The value of type `T`, if there is one.
     pub(crate) fn get<T: 'static>(&self) -> Option<&T> {
-        self.0.get(&TypeId::of::<T>()).and_then(|(_, v)| v.downcast_ref::<T>())
+        self.values()?.get(&TypeId::of::<T>()).and_then(|(_, v)| v.downcast_ref::<T>())
     }
 
     /// A value given that is not of the needed type but close to it, as it is spelled: the type
@@ -149,7 +155,8 @@ impl States {
         let wraps = |outer: &str, inner: &str| {
             outer.contains(&format!("<{inner}>")) || outer.contains(&format!("<{inner},"))
         };
-        let given: Vec<&'static str> = self.0.values().map(|(name, _)| *name).collect();
+        let given: Vec<&'static str> =
+            self.values().into_iter().flat_map(|v| v.values()).map(|(name, _)| *name).collect();
         given
             .iter()
             .find(|g| wraps(g, need) || wraps(need, g))
@@ -159,7 +166,7 @@ impl States {
 
     /// Whether a value of the needed type is there.
     pub(crate) fn has(&self, need: StateNeed) -> bool {
-        self.0.contains_key(&need.type_id)
+        self.values().is_some_and(|v| v.contains_key(&need.type_id))
     }
 
     /// Every need of `tools` that is not met, in their order.
@@ -181,7 +188,7 @@ impl States {
 
 impl fmt::Debug for States {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "States({} values)", self.0.len())
+        write!(f, "States({} values)", self.values().map_or(0, HashMap::len))
     }
 }
 

@@ -87,6 +87,14 @@ pub fn within<T>(instance: &Value, check: impl FnOnce() -> T) -> Result<T, TooCo
 
 /// The number of JSON values in `value`, itself included (without recursion).
 fn count_values(value: &Value) -> u64 {
+    // Most arguments are one object of plain values: counted without a stack.
+    let plain = |v: &Value| !matches!(v, Value::Array(_) | Value::Object(_));
+    match value {
+        Value::Object(members) if members.values().all(plain) => return 1 + members.len() as u64,
+        Value::Array(items) if items.iter().all(plain) => return 1 + items.len() as u64,
+        v if plain(v) => return 1,
+        _ => {}
+    }
     let mut count = 0u64;
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
@@ -98,4 +106,20 @@ fn count_values(value: &Value) -> u64 {
         }
     }
     count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_values;
+    use serde_json::json;
+
+    #[test]
+    fn every_value_is_counted_once_flat_or_nested() {
+        assert_eq!(count_values(&json!(7)), 1);
+        assert_eq!(count_values(&json!({})), 1);
+        assert_eq!(count_values(&json!({"a": 1, "b": "x", "c": null})), 4);
+        assert_eq!(count_values(&json!([1, 2, 3])), 4);
+        assert_eq!(count_values(&json!({"a": [1, {"b": 2}], "c": 3})), 6);
+        assert_eq!(count_values(&json!([[[]]])), 3);
+    }
 }
