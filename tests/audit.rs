@@ -4,7 +4,6 @@
 //! log at all; and the log's rotation by `[audit] max_bytes` and `keep` under concurrent writers.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -260,11 +259,12 @@ fn follow_prints_new_records_across_rotations_and_ends_on_ctrl_c() {
     assert!(std::fs::metadata(setup.home.path("audit.jsonl.2")).is_ok(), "rotated more than once");
     // Exactly the records written since it started, once each, in order.
     assert_eq!(got, setup.log_lines()[1..], "every record, once, in order");
-    // Ctrl-C ends it at once.
+    // Ctrl-C ends it at once, successfully (also where this test's own runner ignores SIGINT,
+    // as a script's background job does).
     let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill");
     assert!(killed.success());
     let status = ended(&mut child);
-    assert!(status.signal() == Some(2) || status.code() == Some(0), "{status:?}");
+    assert_eq!(status.code(), Some(0), "{status:?}");
     assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "nothing more");
 }
 

@@ -13,8 +13,8 @@
 //! - The table is coloured only when stdout is a terminal and `NO_COLOR` is not set; every
 //!   value from the log is escaped (`teaagent_core::visible`). `--json` prints each record's line
 //!   as it is in the file.
-//! - `--follow` ends when interrupted (Ctrl-C: every record shown was printed whole) or when
-//!   whoever reads its output goes away (a closed pipe: exit 0).
+//! - `--follow` ends when interrupted (Ctrl-C: the record being printed is finished, exit 0) or
+//!   when whoever reads its output goes away (a closed pipe: exit 0).
 
 mod follow;
 mod row;

@@ -123,8 +123,8 @@ impl PartialEq for StateNeed {
 
 impl Eq for StateNeed {}
 
-/// The state values of a server, one per type. Cheap to clone (shared until changed); none
-/// allocates nothing (every call's context starts with none).
+/// The state values of a server, one per type. Cheap to clone (shared until changed); while
+/// empty it holds no allocation (every call's context starts empty).
 #[derive(Clone, Default)]
 pub(crate) struct States(Option<Arc<HashMap<TypeId, Given>>>);
 

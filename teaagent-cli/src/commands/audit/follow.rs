@@ -10,6 +10,8 @@
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 use teaagent_core::home::{FileStat, Home};
@@ -20,15 +22,19 @@ use super::{Current, Output, cut_off};
 /// How long the reader waits between looks.
 const POLL: Timespec = Timespec { tv_sec: 0, tv_nsec: 200_000_000 };
 
-/// Prints new records until stdout's reader goes away (or the process is interrupted).
+/// Prints new records until stdout's reader goes away or the process is interrupted (SIGINT:
+/// Ctrl-C). The interruption is noted and acted on between records, so none is cut short; it is
+/// heard even where SIGINT was ignored on entry (a job started in the background by a script).
 pub(super) fn follow(
     dir: &Path,
     mut home: Option<Home>,
     mut current: Option<Current>,
     out: &mut Output,
 ) -> io::Result<()> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))?;
     loop {
-        if stdout_gone()? {
+        if stdout_gone()? || interrupted.load(Ordering::Relaxed) {
             return Ok(());
         }
         if home.is_none() {
