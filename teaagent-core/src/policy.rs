@@ -66,6 +66,7 @@ mod offer;
 mod questions;
 mod recording;
 pub mod request_state;
+mod tool_glob;
 mod unmatched;
 mod uses;
 

@@ -58,8 +58,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use globset::{Glob, GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobMatcher};
 
+use super::tool_glob::ToolGlob;
 use crate::tool::ParamRole;
 
 /// Characters that make a command line more than one simple command.
@@ -69,7 +70,7 @@ const COMPOUND: &[char] = &[';', '&', '|', '<', '>', '`', '$', '(', ')', '\\', '
 #[derive(Debug)]
 pub struct Grant {
     text: String,
-    tool: GlobMatcher,
+    tool: ToolGlob,
     arg: Option<(ArgName, String)>,
     path: Option<GlobMatcher>,
     uses_left: Option<AtomicU64>,
@@ -113,7 +114,7 @@ impl Grant {
         if tool.is_empty() {
             return Err(error("the tool name is empty".into()));
         }
-        let tool = Glob::new(tool).map_err(|e| error(format!("bad tool glob: {e}")))?.compile_matcher();
+        let tool = ToolGlob::new(tool).map_err(|e| error(format!("bad tool glob: {e}")))?;
         let path = match &arg {
             Some((_, pattern)) => Some(
                 GlobBuilder::new(pattern)
@@ -246,7 +247,7 @@ impl Grant {
 
     /// The rule's tool pattern, as written (`read_*`, `delete_note`).
     pub fn tool_pattern(&self) -> &str {
-        self.tool.glob().glob()
+        self.tool.as_str()
     }
 
     /// Whether the rule names `tool` (by its tool glob), whatever its arguments.
@@ -255,7 +256,7 @@ impl Grant {
     }
 
     /// The tool glob, path glob and expiry of a rule with an argument, for hiding paths.
-    pub(crate) fn path_rule(&self) -> Option<(GlobMatcher, GlobMatcher, Option<SystemTime>)> {
+    pub(crate) fn path_rule(&self) -> Option<(ToolGlob, GlobMatcher, Option<SystemTime>)> {
         Some((self.tool.clone(), self.path.clone()?, self.expires))
     }
 
