@@ -79,6 +79,9 @@ pub(crate) struct Record {
 /// The most a pinned tool list may take (a large server's schemas, far from this).
 const MAX_PIN_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Pinned lists [`read_pin`] keeps in memory (one per server allowed; all are forgotten when full).
+const MAX_PINS_KEPT: usize = 64;
+
 fn pin_file(sha256: &str) -> String {
     format!("trust-tools-{sha256}.json")
 }
@@ -133,7 +136,7 @@ fn read_pin(sha256: &str) -> Result<ToolList, String> {
     }
     let list = read_pin_file(sha256)?;
     let mut kept = READ.lock().unwrap_or_else(PoisonError::into_inner);
-    if kept.len() >= 64 {
+    if kept.len() >= MAX_PINS_KEPT {
         kept.clear();
     }
     kept.insert(sha256.to_owned(), list.clone());

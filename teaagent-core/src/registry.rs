@@ -117,11 +117,11 @@ impl Registry {
     /// [`Registry::check_arguments`] of the tool at `at` (a [`Registry::position`]).
     pub(crate) fn check_arguments_at(
         &self,
-        i: usize,
+        at: usize,
         args: &mut JsonObject,
     ) -> Result<(), Vec<ArgumentError>> {
-        let validator = &self.inner.validators[i];
-        let required = self.inner.tools[i].input_schema().get("required").and_then(Value::as_array);
+        let validator = &self.inner.validators[at];
+        let required = self.inner.tools[at].input_schema().get("required").and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
         let instance = Value::Object(std::mem::take(args));
         // A valid call (nearly every call) is one pass; only a refused one builds the report.
