@@ -465,6 +465,59 @@ fn the_binary_packs_its_relative_relocations_where_glibc_applies_them() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `teaagent-cli/build.rs` asks lld to place the functions `link/hot-functions.txt` names first
+/// in `.text`, together and in the list's order, where rustc links with lld. Most names are those
+/// of the `dist` build and absent from this one; the standard library's, built once with the
+/// toolchain, are the same in every build, so this build has some to place.
+#[test]
+fn the_binary_places_its_hot_functions_together_first() {
+    let expected = match std::env::var("TEAAGENT_HOT_ORDER").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => cfg!(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu")),
+    };
+    if !expected {
+        return;
+    }
+    let list = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../teaagent-cli/link/hot-functions.txt"),
+    )
+    .expect("read the list");
+    let out =
+        Command::new("nm").args(["--defined-only", "-n"]).arg(Bin::Teaagent.path()).output().expect("run nm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // (address, name) of every function, by address.
+    let functions: Vec<(u64, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [at, "t" | "T" | "w" | "W", name] => Some((u64::from_str_radix(at, 16).ok()?, name.to_owned())),
+            _ => None,
+        })
+        .collect();
+    // A name can be defined twice (a local copy of a library function): the first is placed.
+    let mut at = std::collections::HashMap::new();
+    for (a, n) in &functions {
+        at.entry(n.as_str()).or_insert(*a);
+    }
+    let listed: std::collections::HashSet<&str> = list.lines().filter(|l| !l.starts_with('#')).collect();
+    let placed: Vec<u64> = list.lines().filter_map(|n| at.get(n).copied()).collect();
+    assert!(placed.len() >= 20, "only {} of the listed functions are in this build", placed.len());
+    assert!(placed.is_sorted(), "the listed functions are not in the list's order");
+    let (first, last) = (placed[0], placed[placed.len() - 1]);
+    // Identical functions can share one address under several names, listed or not.
+    let listed_at: std::collections::HashSet<u64> =
+        functions.iter().filter(|(_, n)| listed.contains(n.as_str())).map(|(a, _)| *a).collect();
+    let between: Vec<&str> = functions
+        .iter()
+        .filter(|(a, _)| (first..=last).contains(a) && !listed_at.contains(a))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    assert!(between.is_empty(), "unlisted functions among the listed ones: {between:?}");
+    let before = functions.iter().filter(|(a, _)| *a < first).count();
+    // Only what the C runtime puts in `.init` and `.plt` precedes `.text`.
+    assert!(before < 8, "{before} functions precede the listed ones");
+}
+
 const DT_RELR: u64 = 36;
 
 /// The tags of a little-endian ELF64 executable's dynamic section (`PT_DYNAMIC`).

@@ -9,6 +9,9 @@ pub(crate) struct Built {
     pub(crate) teaagent: PathBuf,
     /// Whether every server is linked with packed relative relocations.
     pub(crate) packed_relocs: bool,
+    /// How many of the functions `teaagent-cli/link/hot-functions.txt` names are in `teaagent`,
+    /// and how many it names.
+    pub(crate) hot_functions: (usize, usize),
 }
 
 /// The link argument `teaagent-cli/build.rs` gives the shipped binary where glibc applies it.
@@ -56,6 +59,7 @@ pub(crate) fn build() -> Built {
     let built = Built {
         examples: release.join("examples"),
         rmcp_echo: release.join("rmcp-echo"),
+        hot_functions: hot_functions_found(&teaagent, &workspace.join("teaagent-cli/link/hot-functions.txt")),
         teaagent,
         packed_relocs,
     };
@@ -76,4 +80,15 @@ pub(crate) fn build() -> Built {
 pub(crate) fn names_dt_relr(program: &Path) -> bool {
     let bytes = std::fs::read(program).expect("read a built server");
     bytes.windows(17).any(|w| w == b"GLIBC_ABI_DT_RELR")
+}
+
+/// How many of the functions a hot-function list names are defined in `program` (its symbol
+/// table holds each name as one NUL-terminated string), and how many it names. A list written for
+/// another build (other dependencies, another toolchain) shares few names with this one.
+fn hot_functions_found(program: &Path, list: &Path) -> (usize, usize) {
+    let bytes = std::fs::read(program).expect("read teaagent");
+    let strings: std::collections::HashSet<&[u8]> = bytes.split(|&b| b == 0).collect();
+    let list = std::fs::read_to_string(list).unwrap_or_default();
+    let names: Vec<&str> = list.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    (names.iter().filter(|n| strings.contains(n.as_bytes())).count(), names.len())
 }

@@ -117,7 +117,7 @@ fn main() {
     // (The report reads the first four by position: limit, rmcp, echo, serve.)
     let mut contenders = vec![
         contender("limit", built.examples.join("baseline"), vec![], false),
-        contender("rmcp 3.11 (stdio pipes)", built.rmcp_echo, vec![], false),
+        contender("rmcp 3.11 (stdio pipes)", built.rmcp_echo.clone(), vec![], false),
         contender("teaagent echo", built.examples.join("echo"), vec![], false),
         contender("teaagent mcp serve", built.teaagent.clone(), serve_args(), true),
         contender("teaagent echo, Json<T> output", built.examples.join("echo_json"), vec![], false),
@@ -156,7 +156,7 @@ fn main() {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    report(&contenders, quick, built.packed_relocs);
+    report(&contenders, quick, &built);
     output_check_cost(&contenders);
     println!();
     println!("{shell}");

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::build::Built;
 use crate::stats::{median, per_round};
 use crate::{Contender, Figures};
 
@@ -14,7 +15,7 @@ pub(crate) struct Column {
     show: fn(f64) -> String,
 }
 
-pub(crate) fn report(contenders: &[Contender], quick: bool, packed_relocs: bool) {
+pub(crate) fn report(contenders: &[Contender], quick: bool, built: &Built) {
     fn us(v: f64) -> String {
         format!("{:.1} µs", v * 1e6)
     }
@@ -65,7 +66,7 @@ pub(crate) fn report(contenders: &[Contender], quick: bool, packed_relocs: bool)
         limit.peak_rss_kib.len(),
         if quick { " (BENCH_QUICK)" } else { "" }
     );
-    if packed_relocs {
+    if built.packed_relocs {
         println!(
             "Every server is linked with packed relative relocations (`-z pack-relative-relocs`), as `teaagent` is here."
         );
@@ -74,6 +75,15 @@ pub(crate) fn report(contenders: &[Contender], quick: bool, packed_relocs: bool)
             "No server is linked with packed relative relocations: `teaagent-cli/build.rs` did not give them to `teaagent` here (glibc older than 2.36, a cross build, or TEAAGENT_PACKED_RELOCS=0)."
         );
     }
+    let (found, listed) = built.hot_functions;
+    println!(
+        "`teaagent` alone is also linked with its hot functions together (`teaagent-cli/link/hot-functions.txt`): {found} of the {listed} listed are in this build{}.",
+        if found * 2 < listed {
+            "; the list is stale, refresh it with `python3 teaagent-cli/link/refresh_hot_functions.py`"
+        } else {
+            ""
+        }
+    );
     println!();
     print!("| server |");
     for col in &columns {
