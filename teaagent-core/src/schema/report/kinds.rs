@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::phrasing::{capped, dedup_keep_order, listed, or_list, units};
 use super::preview::{count, length, preview, preview_text, typed};
 use super::{Problem, What, push};
-use crate::schema::pointer::escape_segment as segment;
+use crate::schema::pointer::join_segment;
 use crate::schema::validate::{ErrorKind as Kind, JsonType, ValidationError};
 use crate::visible;
 
@@ -18,7 +18,7 @@ pub(super) fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
         Kind::Required(name) => {
             push(
                 out,
-                format!("{at}/{}", segment(name)),
+                join_segment(at, name),
                 format!("missing required property `{}`", visible::escape(name)),
                 What::Other,
             );
@@ -26,7 +26,7 @@ pub(super) fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
         Kind::DependentRequired { property, missing } => {
             push(
                 out,
-                format!("{at}/{}", segment(missing)),
+                join_segment(at, missing),
                 format!(
                     "missing property `{}` (required when `{}` is given)",
                     visible::escape(missing),
@@ -39,7 +39,7 @@ pub(super) fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
             // At the property itself, as an unknown property is.
             push(
                 out,
-                format!("{at}/{}", segment(name)),
+                join_segment(at, name),
                 format!("the property name `{}` is not allowed", preview_text(name)),
                 What::Other,
             );
@@ -51,7 +51,7 @@ pub(super) fn report(e: &ValidationError<'_>, out: &mut Vec<Problem>) {
                 if !known.is_empty() {
                     message.push_str(&format!("; the properties are {}", listed(&known)));
                 }
-                push(out, format!("{at}/{}", segment(key)), message, What::Other);
+                push(out, join_segment(at, key), message, What::Other);
             }
         }
         Kind::AnyOf(context) | Kind::OneOfNone(context) => {

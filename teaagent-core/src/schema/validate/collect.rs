@@ -7,7 +7,7 @@ use super::budget::Visit;
 use super::compiled::{Check, NodeId, Validator};
 use super::error::{ErrorKind, ValidationError};
 use super::valid::is_additional;
-use crate::schema::pointer::escape_segment;
+use crate::schema::pointer::push_segment;
 
 impl Validator {
     /// Every problem of `instance`, each at its instance pointer, in the schema's keyword order
@@ -227,8 +227,7 @@ impl Validator {
         out: &mut Vec<ValidationError<'a>>,
     ) {
         let len = pointer.len();
-        pointer.push('/');
-        pointer.push_str(&escape_segment(segment));
+        push_segment(pointer, segment);
         self.collect(node, value, pointer, out);
         pointer.truncate(len);
     }

@@ -10,7 +10,7 @@ use serde_json::{Map, Number, Value};
 use super::compiled::{Check, Node, NodeId, Validator};
 use super::numbers::is_integer;
 use super::types::{JsonType, Types};
-use crate::schema::pointer::escape_segment;
+use crate::schema::pointer::join_segment;
 
 /// Deepest schema nesting compiled (each nested schema object or array is a level).
 pub const MAX_SCHEMA_DEPTH: usize = 64;
@@ -46,7 +46,7 @@ impl Validator {
         // Every definition compiles, used or not: an unknown keyword is never left unseen.
         if let Some(Value::Object(defs)) = schema.get("$defs") {
             for name in defs.keys() {
-                compiler.pointer(&format!("/$defs/{}", escape_segment(name)), 0)?;
+                compiler.pointer(&join_segment("/$defs", name), 0)?;
             }
         }
         let validator = Self { nodes: compiler.nodes };
@@ -174,7 +174,7 @@ impl Compiler<'_> {
         depth: usize,
     ) -> Result<Vec<Check>, String> {
         let mut checks = Vec::new();
-        let sub = |key: &str| format!("{at}/{}", escape_segment(key));
+        let sub = |key: &str| join_segment(at, key);
         for (key, value) in o {
             let path = sub(key);
             let check = match key.as_str() {
@@ -187,7 +187,7 @@ impl Compiler<'_> {
                 "properties" => {
                     let mut props = Vec::new();
                     for (name, schema) in object(value, &path)? {
-                        props.push((name.clone(), self.node(schema, &sub_of(&path, name), depth + 1)?));
+                        props.push((name.clone(), self.node(schema, &join_segment(&path, name), depth + 1)?));
                     }
                     Check::Properties(props)
                 }
@@ -195,7 +195,7 @@ impl Compiler<'_> {
                     let mut patterns = Vec::new();
                     for (pattern, schema) in object(value, &path)? {
                         let re = regex(pattern, &path)?;
-                        patterns.push((re, self.node(schema, &sub_of(&path, pattern), depth + 1)?));
+                        patterns.push((re, self.node(schema, &join_segment(&path, pattern), depth + 1)?));
                     }
                     Check::PatternProperties(patterns)
                 }
@@ -234,7 +234,7 @@ impl Compiler<'_> {
                 "dependentRequired" => {
                     let mut deps = Vec::new();
                     for (name, wanted) in object(value, &path)? {
-                        deps.push((name.clone(), strings(wanted, &sub_of(&path, name))?));
+                        deps.push((name.clone(), strings(wanted, &join_segment(&path, name))?));
                     }
                     Check::DependentRequired(deps)
                 }
@@ -303,7 +303,7 @@ impl Compiler<'_> {
                     // Compiled from the root (`Validator::compile`), or when a `$ref` reaches
                     // them; nested `$defs` are compiled here.
                     for (name, schema) in object(value, &path)? {
-                        let pointer = sub_of(&path, name);
+                        let pointer = join_segment(&path, name);
                         if !self.by_pointer.contains_key(&pointer) && !at.is_empty() {
                             let id = self.reserve();
                             self.by_pointer.insert(pointer.clone(), id);
@@ -360,11 +360,6 @@ impl Compiler<'_> {
         let pointer = percent_decode(pointer);
         self.pointer(&pointer, depth + 1)
     }
-}
-
-/// `path/key`, for a key inside a keyword's object (`properties/name`).
-fn sub_of(path: &str, key: &str) -> String {
-    format!("{path}/{}", escape_segment(key))
 }
 
 /// A schema location for messages: `#` for the root, `#/properties/x` below it.
