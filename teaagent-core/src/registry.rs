@@ -261,38 +261,40 @@ impl Registry {
                 }
             }
         };
-        let mut out = String::with_capacity(64 + 512 * page_size.min(total - start.min(total)));
-        out.push_str("{\"tools\":[");
-        let mut listed = 0;
+        let mut tools = Vec::with_capacity(page_size.min(total - start.min(total)));
         let mut next = None;
         for i in start..total {
             if !shown(&self.inner.tools[i]) {
                 continue;
             }
-            if listed == page_size.max(1) {
+            if tools.len() == page_size.max(1) {
                 next = Some(i);
                 break;
             }
-            if listed > 0 {
-                out.push(',');
-            }
-            out.push_str(self.inner.listing[i].get());
-            listed += 1;
+            tools.push(&*self.inner.listing[i]);
         }
-        out.push(']');
-        if let Some(position) = next {
-            let next = Cursor {
+        let next_cursor = next.map(|position| {
+            Cursor {
                 list: "tools".into(),
                 position: position.to_string(),
                 fingerprint: self.inner.fingerprint,
-            };
-            out.push_str(",\"nextCursor\":\"");
-            out.push_str(&next.encode());
-            out.push('"');
-        }
-        out.push('}');
-        RawValue::from_string(out).map_err(|e| Error::Internal { details: e.to_string() })
+            }
+            .encode()
+        });
+        // The entries are copied as they are: serialising raw values checks nothing again (a
+        // page of built-in tools is about 10 KiB, which parsing cost more than the rest of
+        // `tools/list`).
+        serde_json::value::to_raw_value(&Page { tools, next_cursor })
+            .map_err(|e| Error::Internal { details: e.to_string() })
     }
+}
+
+/// One page of `tools/list`, as it is written.
+#[derive(serde::Serialize)]
+struct Page<'a> {
+    tools: Vec<&'a RawValue>,
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
 }
 
 impl RegistryBuilder {
@@ -391,7 +393,7 @@ impl RegistryBuilder {
         }
         let mut listing = Vec::with_capacity(self.defs.len());
         for def in &self.defs {
-            match serde_json::value::to_raw_value(&def.to_tool()) {
+            match serde_json::value::to_raw_value(&def.tool_entry()) {
                 Ok(raw) => listing.push(raw),
                 Err(e) => problems.push(format!("tool `{}`: cannot serialise: {e}", def.name())),
             }

@@ -309,12 +309,27 @@ impl ToolDef {
     /// The `tools/list` entry. Schemas that are not objects are left out here; the registry
     /// refuses such definitions before any listing is made.
     pub fn to_tool(&self) -> crate::mcp::Tool {
+        let entry = self.tool_entry();
+        crate::mcp::Tool {
+            name: entry.name,
+            title: entry.title,
+            description: entry.description,
+            input_schema: entry.input_schema.as_object().cloned().unwrap_or_default(),
+            output_schema: entry.output_schema.and_then(|s| s.as_object().cloned()),
+            annotations: entry.annotations,
+            execution: entry.execution,
+        }
+    }
+
+    /// The `tools/list` entry with its schemas borrowed (the registry serialises each entry once
+    /// and needs no copy of them); an output schema that is not an object is left out.
+    pub(crate) fn tool_entry(&self) -> crate::mcp::Tool<&Value> {
         crate::mcp::Tool {
             name: self.name.to_string(),
             title: self.title.as_ref().map(|t| t.to_string()),
             description: self.description.to_string(),
-            input_schema: self.input_schema.as_object().cloned().unwrap_or_default(),
-            output_schema: self.output_schema.as_ref().and_then(|s| s.as_object().cloned()),
+            input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref().filter(|s| s.is_object()),
             annotations: self.annotations(),
             execution: match self.task {
                 crate::mcp::tasks::TaskSupport::Forbidden => None,

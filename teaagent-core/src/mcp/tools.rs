@@ -6,10 +6,11 @@ use serde_json::Value;
 use super::JsonObject;
 use super::Tier;
 
-/// One entry of `tools/list`.
+/// One entry of `tools/list`. `Schema` is how its schemas are held: owned objects by default;
+/// the registry writes its listing from borrowed ones.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool {
+pub struct Tool<Schema = JsonObject> {
     /// Unique name (`^[A-Za-z0-9_-]{1,64}$`).
     pub name: String,
     /// Display name.
@@ -18,10 +19,10 @@ pub struct Tool {
     /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments object.
-    pub input_schema: JsonObject,
+    pub input_schema: Schema,
     /// JSON Schema of `structuredContent`, for tools with structured output.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<JsonObject>,
+    pub output_schema: Option<Schema>,
     /// Behaviour hints, in both the seed's and MCP's vocabulary.
     pub annotations: ToolAnnotations,
     /// Protocol 2025-11-25: whether the tool runs as a task (`{"taskSupport": "optional" |
