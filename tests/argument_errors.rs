@@ -347,3 +347,32 @@ fn a_long_set_is_checked_for_repeats_in_linear_time() {
     assert_eq!(data["errors"][0]["pointer"], "/numbers", "{data}");
     server.finish();
 }
+
+/// A property name is the client's: in a pointer it is one escaped segment (`~` as `~0`, `/` as
+/// `~1`, so `a/b` can never pass for a nested path), and in the text a person reads its control
+/// characters are escaped and a very long one is cut.
+#[test]
+fn hostile_property_names_stay_one_escaped_segment() {
+    let key = "due/days~1\u{1b}[2J";
+    let long = "k".repeat(100_000);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let home = Tree::new();
+        let mut server = author(version, &home);
+        let answer = call(&mut server, "plan", json!({"title": "t", "due": {"days": 1}, key: 1}));
+        let (text, data) = refusal(&answer, version);
+        assert_eq!(data["errors"][0]["pointer"], "/due~1days~01\u{1b}[2J", "{version}: {data}");
+        assert!(
+            text.starts_with("Invalid arguments for tool 'plan': /due~1days~01\\e[2J: "),
+            "{version}: {text}"
+        );
+        assert!(!text.contains('\u{1b}'), "{version}: a raw escape reached the text: {text:?}");
+        let answer = call(&mut server, "plan", json!({"title": "t", "due": {"days": 1}, long.as_str(): 1}));
+        let (text, _) = refusal(&answer, version);
+        assert!(
+            text.len() < 2_000,
+            "{version}: a 100,000-character name is shown whole ({} bytes)",
+            text.len()
+        );
+        server.finish();
+    }
+}

@@ -11,6 +11,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::schema::pointer::{join_segment, push_segment};
+
 pub use crate::error::{ArgumentError, Error};
 pub use crate::mcp::tasks::{TaskStart, TaskSupport};
 pub use crate::mcp::{CallToolResult, JsonObject};
@@ -116,7 +118,7 @@ impl Args {
         match self.object.remove(name) {
             None => {
                 self.errors.push(ArgumentError {
-                    pointer: format!("/{}", escape(name)),
+                    pointer: join_segment("", name),
                     message: format!("missing required property `{name}`"),
                 });
                 None
@@ -137,7 +139,8 @@ impl Args {
         match (param.decode)(value) {
             Ok(v) => Some(v),
             Err(e) => {
-                let pointer = format!("/{}{}", escape(name), pointer_of(&e));
+                let mut pointer = join_segment("", name);
+                pointer.push_str(&pointer_of(&e));
                 // serde's words may quote the value: bounded and escaped.
                 self.errors.push(ArgumentError::new(pointer, e.into_inner().to_string()));
                 None
@@ -148,8 +151,7 @@ impl Args {
     /// Fails with every problem found, including properties no parameter takes.
     pub fn finish(mut self) -> Result<(), Error> {
         for key in self.object.keys() {
-            self.errors
-                .push(ArgumentError::new(format!("/{}", escape(key)), format!("unknown property `{key}`")));
+            self.errors.push(ArgumentError::new(join_segment("", key), format!("unknown property `{key}`")));
         }
         if self.errors.is_empty() {
             Ok(())
@@ -212,14 +214,12 @@ impl<T> ArgsType<T> {
 fn pointer_of(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     let mut pointer = String::new();
     for segment in e.path().iter() {
-        let text = match segment {
-            serde_path_to_error::Segment::Seq { index } => index.to_string(),
-            serde_path_to_error::Segment::Map { key } => escape(key),
-            serde_path_to_error::Segment::Enum { variant } => escape(variant),
-            serde_path_to_error::Segment::Unknown => continue,
-        };
-        pointer.push('/');
-        pointer.push_str(&text);
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => push_segment(&mut pointer, &index.to_string()),
+            serde_path_to_error::Segment::Map { key } => push_segment(&mut pointer, key),
+            serde_path_to_error::Segment::Enum { variant } => push_segment(&mut pointer, variant),
+            serde_path_to_error::Segment::Unknown => {}
+        }
     }
     pointer
 }
@@ -337,9 +337,4 @@ impl<S> StateParam<S> {
             ),
         })
     }
-}
-
-/// Escapes one JSON-pointer segment (RFC 6901).
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }

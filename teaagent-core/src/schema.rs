@@ -51,7 +51,7 @@ pub mod dialect;
 #[cfg(test)]
 mod differential;
 pub mod headers;
-mod pointer;
+pub(crate) mod pointer;
 mod report;
 mod sanitize;
 #[cfg(test)]

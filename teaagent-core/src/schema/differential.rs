@@ -364,7 +364,7 @@ fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
     match value {
         Value::Object(o) => {
             for (k, v) in o {
-                pointers(v, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+                pointers(v, crate::schema::pointer::join_segment(&at, k), out);
             }
         }
         Value::Array(items) => {
