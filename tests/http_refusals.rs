@@ -99,6 +99,26 @@ fn every_refusal_has_its_status_and_code() {
         let r = send(headers(&m), m.to_string().as_bytes());
         assert_eq!((r.status, code(&r)), (404, -32601), "{method}: {r:?}");
     }
+    // The status is read from the answer's own `result` or `error`, whatever the ids and the
+    // results spell: an id naming either key, or a workspace file shaped as an error answer.
+    for id in [json!("\"result\":"), json!("\"error\":{\"code\":-32601}")] {
+        let mut m = request(0, "no/such", json!({}));
+        m["id"] = id.clone();
+        let r = send(headers(&m), m.to_string().as_bytes());
+        assert_eq!((r.status, code(&r), r.json()["id"].clone()), (404, -32601, id.clone()), "{r:?}");
+        tree.write(
+            "ws/looks_failed.json",
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m","data":{"reason":"unknown_method"}}}"#,
+        );
+        let mut read = request(
+            0,
+            "tools/call",
+            json!({"name": "read_file", "arguments": {"path": "looks_failed.json"}}),
+        );
+        read["id"] = id.clone();
+        let r = send(headers(&read), read.to_string().as_bytes());
+        assert_eq!((r.status, r.json()["result"]["isError"].clone()), (200, json!(false)), "{r:?}");
+    }
     // A notification is accepted and has no answer.
     let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta()}});
     let r = send(headers(&note), note.to_string().as_bytes());
