@@ -73,7 +73,18 @@ fn ids_are_echoed_byte_for_byte() {
 #[test]
 fn non_json_lines_get_parse_errors_and_the_server_keeps_serving() {
     let mut server = ready(&[]);
-    for garbage in ["{nope", "\u{0}\u{1}binary", "{\"jsonrpc\":\"2.0\",", "][", "tru"] {
+    for garbage in [
+        "{nope",
+        "\u{0}\u{1}binary",
+        "{\"jsonrpc\":\"2.0\",",
+        "][",
+        "tru",
+        // Broken deep inside params (a method that never reads them still gets -32700).
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":01}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,]}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"tab\there\"}}",
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"} trailing"#,
+    ] {
         server.send(garbage);
         let response = server.recv();
         assert_eq!(response["id"], Value::Null, "{garbage}");
@@ -83,6 +94,28 @@ fn non_json_lines_get_parse_errors_and_the_server_keeps_serving() {
     // Invalid UTF-8 inside a string is not JSON either.
     server.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n");
     assert_eq!(server.recv()["error"]["code"], -32700);
+    server.finish();
+}
+
+#[test]
+fn every_spelling_of_a_message_is_read_alike() {
+    let mut server = ready(&[]);
+    for (line, id) in [
+        // Read by the quick reader of envelopes...
+        (r#" { "params" : { } , "method" : "ping" , "id" : 1 , "jsonrpc" : "2.0" } "#, "1"),
+        (r#"{"jsonrpc":"2.0","id":2,"method":"ping","x":[{"y":"\"},\u0000"}],"params":{"_meta":{}}}"#, "2"),
+        // ...and left to serde_json: an escape in a member's name or a method's.
+        (r#"{"jsonrpc":"2.0","id":3,"\u006dethod":"ping"}"#, "3"),
+        (r#"{"jsonrpc":"2.0","id":4,"method":"p\u0069ng"}"#, "4"),
+        (r#"{"jsonr\u0070c":"2.0","id":5,"method":"ping"}"#, "5"),
+    ] {
+        server.send(line);
+        assert_eq!(
+            server.recv_raw(),
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"),
+            "{line}"
+        );
+    }
     server.finish();
 }
 
@@ -99,6 +132,8 @@ fn json_that_is_not_a_message_is_an_invalid_request() {
         (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, "invalid_id", Value::Null),
         (r#"{"jsonrpc":"2.0","id":4,"method":42}"#, "invalid_method", json!(4)),
         (r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":"x"}"#, "invalid_params_type", json!(5)),
+        (r#"{"jsonrpc":"2.0","id":6,"id":7,"method":"ping"}"#, "not_a_message", Value::Null),
+        (r#"{"jsonrpc":"2.0","id":8,"method":"p\u0069ng","jsonrpc":"2.0"}"#, "not_a_message", Value::Null),
     ] {
         server.send(line);
         let response = server.recv();

@@ -1,11 +1,13 @@
 //! JSON-RPC 2.0 as MCP uses it: request ids, incoming messages, outgoing responses.
 //!
 //! One file per wire concept: [`id`] keeps a client's id exactly as it was written, [`message`]
-//! classifies an incoming line, [`response`] writes the bytes of an answer.
+//! classifies an incoming line (its envelope read first by `scan`, for the common case),
+//! [`response`] writes the bytes of an answer.
 
 pub mod id;
 pub mod message;
 pub mod response;
+mod scan;
 
 pub use id::{IdKey, RequestId};
 pub use message::{

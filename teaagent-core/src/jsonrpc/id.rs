@@ -16,7 +16,8 @@ use serde_json::value::RawValue;
 pub struct RequestId(Arc<Id>);
 
 struct Id {
-    raw: Box<RawValue>,
+    /// The id's JSON text (a string or an integer, checked by [`IdKey::of`]).
+    raw: Box<str>,
     key: IdKey,
 }
 
@@ -34,21 +35,26 @@ impl RequestId {
     /// Anything else (`null`, floats, booleans, objects) is `None`.
     pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
         let key = IdKey::of(raw.get())?;
-        Some(Self(Arc::new(Id { raw, key })))
+        Some(Self(Arc::new(Id { raw: raw.into(), key })))
+    }
+
+    /// [`RequestId::from_raw`] of an id's JSON text, as a message's member is read (only a
+    /// string or an integer is one: anything else, valid JSON or not, is `None`).
+    pub(crate) fn from_text(raw: &str) -> Option<Self> {
+        let key = IdKey::of(raw)?;
+        Some(Self(Arc::new(Id { raw: raw.into(), key })))
     }
 
     /// An id of the server's own (for requests the server sends to the client).
     pub fn server(n: u64) -> Self {
         let text = format!("\"teaagent-{n}\"");
         let key = IdKey::String(format!("teaagent-{n}"));
-        // A formatted string literal is always valid JSON.
-        let raw = RawValue::from_string(text).unwrap_or_else(|_| null_raw());
-        Self(Arc::new(Id { raw, key }))
+        Self(Arc::new(Id { raw: text.into_boxed_str(), key }))
     }
 
     /// The JSON text to echo.
     pub fn raw(&self) -> &str {
-        self.0.raw.get()
+        &self.0.raw
     }
 
     /// The normalised key.
@@ -67,10 +73,6 @@ impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.raw())
     }
-}
-
-fn null_raw() -> Box<RawValue> {
-    RawValue::NULL.to_owned()
 }
 
 impl IdKey {

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::id::RequestId;
+use super::scan::{self, Members};
 
 /// One incoming message, classified.
 #[derive(Debug)]
@@ -63,8 +64,9 @@ pub struct ResponseFromClient {
     pub outcome: Result<Box<RawValue>, Box<RawValue>>,
 }
 
-/// The envelope as written, borrowed from the message's text. Every field is optional so that
-/// shape errors are ours to report, and `id`/`params` keep `null` apart from "absent".
+/// The envelope as `serde_json` reads it, borrowed from the message's text, for the lines
+/// [`scan::members`] leaves to it. Every field is optional so that shape errors are ours to
+/// report, and `id`/`params` keep `null` apart from "absent".
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
@@ -79,6 +81,19 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     error: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    fn members(&self) -> Members<'a> {
+        Members {
+            jsonrpc: self.jsonrpc.map(RawValue::get),
+            id: self.id.map(RawValue::get),
+            method: self.method.map(RawValue::get),
+            params: self.params.map(RawValue::get),
+            result: self.result.map(RawValue::get),
+            error: self.error.map(RawValue::get),
+        }
+    }
 }
 
 /// `Some(raw)` whenever the key is present, `null` included.
@@ -140,15 +155,17 @@ impl Incoming {
 
     /// Classifies one JSON text, which becomes the home of the message's params.
     fn parse_text(text: String) -> Result<Self, Box<MessageRefusal>> {
-        match serde_json::from_str::<Envelope<'_>>(&text) {
-            Ok(env) => {
-                let (incoming, params) = Self::classify(&env)?;
-                let range = params.map(|p| params_range(&text, p));
-                Ok(incoming.with_params(range.map(|range| RawParams { text, range })))
-            }
-            Err(e) if e.is_data() => Err(reject(None, Unreadable::NotAMessage)),
-            Err(e) => Err(not_json(Some(e))),
-        }
+        let members = match scan::members(&text) {
+            Some(members) => members,
+            None => match serde_json::from_str::<Envelope<'_>>(&text) {
+                Ok(envelope) => envelope.members(),
+                Err(e) if e.is_data() => return Err(reject(None, Unreadable::NotAMessage)),
+                Err(e) => return Err(not_json(Some(e))),
+            },
+        };
+        let (incoming, params) = Self::classify(members)?;
+        let range = params.map(|p| params_range(&text, p));
+        Ok(incoming.with_params(range.map(|range| RawParams { text, range })))
     }
 
     /// Sets the params of a request or notification ([`Incoming::classify`] leaves them out).
@@ -163,26 +180,24 @@ impl Incoming {
 
     /// The message without its params, and the params (checked: an object or an array) to be
     /// kept in the text.
-    fn classify<'a>(env: &Envelope<'a>) -> Result<(Self, Option<&'a RawValue>), Box<MessageRefusal>> {
+    fn classify(env: Members<'_>) -> Result<(Self, Option<&str>), Box<MessageRefusal>> {
         let id = match env.id {
-            None => None,
-            Some(raw) if raw.get() == "null" => None,
-            Some(raw) => match RequestId::from_raw(raw.to_owned()) {
+            None | Some("null") => None,
+            Some(raw) => match RequestId::from_text(raw) {
                 Some(id) => Some(id),
                 None => return Err(reject(None, Unreadable::InvalidId)),
             },
         };
-        if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        if env.jsonrpc != Some("\"2.0\"") {
             return Err(reject(id, Unreadable::WrongVersion));
         }
         let params = match env.params {
-            Some(raw) if raw.get() == "null" => None,
-            Some(raw) if matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')) => Some(raw),
+            Some("null") | None => None,
+            Some(raw) if matches!(raw.as_bytes().first(), Some(b'{' | b'[')) => Some(raw),
             Some(_) => return Err(reject(id, Unreadable::InvalidParamsType)),
-            None => None,
         };
         if let Some(method) = env.method {
-            let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+            let Some(method) = string_value(method) else {
                 return Err(reject(id, Unreadable::InvalidMethod));
             };
             let message = match id {
@@ -193,10 +208,10 @@ impl Incoming {
         }
         match (id, env.result, env.error) {
             (Some(id), Some(result), None) => {
-                Ok((Incoming::Response(ResponseFromClient { id, outcome: Ok(result.to_owned()) }), None))
+                Ok((Incoming::Response(ResponseFromClient { id, outcome: Ok(raw_value(result)?) }), None))
             }
             (Some(id), None, Some(error)) => {
-                Ok((Incoming::Response(ResponseFromClient { id, outcome: Err(error.to_owned()) }), None))
+                Ok((Incoming::Response(ResponseFromClient { id, outcome: Err(raw_value(error)?) }), None))
             }
             (id, _, _) => Err(reject(id, Unreadable::NotAMessage)),
         }
@@ -204,9 +219,22 @@ impl Incoming {
 }
 
 /// Where `raw`, borrowed from `text`, lies in it.
-fn params_range(text: &str, raw: &RawValue) -> std::ops::Range<usize> {
-    let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
-    start..start + raw.get().len()
+fn params_range(text: &str, raw: &str) -> std::ops::Range<usize> {
+    let start = raw.as_ptr() as usize - text.as_ptr() as usize;
+    start..start + raw.len()
+}
+
+/// The text of a JSON string (`None`: another value); without escapes, taken as it is.
+fn string_value(raw: &str) -> Option<String> {
+    match raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(plain) if !plain.contains(['\\', '"']) => Some(plain.to_owned()),
+        _ => serde_json::from_str(raw).ok(),
+    }
+}
+
+/// A member's JSON text, owned (a response's `result` or `error`).
+fn raw_value(raw: &str) -> Result<Box<RawValue>, Box<MessageRefusal>> {
+    RawValue::from_string(raw.to_owned()).map_err(|e| not_json(Some(e)))
 }
 
 /// A line that is not JSON; `error` is the parser's account of it.
@@ -218,6 +246,9 @@ fn not_json(error: Option<serde_json::Error>) -> Box<MessageRefusal> {
 fn reject(id: Option<RequestId>, reason: Unreadable) -> Box<MessageRefusal> {
     Box::new(MessageRefusal { id, reason })
 }
+
+#[cfg(test)]
+mod envelope_tests;
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::id::RequestId;
+use super::scan::next_special;
 
 /// The `error` member of a JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -101,45 +102,25 @@ pub fn request_line<T: Serialize + ?Sized>(id: Option<&RequestId>, method: &str,
 ///
 /// `serde_json` looks at every byte of a string on its way out, one at a time: for a tool that
 /// returns 1 MiB of text that was a third of the call's CPU time (the `stdio` benchmark's
-/// 1 MiB echo). Here 32 bytes at a time are checked for a byte that needs an escape (a loop the
-/// compiler turns into vector compares), and the runs between escapes are copied whole. A block
-/// that has an escape is gone through byte by byte, so text dense with escapes (source code with
-/// a newline every line, JSON) costs about what `serde_json` costs: measured on a 3.7 MB Rust
-/// file read as a resource, 13.6-14.2 ms against 13.7-15.3 ms. (A mask of the escapes per block,
-/// tried, was slower on both kinds of text: the compiler does not vectorise it.)
+/// 1 MiB echo). Here [`next_special`] checks 32 bytes at a time for a byte that needs an escape
+/// (the check the reader of a message's envelope uses, `scan.rs`), and the runs between escapes
+/// are copied whole. A block that has an escape is gone through byte by byte, so text dense with
+/// escapes (source code with a newline every line, JSON) costs about what `serde_json` costs.
+/// (A mask of the escapes per block, tried, was slower on both kinds of text: the compiler does
+/// not vectorise it.)
 pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    const BLOCK: usize = 32;
-    fn needs_escape(b: u8) -> bool {
-        b < 0x20 || b == b'"' || b == b'\\'
-    }
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // `bytes[start..at]` needs no escape and is not written yet.
+    // `bytes[start..]` is not written yet; each run without an escape is copied whole.
     let mut start = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        // A clean block is skipped whole; a block with an escape in it (and the tail shorter
-        // than a block) is gone through byte by byte, as `serde_json` does, so text dense with
-        // escapes costs about what it costs there.
-        let end = match bytes.get(at..at + BLOCK) {
-            Some(block) if !block.iter().fold(false, |any, &b| any | needs_escape(b)) => {
-                at += BLOCK;
-                continue;
-            }
-            Some(_) => at + BLOCK,
-            None => bytes.len(),
-        };
-        for (i, &b) in bytes[at..end].iter().enumerate() {
-            if needs_escape(b) {
-                out.extend_from_slice(&bytes[start..at + i]);
-                write_escape(out, b);
-                start = at + i + 1;
-            }
-        }
-        at = end;
+    loop {
+        let special = next_special(bytes, start);
+        out.extend_from_slice(&bytes[start..special]);
+        let Some(&b) = bytes.get(special) else { break };
+        write_escape(out, b);
+        start = special + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
