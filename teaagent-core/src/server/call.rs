@@ -88,9 +88,9 @@ use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::inputs::ClientCapability;
-use crate::tool::{ParamRole, ToolContext};
+use crate::tool::{ParamRole, ToolContext, ToolDef};
 use admit::{AdmitOutcome, Admitted, admit};
-use paths::{ForeignCheck, confine_paths, foreign_paths, lexical};
+use paths::{ForeignCheck, PathArg, confine_paths, foreign_paths, lexical};
 
 /// What a `tools/call` comes to.
 #[derive(Debug)]
@@ -111,7 +111,7 @@ pub(crate) enum CallOutcome {
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
     id: &RequestId,
-    params: CallToolParams,
+    params: Box<CallToolParams>,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
     caller: &Caller,
@@ -140,178 +140,34 @@ async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
     position: Option<usize>,
-    params: CallToolParams,
+    params: Box<CallToolParams>,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<CallOutcome, Error> {
-    // Taken apart at once: what is needed later is kept, not the whole params (every byte held
-    // across an await is in every call's future).
-    let CallToolParams { name, arguments, meta, input_responses, request_state, task } = params;
-    let answers = (input_responses, request_state);
-    let progress_token = meta.and_then(|m| m.progress_token);
-    // 1. Unknown tool.
-    let Some(at) = position else {
-        return Err(Error::UnknownTool { tool: name });
-    };
-    let tool = Arc::clone(shared.registry.at(at));
-    drop(name);
-    if let Some(why) = shared.availability.as_ref().and_then(|a| a.withheld(tool.name())) {
-        return Err(Error::ToolFailed {
-            tool: tool.name().to_owned(),
-            reason: crate::error::Failure::Withheld,
-            details: why,
-        });
-    }
-    let name = tool.name();
-    // A tool that runs as a task does so for a client that declared tasks in this request;
-    // one that runs only as a task refuses any other (`-32021`). A full share of tasks refuses
-    // the call before anything is looked at.
-    // Protocol 2025-11-25 instead: the client asks for a task (`task` in the params) and the
-    // tool says whether it may (`execution.taskSupport`); a mismatch is `-32601`.
-    let legacy = client.is_some_and(|c| !c.version.is_modern());
-    let asked = legacy && task.is_some();
-    let as_task = match tool.task_support() {
-        TaskSupport::Forbidden if asked => {
-            return Err(Error::MethodNotFound {
-                method: format!("tools/call of `{name}` as a task (it never runs as one)"),
-            });
-        }
-        TaskSupport::Forbidden => false,
-        TaskSupport::Required if legacy && !asked => {
-            return Err(Error::MethodNotFound {
-                method: format!("tools/call of `{name}` without `task` (it runs only as a task)"),
-            });
-        }
-        _ if legacy => {
-            if asked {
-                shared.tasks.room_for(caller)?;
-            }
-            asked
-        }
-        support => {
-            let declared = client
-                .is_some_and(|c| c.version.is_modern() && c.capabilities.supports_extension(TASKS_EXTENSION));
-            if !declared && support == TaskSupport::Required {
-                return Err(Error::MissingCapability {
-                    capability: TASKS_EXTENSION,
-                    details: format!(
-                        "tool `{name}` runs only as a task; declare the extension in the request's client capabilities"
-                    ),
-                });
-            }
-            if declared {
-                shared.tasks.room_for(caller)?;
-            }
-            declared
-        }
-    };
-    // A tool whose body says when (`TaskStart::Body`) runs as a plain call of this era until it
-    // does (`call/task.rs`, `run_until_task`); in 2025-11-25 a call asked as a task is one.
-    let may_become_task = as_task && !legacy && tool.task_start() == TaskStart::Body;
-    let as_task = as_task && !may_become_task;
-
-    // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
-    //    `#[path]` argument confined to the workspace.
-    let raw = match arguments {
-        None | Some(Value::Null) => Value::Object(JsonObject::new()),
-        Some(raw) => raw,
-    };
-    // Hashing the arguments costs what they weigh: only when the policy will look at it, or
-    // when a modern call may open or seal a round-trip state (bound to its arguments): it
-    // carries one, or its client declared something it can be asked through.
+    // 1.-2. The tool and its arguments (a plain function: see `Checked`).
+    let mut checked = check(shared, position, *params, client, caller)?;
+    let answers = std::mem::take(&mut checked.answers);
     let modern = client.filter(|c| c.version.is_modern());
-    let round_trips =
-        modern.is_some_and(|c| answers.1.is_some() || ClientCapability::any_declared_in(&c.capabilities));
-    let digest = if shared.policy.needs_digest(&tool) || round_trips {
-        call_digest(name, &raw)
-    } else {
-        String::new()
-    };
-    let bound_digest = round_trips.then_some(digest.as_str());
-    let mut args = match raw {
-        Value::Object(args) => args,
-        other => {
-            return Err(Error::InvalidArguments {
-                tool: name.to_owned(),
-                errors: vec![ArgumentError {
-                    pointer: String::new(),
-                    message: format!("`arguments` must be an object (got {})", json_type(&other)),
-                }],
-            });
+    let admitted = {
+        // 3. Policy: path grants match where a path really leads; command grants match the
+        //    command; deny rules match paths both as named and as resolved.
+        let facts = facts(shared, &checked, caller);
+        let bound_digest = checked.round_trips.then_some(checked.digest.as_str());
+        // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
+        //    them is audited here, once.
+        match admit(shared, &facts, &checked.paths, caller, modern, bound_digest, answers).await {
+            Ok(AdmitOutcome::Run(admitted)) => admitted,
+            Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
+            Err(refusal) => {
+                shared.metrics.refused(refusal.kind());
+                return Err(refusal.audit(&shared.policy, &facts));
+            }
         }
     };
-    shared
-        .registry
-        .check_arguments_at(at, &mut args)
-        .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
-    let (args, paths, foreign) = match tool.foreign() {
-        None => {
-            let (args, paths) = confine_paths(shared, &tool, args)?;
-            (args, paths, ForeignCheck::default())
-        }
-        Some(declared) => {
-            let (paths, foreign) = foreign_paths(shared, &tool, declared, &args);
-            (args, paths, foreign)
-        }
-    };
-
-    // 3. Policy: path grants match where a path really leads; command grants match the command;
-    //    deny rules match paths both as named and as resolved.
-    let mut roles: Vec<(&str, ParamRole, &str)> = if tool.foreign().is_none() {
-        tool.param_roles()
-            .filter_map(|(arg, role)| {
-                let value = match role {
-                    ParamRole::Path => paths.iter().find(|p| p.name == arg)?.target_shown()?,
-                    ParamRole::Command => args.get(arg)?.as_str()?,
-                };
-                Some((arg, role, value))
-            })
-            .collect()
-    } else {
-        // Every value of every path argument (a list has several), and its commands.
-        paths
-            .iter()
-            .filter_map(|p| Some((p.name.as_str(), ParamRole::Path, p.target_shown()?)))
-            .chain(
-                tool.param_roles()
-                    .filter(|(_, role)| *role == ParamRole::Command)
-                    .filter_map(|(arg, role)| Some((arg, role, args.get(arg)?.as_str()?))),
-            )
-            .collect()
-    };
-    roles.extend(foreign.spelled.iter().map(|(arg, value)| (arg.as_str(), ParamRole::Path, value.as_str())));
-    let entries: Vec<(&str, &str)> =
-        paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
-    let detours: Vec<(&str, String, &str)> = paths
-        .iter()
-        .filter_map(|p| {
-            let leads = p.target_shown()?;
-            let spelled = lexical(shared, &p.given);
-            (spelled != leads).then_some((p.name.as_str(), spelled, leads))
-        })
-        .collect();
-    let facts = CallFacts {
-        tool: &tool,
-        roles,
-        entries,
-        digest: &digest,
-        detours,
-        unchecked: foreign.unchecked,
-        principal: caller.principal.as_deref(),
-        session: caller.session.as_deref(),
-    };
-    // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
-    //    them is audited here, once.
-    let admitted = match admit(shared, &facts, &paths, caller, modern, bound_digest, answers).await {
-        Ok(AdmitOutcome::Run(admitted)) => admitted,
-        Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
-        Err(refusal) => {
-            shared.metrics.refused(refusal.kind());
-            return Err(refusal.audit(&shared.policy, &facts));
-        }
-    };
+    let Checked { tool, args, digest, legacy, as_task, may_become_task, progress_token, .. } = checked;
     let Admitted { mut earlier, approved_now, turn, resolved, binding, responses, allowed_by } = admitted;
+    let name = tool.name();
     let policy = &shared.policy;
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
@@ -487,5 +343,210 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
     match JsonType::of(v) {
         JsonType::Integer => JsonType::Number.article(),
         other => other.article(),
+    }
+}
+
+/// What steps 1 and 2 make of a call: the tool, its arguments as checked, and what the later
+/// steps need of the params.
+///
+/// Made by a plain function, not in [`checked_call`]'s body: what steps 1 and 2 take apart and
+/// build on the way would otherwise stay in the call's future across every later wait (a local
+/// of an `async fn` keeps its place until its scope ends, moved out or not), and every call's
+/// future is moved and allocated whole.
+struct Checked {
+    tool: Arc<ToolDef>,
+    args: JsonObject,
+    paths: Vec<PathArg>,
+    foreign: ForeignCheck,
+    /// The arguments' digest (empty when nothing looks at it).
+    digest: String,
+    /// A modern call that may open or seal a round-trip state: its states are bound to `digest`.
+    round_trips: bool,
+    legacy: bool,
+    as_task: bool,
+    may_become_task: bool,
+    progress_token: Option<Value>,
+    /// The retry's `inputResponses` and `requestState`.
+    answers: (Option<Value>, Option<Value>),
+}
+
+/// Steps 1 and 2 (see [`Checked`]).
+fn check(
+    shared: &Shared,
+    position: Option<usize>,
+    params: CallToolParams,
+    client: Option<&SessionInfo>,
+    caller: &Caller,
+) -> Result<Checked, Error> {
+    let CallToolParams { name, arguments, meta, input_responses, request_state, task } = params;
+    let answers = (input_responses, request_state);
+    let progress_token = meta.and_then(|m| m.progress_token);
+    // 1. Unknown tool.
+    let Some(at) = position else {
+        return Err(Error::UnknownTool { tool: name });
+    };
+    let tool = Arc::clone(shared.registry.at(at));
+    drop(name);
+    if let Some(why) = shared.availability.as_ref().and_then(|a| a.withheld(tool.name())) {
+        return Err(Error::ToolFailed {
+            tool: tool.name().to_owned(),
+            reason: crate::error::Failure::Withheld,
+            details: why,
+        });
+    }
+    let name = tool.name();
+    // A tool that runs as a task does so for a client that declared tasks in this request;
+    // one that runs only as a task refuses any other (`-32021`). A full share of tasks refuses
+    // the call before anything is looked at.
+    // Protocol 2025-11-25 instead: the client asks for a task (`task` in the params) and the
+    // tool says whether it may (`execution.taskSupport`); a mismatch is `-32601`.
+    let legacy = client.is_some_and(|c| !c.version.is_modern());
+    let asked = legacy && task.is_some();
+    let as_task = match tool.task_support() {
+        TaskSupport::Forbidden if asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` as a task (it never runs as one)"),
+            });
+        }
+        TaskSupport::Forbidden => false,
+        TaskSupport::Required if legacy && !asked => {
+            return Err(Error::MethodNotFound {
+                method: format!("tools/call of `{name}` without `task` (it runs only as a task)"),
+            });
+        }
+        _ if legacy => {
+            if asked {
+                shared.tasks.room_for(caller)?;
+            }
+            asked
+        }
+        support => {
+            let declared = client
+                .is_some_and(|c| c.version.is_modern() && c.capabilities.supports_extension(TASKS_EXTENSION));
+            if !declared && support == TaskSupport::Required {
+                return Err(Error::MissingCapability {
+                    capability: TASKS_EXTENSION,
+                    details: format!(
+                        "tool `{name}` runs only as a task; declare the extension in the request's client capabilities"
+                    ),
+                });
+            }
+            if declared {
+                shared.tasks.room_for(caller)?;
+            }
+            declared
+        }
+    };
+    // A tool whose body says when (`TaskStart::Body`) runs as a plain call of this era until it
+    // does (`call/task.rs`, `run_until_task`); in 2025-11-25 a call asked as a task is one.
+    let may_become_task = as_task && !legacy && tool.task_start() == TaskStart::Body;
+    let as_task = as_task && !may_become_task;
+
+    // 2. Arguments: an object (absent means `{}`) that satisfies the input schema; then every
+    //    `#[path]` argument confined to the workspace.
+    let raw = match arguments {
+        None | Some(Value::Null) => Value::Object(JsonObject::new()),
+        Some(raw) => raw,
+    };
+    // Hashing the arguments costs what they weigh: only when the policy will look at it, or
+    // when a modern call may open or seal a round-trip state (bound to its arguments): it
+    // carries one, or its client declared something it can be asked through.
+    let modern = client.filter(|c| c.version.is_modern());
+    let round_trips =
+        modern.is_some_and(|c| answers.1.is_some() || ClientCapability::any_declared_in(&c.capabilities));
+    let digest = if shared.policy.needs_digest(&tool) || round_trips {
+        call_digest(name, &raw)
+    } else {
+        String::new()
+    };
+    let mut args = match raw {
+        Value::Object(args) => args,
+        other => {
+            return Err(Error::InvalidArguments {
+                tool: name.to_owned(),
+                errors: vec![ArgumentError {
+                    pointer: String::new(),
+                    message: format!("`arguments` must be an object (got {})", json_type(&other)),
+                }],
+            });
+        }
+    };
+    shared
+        .registry
+        .check_arguments_at(at, &mut args)
+        .map_err(|errors| Error::InvalidArguments { tool: name.to_owned(), errors })?;
+    let (args, paths, foreign) = match tool.foreign() {
+        None => {
+            let (args, paths) = confine_paths(shared, &tool, args)?;
+            (args, paths, ForeignCheck::default())
+        }
+        Some(declared) => {
+            let (paths, foreign) = foreign_paths(shared, &tool, declared, &args);
+            (args, paths, foreign)
+        }
+    };
+    Ok(Checked {
+        tool,
+        args,
+        paths,
+        foreign,
+        digest,
+        round_trips,
+        legacy,
+        as_task,
+        may_become_task,
+        progress_token,
+        answers,
+    })
+}
+
+/// Step 3's facts about the call: its role arguments, the entries its paths name, where they
+/// lead when that is not where they are spelled.
+fn facts<'a>(shared: &Shared, checked: &'a Checked, caller: &'a Caller) -> CallFacts<'a> {
+    let Checked { tool, args, paths, foreign, digest, .. } = checked;
+    // 3. Policy: path grants match where a path really leads; command grants match the command;
+    //    deny rules match paths both as named and as resolved.
+    let mut roles: Vec<(&str, ParamRole, &str)> = if tool.foreign().is_none() {
+        tool.param_roles()
+            .filter_map(|(arg, role)| {
+                let value = match role {
+                    ParamRole::Path => paths.iter().find(|p| p.name == arg)?.target_shown()?,
+                    ParamRole::Command => args.get(arg)?.as_str()?,
+                };
+                Some((arg, role, value))
+            })
+            .collect()
+    } else {
+        // Every value of every path argument (a list has several), and its commands.
+        paths
+            .iter()
+            .filter_map(|p| Some((p.name.as_str(), ParamRole::Path, p.target_shown()?)))
+            .chain(
+                tool.param_roles()
+                    .filter(|(_, role)| *role == ParamRole::Command)
+                    .filter_map(|(arg, role)| Some((arg, role, args.get(arg)?.as_str()?))),
+            )
+            .collect()
+    };
+    roles.extend(foreign.spelled.iter().map(|(arg, value)| (arg.as_str(), ParamRole::Path, value.as_str())));
+    let entries: Vec<(&str, &str)> =
+        paths.iter().filter_map(|p| Some((p.name.as_str(), p.entry_shown()?))).collect();
+    let detours: Vec<(&str, String, &str)> = paths
+        .iter()
+        .filter_map(|p| {
+            let leads = p.target_shown()?;
+            let spelled = lexical(shared, &p.given);
+            (spelled != leads).then_some((p.name.as_str(), spelled, leads))
+        })
+        .collect();
+    CallFacts {
+        tool,
+        roles,
+        entries,
+        digest,
+        detours,
+        unchecked: foreign.unchecked.clone(),
+        principal: caller.principal.as_deref(),
+        session: caller.session.as_deref(),
     }
 }

@@ -109,7 +109,9 @@ pub(crate) async fn dispatch(
                 }
             }
             "tools/call" => {
-                let parsed = parse_params::<CallToolParams>(params);
+                // Boxed: the params are handed down through every step of the call, and each
+                // hand-over of an unboxed one copied its bytes.
+                let parsed = parse_params::<Box<CallToolParams>>(params);
                 // The message's text (a large argument, say) is not kept while the tool runs.
                 drop(raw);
                 match parsed {

@@ -191,14 +191,14 @@ impl Server {
         // Notifications (progress, logs) have no client to go to.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
-        let params = crate::mcp::tools::CallToolParams {
+        let params = Box::new(crate::mcp::tools::CallToolParams {
             name: name.to_owned(),
             arguments: Some(arguments),
             meta: None,
             input_responses: None,
             request_state: None,
             task: None,
-        };
+        });
         let id = crate::jsonrpc::RequestId::server(0);
         // No client: the legacy pipeline, whose questions go to the terminal; never a round trip.
         let caller = crate::session::Caller::process(&shared.peer);
