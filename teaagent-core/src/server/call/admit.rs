@@ -35,8 +35,8 @@ pub(super) struct Admitted<'a> {
     pub(super) binding: Option<Binding>,
     /// Modern era: the retry's answers.
     pub(super) responses: JsonObject,
-    /// The rule that allowed it (its completion record names it too).
-    pub(super) allowed_by: String,
+    /// The rule that allowed it (its completion record names it too; a mode's is borrowed).
+    pub(super) allowed_by: std::borrow::Cow<'static, str>,
 }
 
 /// What steps 3 to 6 come to when nothing refused the call.
@@ -165,7 +165,7 @@ pub(super) async fn admit<'a>(
                 }
                 tracing::warn!(error = %e, "the audit log cannot be written");
             }
-            (uses, rule.into_owned())
+            (uses, rule)
         }
     };
 

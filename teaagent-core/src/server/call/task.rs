@@ -57,7 +57,7 @@ pub(super) struct Recorded {
     pub(super) tool: Arc<ToolDef>,
     pub(super) digest: String,
     pub(super) principal: Option<Arc<str>>,
-    pub(super) allowed_by: String,
+    pub(super) allowed_by: std::borrow::Cow<'static, str>,
 }
 
 impl Recorded {
