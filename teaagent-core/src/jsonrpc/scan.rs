@@ -46,41 +46,31 @@ pub(super) fn members(text: &str) -> Option<Members<'_>> {
     let mut seen = 0u8;
     scan.whitespace();
     scan.expect(b'{')?;
-    scan.whitespace();
-    if !scan.take(b'}') {
-        loop {
-            scan.whitespace();
-            let key = scan.plain_key()?;
-            scan.whitespace();
-            scan.expect(b':')?;
-            scan.whitespace();
-            let start = scan.at;
-            scan.value(1)?;
-            // Both ends are ASCII bytes (a value starts and ends with one), so char boundaries.
-            let raw = text.get(start..scan.at)?;
-            let member = match key {
-                b"jsonrpc" => Some((1, &mut members.jsonrpc, true)),
-                b"id" => Some((2, &mut members.id, false)),
-                b"method" => Some((4, &mut members.method, true)),
-                b"params" => Some((8, &mut members.params, false)),
-                b"result" => Some((16, &mut members.result, false)),
-                b"error" => Some((32, &mut members.error, false)),
-                _ => None,
-            };
-            if let Some((bit, slot, null_is_absent)) = member {
-                if seen & bit != 0 {
-                    return None;
-                }
-                seen |= bit;
-                *slot = (!(null_is_absent && raw == "null")).then_some(raw);
+    scan.items(b'}', |scan| {
+        let key = scan.plain_key()?;
+        scan.colon()?;
+        let start = scan.at;
+        scan.value(1)?;
+        // Both ends are ASCII bytes (a value starts and ends with one), so char boundaries.
+        let raw = text.get(start..scan.at)?;
+        let member = match key {
+            b"jsonrpc" => Some((1, &mut members.jsonrpc, true)),
+            b"id" => Some((2, &mut members.id, false)),
+            b"method" => Some((4, &mut members.method, true)),
+            b"params" => Some((8, &mut members.params, false)),
+            b"result" => Some((16, &mut members.result, false)),
+            b"error" => Some((32, &mut members.error, false)),
+            _ => None,
+        };
+        if let Some((bit, slot, null_is_absent)) = member {
+            if seen & bit != 0 {
+                return None;
             }
-            scan.whitespace();
-            if scan.take(b'}') {
-                break;
-            }
-            scan.expect(b',')?;
+            seen |= bit;
+            *slot = (!(null_is_absent && raw == "null")).then_some(raw);
         }
-    }
+        Some(())
+    })?;
     scan.whitespace();
     (scan.at == scan.bytes.len()).then_some(members)
 }
@@ -232,23 +222,11 @@ impl<'a> Scanner<'a> {
             return None;
         }
         self.expect(b'{')?;
-        self.whitespace();
-        if self.take(b'}') {
-            return Some(());
-        }
-        loop {
-            self.whitespace();
-            self.string()?;
-            self.whitespace();
-            self.expect(b':')?;
-            self.whitespace();
-            self.value(depth)?;
-            self.whitespace();
-            if self.take(b'}') {
-                return Some(());
-            }
-            self.expect(b',')?;
-        }
+        self.items(b'}', |scan| {
+            scan.string()?;
+            scan.colon()?;
+            scan.value(depth)
+        })
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
@@ -256,19 +234,33 @@ impl<'a> Scanner<'a> {
             return None;
         }
         self.expect(b'[')?;
+        self.items(b']', |scan| scan.value(depth))
+    }
+
+    /// The items of an object or an array, its opening byte read: each read by `item` (in an
+    /// object, a member: its key too), separated by `,` and ended by `close`.
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.whitespace();
-        if self.take(b']') {
+        if self.take(close) {
             return Some(());
         }
         loop {
             self.whitespace();
-            self.value(depth)?;
+            item(self)?;
             self.whitespace();
-            if self.take(b']') {
+            if self.take(close) {
                 return Some(());
             }
             self.expect(b',')?;
         }
+    }
+
+    /// The `:` between a member's key and its value, with the whitespace around it.
+    fn colon(&mut self) -> Option<()> {
+        self.whitespace();
+        self.expect(b':')?;
+        self.whitespace();
+        Some(())
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {

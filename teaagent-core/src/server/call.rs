@@ -150,8 +150,7 @@ async fn checked_call(
     let answers = std::mem::take(&mut checked.answers);
     let modern = client.filter(|c| c.version.is_modern());
     let admitted = {
-        // 3. Policy: path grants match where a path really leads; command grants match the
-        //    command; deny rules match paths both as named and as resolved.
+        // 3. The facts the policy judges (`facts`).
         let facts = facts(shared, &checked, caller);
         let bound_digest = checked.round_trips.then_some(checked.digest.as_str());
         // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
