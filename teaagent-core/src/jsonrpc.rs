@@ -2,12 +2,13 @@
 //!
 //! One file per wire concept: [`id`] keeps a client's id exactly as it was written, [`message`]
 //! classifies an incoming line (its envelope read first by `scan`, for the common case),
-//! [`response`] writes the bytes of an answer.
+//! [`response`] writes the bytes of an answer. The gateway reads its external servers' replies
+//! with `scan` too.
 
 pub mod id;
 pub mod message;
 pub mod response;
-mod scan;
+pub(crate) mod scan;
 
 pub use id::{IdKey, RequestId};
 pub use message::{

@@ -95,6 +95,7 @@ pub mod fleet;
 pub mod gateway;
 #[doc(hidden)] // the `teaagent` command's home directory; a library server reads it through `config`
 pub mod home;
+mod json_escapes;
 pub mod jsonrpc;
 pub mod logging;
 pub mod mcp;

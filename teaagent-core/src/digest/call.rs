@@ -13,6 +13,7 @@
 use serde_json::Value;
 
 use super::Sha256;
+use crate::json_escapes::escape;
 
 /// The digest of a call, as the `--preapprove` flag takes it: `sha256:<64 hex digits>`.
 pub fn call_digest(name: &str, arguments: &Value) -> String {
@@ -121,28 +122,7 @@ fn write(value: &Value, out: &mut impl Sink) {
 /// an ASCII byte never splits one).
 fn string(s: &str, out: &mut impl Sink) {
     out.put("\"");
-    let mut run = 0;
-    for (i, byte) in s.bytes().enumerate() {
-        let escaped = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            b'\t' => "\\t",
-            b'\n' => "\\n",
-            0x0c => "\\f",
-            b'\r' => "\\r",
-            0..0x20 => "",
-            _ => continue,
-        };
-        out.put(&s[run..i]);
-        if escaped.is_empty() {
-            out.put(&format!("\\u{byte:04x}"));
-        } else {
-            out.put(escaped);
-        }
-        run = i + 1;
-    }
-    out.put(&s[run..]);
+    escape(s, |piece| out.put(piece));
     out.put("\"");
 }
 
@@ -258,6 +238,16 @@ mod tests {
                 crate::digest::hex(&crate::digest::sha256(canonical_json(&object).as_bytes()))
             );
             assert_eq!(call_digest(text, &args), whole, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any string, with runs of plain text of any length between escapes, is written as `serde_json` writes it.
+        #[test]
+        fn any_string_is_written_as_serde_json_writes_it(
+            text in proptest::string::string_regex(r#"([a-zé😀\x7f]{0,40}["\\\x00-\x1f]?){0,6}"#).expect("regex"),
+        ) {
+            proptest::prop_assert_eq!(canonical_json(&json!(text)), serde_json::to_string(&text).expect("json"));
         }
     }
 

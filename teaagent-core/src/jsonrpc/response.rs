@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::id::RequestId;
-use super::scan::next_special;
+use crate::json_escapes::escape;
 
 /// The `error` member of a JSON-RPC response.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -102,48 +102,55 @@ pub fn request_line<T: Serialize + ?Sized>(id: Option<&RequestId>, method: &str,
 ///
 /// `serde_json` looks at every byte of a string on its way out, one at a time: for a tool that
 /// returns 1 MiB of text that was a third of the call's CPU time (the `stdio` benchmark's
-/// 1 MiB echo). Here [`next_special`] checks 32 bytes at a time for a byte that needs an escape
-/// (the check the reader of a message's envelope uses, `scan.rs`), and the runs between escapes
-/// are copied whole. A block that has an escape is gone through byte by byte, so text dense with
+/// 1 MiB echo). Here `json_escapes::next_special` checks 32 bytes at a time for a byte that
+/// needs an escape (the check the reader of a message's envelope uses, `scan.rs`), and the runs
+/// between escapes are copied whole ([`escape`]). A block that has an escape is gone through byte by byte, so text dense with
 /// escapes (source code with a newline every line, JSON) costs about what `serde_json` costs.
 /// (A mask of the escapes per block, tried, was slower on both kinds of text: the compiler does
 /// not vectorise it.)
 pub(crate) fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(text.len() + 2);
     out.push(b'"');
-    // `bytes[start..]` is not written yet; each run without an escape is copied whole.
-    let mut start = 0;
-    loop {
-        let special = next_special(bytes, start);
-        out.extend_from_slice(&bytes[start..special]);
-        let Some(&b) = bytes.get(special) else { break };
-        write_escape(out, b);
-        start = special + 1;
-    }
+    escape(text, |piece| out.extend_from_slice(piece.as_bytes()));
     out.push(b'"');
 }
 
-/// The escape of one byte that needs one, as `serde_json` writes it.
-fn write_escape(out: &mut Vec<u8>, b: u8) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    match b {
-        b'"' => out.extend_from_slice(b"\\\""),
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        b'\n' => out.extend_from_slice(b"\\n"),
-        b'\r' => out.extend_from_slice(b"\\r"),
-        b'\t' => out.extend_from_slice(b"\\t"),
-        _ => out.extend_from_slice(&[
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(b >> 4)],
-            HEX[usize::from(b & 0xf)],
-        ]),
+/// Appends `value` as JSON: the same bytes as `serde_json::to_writer`, with every string (keys
+/// included) written by [`write_json_str`].
+pub(crate) fn write_json_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        // (Writing into a `Vec` cannot fail.)
+        Value::Number(n) => drop(serde_json::to_writer(&mut *out, n)),
+        Value::String(s) => write_json_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_json_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(members) => write_json_object(out, members),
     }
+}
+
+/// [`write_json_value`] of an object.
+pub(crate) fn write_json_object(out: &mut Vec<u8>, members: &serde_json::Map<String, Value>) {
+    out.push(b'{');
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_str(out, key);
+        out.push(b':');
+        write_json_value(out, value);
+    }
+    out.push(b'}');
 }
 
 /// The answer to a result that cannot be serialized: `-32603`, as `Error::Internal` words it
@@ -206,7 +213,34 @@ mod tests {
         }
     }
 
+    /// Any JSON value: nested arrays and objects of every kind of leaf.
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "(?s).{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::vec(("(?s).{0,12}", inner), 0..8)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
     proptest::proptest! {
+        #[test]
+        fn any_value_is_written_as_serde_json_writes_it(value in any_value()) {
+            let mut ours = Vec::new();
+            write_json_value(&mut ours, &value);
+            proptest::prop_assert_eq!(ours, serde_json::to_vec(&value).expect("json"));
+        }
+
         #[test]
         fn any_string_is_written_as_serde_json_writes_it(text in "(?s).{0,300}", pad in 0usize..70) {
             let text = format!("{}{text}", "p".repeat(pad));

@@ -9,7 +9,7 @@
 //! of the call's instructions, and for a small call a third of reading its line.
 //!
 //! [`members`] reads the envelope itself, and skips a string eight bytes at a time, then 32 at a
-//! time through a long one (the search [`next_special`] shares with the writer of strings,
+//! time through a long one (the search `json_escapes::next_special`, shared with the writer of strings,
 //! `response.rs`). It is **conservative**:
 //! it answers only for a line it is sure `serde_json` reads the same way (strict JSON, an object
 //! at the top, no escape in a top-level key, no member named twice, nesting well under
@@ -17,29 +17,28 @@
 //! every refusal, and every error message, is still `serde_json`'s. A differential test
 //! (`message/envelope_tests.rs`) holds it to that on thousands of mangled messages.
 
+use crate::json_escapes::next_special;
+
 /// The members of a message's top-level object, each as its JSON text as written (no
 /// surrounding whitespace). `jsonrpc` and `method` are `None` when absent or `null` (as an
 /// optional field reads them); `id`, `params`, `result` and `error` are `Some("null")` for a
 /// `null` that is present.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Members<'a> {
-    pub(super) jsonrpc: Option<&'a str>,
-    pub(super) id: Option<&'a str>,
-    pub(super) method: Option<&'a str>,
-    pub(super) params: Option<&'a str>,
-    pub(super) result: Option<&'a str>,
-    pub(super) error: Option<&'a str>,
+pub(crate) struct Members<'a> {
+    pub(crate) jsonrpc: Option<&'a str>,
+    pub(crate) id: Option<&'a str>,
+    pub(crate) method: Option<&'a str>,
+    pub(crate) params: Option<&'a str>,
+    pub(crate) result: Option<&'a str>,
+    pub(crate) error: Option<&'a str>,
 }
 
 /// Deepest nesting [`members`] reads itself (`serde_json` refuses beyond 128 levels; anything
 /// near that is left to it).
 const MAX_DEPTH: usize = 100;
 
-/// Bytes checked together when looking for the end of a run of plain string bytes.
-const BLOCK: usize = 32;
-
 /// The envelope of `text`, or `None` when `serde_json` must decide (see the module docs).
-pub(super) fn members(text: &str) -> Option<Members<'_>> {
+pub(crate) fn members(text: &str) -> Option<Members<'_>> {
     let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
     let mut members = Members::default();
     // Which members were seen, `null` included: a member named twice is `serde_json`'s to refuse.
@@ -73,65 +72,6 @@ pub(super) fn members(text: &str) -> Option<Members<'_>> {
     })?;
     scan.whitespace();
     (scan.at == scan.bytes.len()).then_some(members)
-}
-
-/// Where, from `at`, the first byte of `bytes` that a JSON string cannot hold as it is (`"`,
-/// `\`, a control character) lies; `bytes.len()` when there is none.
-///
-/// Eight bytes are looked at together as one `u64` (most strings of a message are shorter than
-/// that: inlined); past them, 32 at a time (a loop the compiler turns into vector compares), then eight
-/// at a time again to find the one, and the last few bytes one by one.
-#[inline]
-pub(crate) fn next_special(bytes: &[u8], at: usize) -> usize {
-    match word_at(bytes, at).map(special_bytes) {
-        Some(0) => next_special_beyond(bytes, at + 8),
-        Some(found) => at + first_byte(found),
-        None => next_special_beyond(bytes, at),
-    }
-}
-
-/// [`next_special`] past its first word (kept apart: the first word is most calls' answer).
-fn next_special_beyond(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(block) = bytes.get(at..at + BLOCK) {
-        if block.iter().fold(false, |any, &b| any | is_special(b)) {
-            break;
-        }
-        at += BLOCK;
-    }
-    while let Some(word) = word_at(bytes, at) {
-        match special_bytes(word) {
-            0 => at += 8,
-            found => return at + first_byte(found),
-        }
-    }
-    let rest = bytes.get(at..).unwrap_or_default();
-    rest.iter().position(|&b| is_special(b)).map_or(bytes.len(), |i| at + i)
-}
-
-fn is_special(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
-}
-
-/// The eight bytes from `at`, the first in the lowest byte.
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
-    let eight: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(eight))
-}
-
-/// A word with the high bit set in the byte of each special byte of `word` (exact for the
-/// lowest one, which is all [`first_byte`] reads: a borrow may mark a byte above it).
-fn special_bytes(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    (below(word, 0x20) | below(quote, 1) | below(backslash, 1)) & HIGH
-}
-
-/// Which byte of a word [`special_bytes`] marked first.
-fn first_byte(marked: u64) -> usize {
-    (marked.trailing_zeros() / 8) as usize
 }
 
 struct Scanner<'a> {

@@ -56,7 +56,8 @@ impl CallToolResult {
     }
 
     /// Appends this result as JSON: the same bytes as its `Serialize` (`serde_json::to_writer`),
-    /// with each text block's text written by [`crate::jsonrpc::response::write_json_str`]
+    /// with each text block's text and the structured content written by
+    /// [`crate::jsonrpc::response::write_json_str`] and its `write_json_value`
     /// (large text is most of a large answer, and escaping it byte by byte was most of its cost).
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"content\":[");
@@ -81,7 +82,7 @@ impl CallToolResult {
         out.push(b']');
         if let Some(structured) = &self.structured_content {
             out.extend_from_slice(b",\"structuredContent\":");
-            serde_json::to_writer(&mut *out, structured)?;
+            crate::jsonrpc::response::write_json_value(out, structured);
         }
         out.extend_from_slice(if self.is_error { b",\"isError\":true" } else { b",\"isError\":false" });
         if let Some(meta) = &self.meta {

@@ -48,20 +48,3 @@ fn doubtful_lines_are_left_to_serde_json() {
     let shallow = format!(r#"{{"params":{}1{}}}"#, "[".repeat(MAX_DEPTH - 1), "]".repeat(MAX_DEPTH - 1));
     assert!(members(&shallow).is_some());
 }
-
-proptest::proptest! {
-    /// The word-at-a-time search finds what a byte-by-byte one finds, from any start, in text
-    /// of any bytes and any length around the block and word sizes.
-    #[test]
-    fn the_next_special_byte_is_found_wherever_it_is(
-        bytes in proptest::collection::vec(
-            proptest::prop_oneof![4 => b'a'..=b'z', 1 => proptest::num::u8::ANY],
-            0..150,
-        ),
-        from in 0usize..150,
-    ) {
-        let from = from.min(bytes.len());
-        let expected = bytes[from..].iter().position(|&b| is_special(b)).map_or(bytes.len(), |i| from + i);
-        proptest::prop_assert_eq!(next_special(&bytes, from), expected);
-    }
-}
