@@ -7,7 +7,9 @@
 //!   or last, and before the line has even ended — and is never held in memory;
 //! - a tool list too large (one page, or all pages together) or nested too deep is refused at
 //!   `trust allow`, at once, saying why;
-//! - a flood of `notifications/tools/list_changed` reaches the client coalesced.
+//! - a flood of `notifications/tools/list_changed` reaches the client coalesced;
+//! - a reply means the same however it is spelled (whitespace, member order, escapes, members
+//!   named twice, members no reply has), whichever way teaagent reads it.
 
 #[path = "common/gateway_setup.rs"]
 mod gateway_setup;
@@ -81,6 +83,46 @@ fn results_are_bounded_and_an_unreadable_reply_fails_its_call_at_once() {
     let stalled = call(&mut server, "rogue__hang_long", json!({"bytes": 9_000_000}));
     assert_eq!(stalled["result"]["isError"], true, "{stalled}");
     assert!(text_of(&stalled).contains("passed the 8388608 bytes"), "{stalled}");
+    server.finish();
+}
+
+#[test]
+fn every_spelling_of_a_reply_is_read_alike() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let same = r#"{"content":[{"type":"text","text":"same"}]}"#;
+    let other = r#"{"content":[{"type":"text","text":"other"}]}"#;
+    let replies = [
+        format!(r#"{{"jsonrpc":"2.0","id":ID,"result":{same}}}"#),
+        format!("{{ \"result\" :\t{same} ,\r \"id\" : ID , \"jsonrpc\" : \"2.0\" }}"),
+        // Escapes in a member's name and in the text.
+        r#"{"jsonrpc":"2.0","id":ID,"res\u0075lt":{"content":[{"type":"text","text":"s\u0061me"}]}}"#
+            .to_owned(),
+        // No `jsonrpc`, a `method` that is null, members no reply has.
+        format!(r#"{{"id":ID,"result":{same}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","method":null,"id":ID,"result":{same}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":ID,"extra":[1,{{"result":{other}}}],"result":{same},"_meta":{{}}}}"#
+        ),
+        // A member named twice: the last one counts, at the top and inside the result.
+        format!(r#"{{"jsonrpc":"2.0","id":ID,"result":{other},"result":{same}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":ID,"result":{{"content":[{{"type":"text","text":"other"}}],"content":[{{"type":"text","text":"same"}}]}}}}"#
+        ),
+    ];
+    for line in &replies {
+        let answered = call(&mut server, "rogue__raw", json!({"line": line}));
+        assert_eq!(answered["result"]["isError"], false, "{line}: {answered}");
+        assert_eq!(texts(&answered), ["same"], "{line}: {answered}");
+    }
+    // A reply with both a result and an error (`null` counts) is neither.
+    for error in [r#"{"code":1,"message":"no"}"#, "null"] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":ID,"result":{same},"error":{error}}}"#);
+        let answered = call(&mut server, "rogue__raw", json!({"line": line}));
+        assert_eq!(answered["result"]["isError"], true, "{line}: {answered}");
+        assert!(text_of(&answered).contains("neither result nor error"), "{line}: {answered}");
+    }
     server.finish();
 }
 

@@ -403,7 +403,9 @@ async fn start_one(launch: &Launch, timeout: Duration) -> Result<(Arc<Connection
             "clientInfo": {"name": "teaagent-gateway", "version": env!("CARGO_PKG_VERSION")},
         });
         match conn.request("initialize", init).await {
-            Reply::Result(result) if result.get("protocolVersion").is_some_and(Value::is_string) => {}
+            Reply::Result(result)
+                if serde_json::from_str::<Value>(&result)
+                    .is_ok_and(|r| r.get("protocolVersion").is_some_and(Value::is_string)) => {}
             Reply::Result(_) => return Err("its `initialize` result has no protocolVersion".to_owned()),
             Reply::Error(e) => return Err(format!("it refused `initialize`: {}", shown(&e.to_string()))),
             Reply::Closed => return Err("it exited before answering `initialize`".to_owned()),
@@ -436,7 +438,7 @@ async fn list_tools(conn: &Connection) -> Result<ToolList, String> {
             None => json!({}),
         };
         let page = match conn.request("tools/list", params).await {
-            Reply::Result(page) => page,
+            Reply::Result(page) => serde_json::from_str::<Value>(&page).unwrap_or_default(),
             Reply::Error(e) => return Err(format!("it refused `tools/list`: {}", shown(&e.to_string()))),
             Reply::Closed => return Err("it exited before listing its tools".to_owned()),
             Reply::Unreadable(why) => return Err(format!("its `tools/list` reply cannot be read: {why}")),

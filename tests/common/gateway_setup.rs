@@ -147,6 +147,7 @@ pub(crate) fn default_tools() -> Value {
         ("announce", "Say the tool list changed.", schema(json!({}))),
         ("fail", "Answer an error.", schema(json!({}))),
         ("blocks", "Answer unusual content.", schema(json!({}))),
+        ("raw", "Answer with the line given.", schema(json!({"line": {"type": "string"}}))),
     ];
     Value::Array(
         names

@@ -1,7 +1,7 @@
 //! One call of an external tool (`gateway.rs`): waits for a server that is starting, passes on
 //! progress and cancellation, and turns the reply into a result.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::child::{Connection, Reply};
@@ -25,6 +25,23 @@ impl Drop for Pending<'_> {
     }
 }
 
+/// The state of `link` once it is no longer starting (its first start asked for now), or down
+/// when that takes longer than the start-up timeout.
+async fn settled(link: &super::Link, inner: &Inner) -> LinkState {
+    let mut state = link.state.subscribe();
+    if matches!(*state.borrow(), LinkState::Starting) {
+        link.wanted.notify_one(); // its first start need not wait for `start_after`
+    }
+    let settled = state.wait_for(|s| !matches!(s, LinkState::Starting));
+    match tokio::time::timeout(inner.options.startup_timeout, settled).await {
+        Ok(Ok(state)) => state.clone(),
+        _ => LinkState::Down(format!(
+            "it did not start within {} s",
+            inner.options.startup_timeout.as_secs_f64()
+        )),
+    }
+}
+
 /// One call of an external tool (module docs).
 pub(super) async fn call(
     inner: &Inner,
@@ -37,17 +54,14 @@ pub(super) async fn call(
     let server = &link.external.launch.name;
     let failed =
         |reason: Failure, details: String| Error::ToolFailed { tool: ctx.tool().to_owned(), reason, details };
-    let mut state = link.state.subscribe();
-    if matches!(*state.borrow(), LinkState::Starting) {
-        link.wanted.notify_one(); // its first start need not wait for `start_after`
-    }
-    let settled = state.wait_for(|s| !matches!(s, LinkState::Starting));
-    let now = match tokio::time::timeout(inner.options.startup_timeout, settled).await {
-        Ok(Ok(state)) => state.clone(),
-        _ => LinkState::Down(format!(
-            "it did not start within {} s",
-            inner.options.startup_timeout.as_secs_f64()
-        )),
+    // A server that is up is used at once; only one still starting is waited for.
+    let up = match &*link.state.borrow() {
+        LinkState::Up(conn) => Some(conn.clone()),
+        _ => None,
+    };
+    let now = match up {
+        Some(conn) => LinkState::Up(conn),
+        None => settled(link, inner).await,
     };
     let conn = match now {
         LinkState::Up(conn) => conn,
@@ -70,8 +84,7 @@ pub(super) async fn call(
     } else {
         (None, None)
     };
-    let (id, reply) =
-        conn.send_request("tools/call", json!({"name": own, "arguments": Value::Object(args)}), progress_tx);
+    let (id, reply) = conn.send_call(own, &args, progress_tx);
     let mut pending = Pending { conn: &conn, id, answered: false };
     let mut reply = std::pin::pin!(conn.wait(id, reply));
     let reply = loop {
@@ -95,7 +108,7 @@ pub(super) async fn call(
     }
     match reply {
         Reply::Result(result) => {
-            Ok(result::external_result(result, server, link.external.launch.max_result_bytes))
+            Ok(result::external_result(&result, server, link.external.launch.max_result_bytes))
         }
         Reply::Error(e) => {
             let code = e.get("code").map(Value::to_string).unwrap_or_else(|| "?".into());

@@ -40,6 +40,8 @@ mod streams;
 use streams::{copy_stderr, eprintln_prefixed, first_id, last_id, read_stdout};
 
 use crate::containment::{Kind, Scope};
+use crate::jsonrpc::response::{write_json_object, write_json_str, write_json_value};
+use crate::mcp::JsonObject;
 use crate::server::framing::EDGE;
 use crate::visible::escape;
 
@@ -52,6 +54,8 @@ const MAX_LINE: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 /// The longest stderr line copied (the rest of the line is cut, with a marker).
 const MAX_STDERR_LINE: usize = 4096;
+/// Queued messages are joined into one write to the child's stdin up to this many bytes.
+const WRITE_BATCH: usize = 64 * 1024;
 /// The protocol version the gateway asks external servers for (every current server speaks it,
 /// and older ones answer with theirs: the gateway uses only what all versions share).
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -91,8 +95,9 @@ impl Launch {
 /// How a request to the child ended.
 #[derive(Debug)]
 pub(crate) enum Reply {
-    /// Its `result`.
-    Result(Value),
+    /// Its `result`, as the JSON text the server wrote (valid JSON; the caller reads it once,
+    /// into what it needs).
+    Result(String),
     /// Its `error` object.
     Error(Value),
     /// The child exited (or closed its stdout) first.
@@ -201,8 +206,15 @@ impl Connection {
             loop {
                 tokio::select! {
                     next = queue.recv() => match next {
-                        Some(bytes) => {
-                            if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+                        Some(mut bytes) => {
+                            // Whatever else is queued by now goes in the same write: a burst of
+                            // calls costs the child one wake-up and teaagent one system call.
+                            while bytes.len() < WRITE_BATCH
+                                && let Ok(more) = queue.try_recv()
+                            {
+                                bytes.extend_from_slice(&more);
+                            }
+                            if stdin.write_all(&bytes).await.is_err() {
                                 break;
                             }
                         }
@@ -244,17 +256,49 @@ impl Connection {
 
     /// Sends a request and waits for its reply (or for the child to exit).
     pub(crate) async fn request(&self, method: &str, params: Value) -> Reply {
-        let (id, reply) = self.send_request(method, params, None);
+        let (id, reply) = self.send_request(None, |id| {
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let mut line = Vec::new();
+            write_json_value(&mut line, &message);
+            line
+        });
         self.wait(id, reply).await
     }
 
-    /// Sends a request, with `progress` receiving the child's progress reports for it (its id is
-    /// the progress token). Returns the id and where the reply arrives.
-    pub(crate) fn send_request(
+    /// Sends `tools/call` of `tool` with `arguments`, with `progress` receiving the child's
+    /// progress reports for it (its id is the progress token). Returns the id and where the
+    /// reply arrives.
+    pub(crate) fn send_call(
         &self,
-        method: &str,
-        mut params: Value,
+        tool: &str,
+        arguments: &JsonObject,
         progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
+        let wants_progress = progress.is_some();
+        self.send_request(progress, |id| {
+            use std::io::Write;
+            // Written straight from the client's arguments, with no message built first (writing
+            // into a `Vec` cannot fail).
+            let mut line = Vec::with_capacity(96 + tool.len());
+            let _ = write!(line, r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"#);
+            write_json_str(&mut line, tool);
+            line.extend_from_slice(b",\"arguments\":");
+            write_json_object(&mut line, arguments);
+            if wants_progress {
+                let _ = write!(line, r#","_meta":{{"progressToken":{id}}}"#);
+            }
+            line.extend_from_slice(b"}}");
+            line
+        })
+    }
+
+    /// Sends the request (one line, without its newline) that `message` writes for the next
+    /// id; its reply arrives at the receiver returned (and `progress`, when given, gets the
+    /// reports for it).
+    fn send_request(
+        &self,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+        message: impl FnOnce(u64) -> Vec<u8>,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -265,14 +309,8 @@ impl Connection {
         lock(&self.pending).insert(id, tx);
         if let Some(progress) = progress {
             lock(&self.progress).insert(id, progress);
-            if let Some(object) = params.as_object_mut() {
-                let meta = object.entry("_meta").or_insert_with(|| json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert("progressToken".into(), json!(id));
-                }
-            }
         }
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.send_line(message(id));
         // Closed between the check and the insert: nobody else will answer it.
         if self.is_closed() {
             self.fail_pending();
@@ -302,7 +340,13 @@ impl Connection {
     }
 
     fn send(&self, message: &Value) {
-        let mut line = message.to_string().into_bytes();
+        let mut line = Vec::new();
+        write_json_value(&mut line, message);
+        self.send_line(line);
+    }
+
+    /// Queues one message's line (given without its newline) for the child's stdin.
+    fn send_line(&self, mut line: Vec<u8>) {
         line.push(b'\n');
         let _ = self.writer.send(line);
     }
@@ -395,6 +439,16 @@ impl Connection {
 
     /// Dispatches one line from the child's stdout.
     fn on_line(&self, line: &[u8]) {
+        // Most lines are replies: read by their envelope, their result kept as the text it came
+        // as. Every other line (and one the quick reading leaves to `serde_json`) is read whole.
+        if let Ok(text) = std::str::from_utf8(line)
+            && let Some(members) = crate::jsonrpc::scan::members(text)
+            && members.method.is_none()
+            && let Some(id) = members.id
+        {
+            self.on_reply(id, members.result, members.error);
+            return;
+        }
         let message = match serde_json::from_slice::<Value>(line) {
             Ok(message) => message,
             // A reply that cannot be parsed (nested too deep, a bad escape) fails its request at
@@ -422,6 +476,19 @@ impl Connection {
         self.on_message(message);
     }
 
+    /// A reply to request `id` (its JSON text), with its `result` and `error` members as written.
+    fn on_reply(&self, id: &str, result: Option<&str>, error: Option<&str>) {
+        // Ours are plain integers: any other id answers nothing of ours.
+        let Ok(id) = id.parse::<u64>() else { return };
+        let Some(tx) = lock(&self.pending).remove(&id) else { return };
+        let reply = match (result, error) {
+            (Some(result), None) => Reply::Result(result.to_owned()),
+            (None, Some(error)) => Reply::Error(serde_json::from_str(error).unwrap_or(Value::Null)),
+            _ => Reply::Error(json!({"code": -32603, "message": "the reply had neither result nor error"})),
+        };
+        let _ = tx.send(reply);
+    }
+
     fn noise(&self, line: &[u8]) {
         // Said once, then every 1000th: a chatty server must not flood stderr.
         let n = self.noise.fetch_add(1, Ordering::Relaxed);
@@ -440,16 +507,14 @@ impl Connection {
         let id = message.get("id");
         match (method, id) {
             (None, Some(id)) => {
-                let Some(id) = id.as_u64() else { return };
-                let Some(tx) = lock(&self.pending).remove(&id) else { return };
-                let reply = match (message.get("result"), message.get("error")) {
-                    (Some(result), None) => Reply::Result(result.clone()),
-                    (None, Some(error)) => Reply::Error(error.clone()),
-                    _ => Reply::Error(
-                        json!({"code": -32603, "message": "the reply had neither result nor error"}),
-                    ),
-                };
-                let _ = tx.send(reply);
+                let id = id.to_string();
+                let members = message.as_object().map(|m| (m.get("result"), m.get("error")));
+                let (result, error) = members.unwrap_or_default();
+                self.on_reply(
+                    &id,
+                    result.map(Value::to_string).as_deref(),
+                    error.map(Value::to_string).as_deref(),
+                );
             }
             (Some(method), Some(id)) => {
                 // A request from the child: only `ping` is served.

@@ -22,7 +22,7 @@
 //! `flood {count, interval_us}` (that many `list_changed` notifications); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
-//! type). It always writes two lines to stderr at start, one with a terminal escape.
+//! type); `raw {line}` (answers with `line` as it is, each `ID` in it the request's id). It always writes two lines to stderr at start, one with a terminal escape.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // stdout is its protocol; stderr its log
 
@@ -198,6 +198,8 @@ impl Rogue {
                     {"type": "hologram", "data": "?"}
                 ]}),
             ),
+            // `line`, written as it is as the reply, with each `ID` in it the request's id.
+            "raw" => self.send_raw(&args["line"].as_str().unwrap_or_default().replace("ID", &id.to_string())),
             // `--answer-all`: any other tool says what reached it.
             other if self.answer_all => self.text(&id, &format!("reached {other} {args}")),
             _ => self.send(
@@ -223,7 +225,8 @@ fn default_tools() -> Value {
         {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
-        {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))}
+        {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))},
+        {"name": "raw", "description": "Answer with the line given.", "inputSchema": schema(json!({"line": {"type": "string"}}))}
     ])
 }
 
