@@ -7,7 +7,8 @@
 //! and callable; progress is passed on, all of it before the result; the child gets only the
 //! environment its configuration names; its stdout noise never reaches teaagent's stdout; its
 //! stderr comes out prefixed and escaped; an external error code is not mistaken for teaagent's;
-//! unknown content blocks are named, not passed raw; cancellation reaches the external server.
+//! unknown content blocks are named, not passed raw; cancellation reaches the external server;
+//! calls in flight together reach it whole and in order, however large.
 
 #[path = "common/client.rs"]
 mod client;
@@ -171,6 +172,36 @@ fn progress_sent_before_a_reply_reaches_the_client_before_the_result() {
             }
         }
         assert_eq!(seen, 3, "call {n}: the result came before all its progress");
+    }
+    server.finish();
+}
+
+#[test]
+fn calls_in_flight_together_reach_the_server_whole_and_in_order_however_large() {
+    // Arguments larger than a pipe holds (64 KiB on Linux) cannot be written at once: what does
+    // not fit waits, and the calls sent after it wait behind it.
+    let setup = Setup::new("max_result_bytes = 4000000\n");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let texts: Vec<String> = (0..12u8)
+        .map(|i| {
+            let size = if i % 3 == 0 { 3_000_000 } else { 10 + usize::from(i) };
+            char::from(b'a' + i).to_string().repeat(size)
+        })
+        .collect();
+    for (i, text) in texts.iter().enumerate() {
+        server.send_json(&json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+            "params": {"name": "rogue__echo", "arguments": {"text": text}}}));
+    }
+    for (i, text) in texts.iter().enumerate() {
+        let answered = server.response(&json!(100 + i));
+        let echoed = answered["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            echoed.len() == text.len() + 6 && echoed == format!("echo: {text}"),
+            "call {i}: {} bytes back for {} sent",
+            echoed.len(),
+            text.len()
+        );
     }
     server.finish();
 }

@@ -11,6 +11,9 @@
 //!   server cannot create one, is recognised as a subreaper's descendant), and when the run ends
 //!   — shutdown, a restart, teaagent stopping — everything it started is killed, also processes
 //!   that left its group (`setsid`, double forks, daemons).
+//! - **stdin** takes each line from whoever sends it, written at once on the sender's thread;
+//!   only what the pipe has no room for waits, for a task on the gateway's thread, and later
+//!   lines wait behind it (`child/stdin.rs`).
 //! - **stdout** is the protocol: one JSON-RPC message a line, at most [`MAX_LINE`] bytes. A line
 //!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
 //!   nothing the child writes ever reaches teaagent's own stdout.
@@ -31,12 +34,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod stdin;
 mod streams;
 
+use stdin::Stdin;
 use streams::{copy_stderr, eprintln_prefixed, first_id, last_id, read_stdout};
 
 use crate::containment::{Kind, Scope};
@@ -54,8 +58,6 @@ const MAX_LINE: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 /// The longest stderr line copied (the rest of the line is cut, with a marker).
 const MAX_STDERR_LINE: usize = 4096;
-/// Queued messages are joined into one write to the child's stdin up to this many bytes.
-const WRITE_BATCH: usize = 64 * 1024;
 /// The protocol version the gateway asks external servers for (every current server speaks it,
 /// and older ones answer with theirs: the gateway uses only what all versions share).
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
@@ -119,7 +121,8 @@ pub(crate) struct Connection {
     name: Arc<str>,
     /// The longest line read from it.
     max_line: usize,
-    writer: mpsc::UnboundedSender<Vec<u8>>,
+    /// Its stdin: each line written by its sender (`child/stdin.rs`).
+    stdin: Arc<Stdin>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
@@ -183,46 +186,24 @@ impl Connection {
             (Some(i), Some(o), Some(e)) => (i, o, e),
             _ => return Err(std::io::Error::other("the child's stdio was not piped")),
         };
-        let (writer, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        // Written by each sender; a backlog by a task that ends when the connection is shut
+        // down or its stdout ends (stdin closes then).
+        let closed = CancellationToken::new();
+        let stdin = Stdin::start(stdin, closed.clone())?;
         let conn = Arc::new(Connection {
             name: launch.name.as_str().into(),
             max_line: launch.max_line_bytes(),
-            writer,
+            stdin,
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
-            closed: CancellationToken::new(),
+            closed,
             list_changed: tokio::sync::watch::channel(0).0,
             child: tokio::sync::Mutex::new(Some(child)),
             pid,
             noise: AtomicU64::new(0),
             scope: Mutex::new(Some(scope)),
             _jail: jail,
-        });
-        // Writer: ends when the connection is dropped or shut down (stdin closes then).
-        let closed = conn.closed.clone();
-        tokio::spawn(async move {
-            let mut stdin = stdin;
-            loop {
-                tokio::select! {
-                    next = queue.recv() => match next {
-                        Some(mut bytes) => {
-                            // Whatever else is queued by now goes in the same write: a burst of
-                            // calls costs the child one wake-up and teaagent one system call.
-                            while bytes.len() < WRITE_BATCH
-                                && let Ok(more) = queue.try_recv()
-                            {
-                                bytes.extend_from_slice(&more);
-                            }
-                            if stdin.write_all(&bytes).await.is_err() {
-                                break;
-                            }
-                        }
-                        None => break,
-                    },
-                    () = closed.cancelled() => break,
-                }
-            }
         });
         let reader = Arc::downgrade(&conn);
         let closed = conn.closed.clone();
@@ -348,7 +329,7 @@ impl Connection {
     /// Queues one message's line (given without its newline) for the child's stdin.
     fn send_line(&self, mut line: Vec<u8>) {
         line.push(b'\n');
-        let _ = self.writer.send(line);
+        self.stdin.send(&line);
     }
 
     fn fail_pending(&self) {
@@ -364,7 +345,8 @@ impl Connection {
     /// even when the child itself has exited already (a grandchild it left behind), and then
     /// every process of its scope (those that left the group).
     pub(crate) async fn shutdown(&self, grace: Duration) {
-        self.closed.cancel(); // the writer ends: stdin closes
+        self.closed.cancel(); // the writer task ends
+        self.stdin.close();
         let mut child = self.child.lock().await;
         let Some(mut process) = child.take() else { return };
         let exited = tokio::time::timeout(grace, process.wait()).await.is_ok();
@@ -571,6 +553,7 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        self.closed.cancel(); // the writer task ends, and stdin closes
         // `kill_on_drop` kills the child itself; its group goes too.
         if let Some(pid) = self.pid.and_then(|p| rustix::process::Pid::from_raw(p as i32))
             && let Ok(mut child) = self.child.try_lock()

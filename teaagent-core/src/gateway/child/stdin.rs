@@ -1,0 +1,134 @@
+//! The child's stdin (`gateway/child.rs`): a line is written by whoever sends it, at once, on
+//! the sender's own thread; only what the pipe had no room for waits, for the writer task.
+//!
+//! A call runs on the server's runtime and the child's streams belong to the gateway's thread.
+//! Handing every line to a task there cost each call a wake-up of that thread; a pipe nearly
+//! always has room for a request, so the sender writes it itself (non-blocking), and the
+//! writer task is woken only for a backlog. Lines never interleave or overtake each other:
+//! while a backlog waits, a new line goes after it.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::lock;
+
+/// The child's stdin, shared by its senders and its writer task.
+pub(super) struct Stdin {
+    state: Mutex<State>,
+    /// Told when a backlog starts.
+    backlog: Notify,
+}
+
+struct State {
+    /// `None` once stdin is closed (shut down, or a write failed): lines are then dropped.
+    pipe: Option<Arc<AsyncFd<OwnedFd>>>,
+    /// What the pipe had no room for yet, in order.
+    pending: Vec<u8>,
+}
+
+impl Stdin {
+    /// The child's stdin, and its writer task (spawned on the current runtime, whose reactor
+    /// tells it when the pipe has room again). The task ends when `closed` is cancelled.
+    pub(super) fn start(
+        stdin: tokio::process::ChildStdin,
+        closed: CancellationToken,
+    ) -> io::Result<Arc<Self>> {
+        let fd = stdin.into_owned_fd()?;
+        rustix::io::ioctl_fionbio(&fd, true)?;
+        // SAFETY: an `OwnedFd` is a valid open descriptor that stays open, the same one, for as
+        // long as it is owned, and the `AsyncFd` owns it from here on.
+        #[allow(unsafe_code)]
+        let pipe = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
+            .map_err(|e| e.into_parts().1)?;
+        let stdin = Arc::new(Self {
+            state: Mutex::new(State { pipe: Some(Arc::new(pipe)), pending: Vec::new() }),
+            backlog: Notify::new(),
+        });
+        tokio::spawn(write_backlog(stdin.clone(), closed));
+        Ok(stdin)
+    }
+
+    /// Writes `line`, or what of it the pipe has no room for later.
+    pub(super) fn send(&self, line: &[u8]) {
+        let mut state = lock(&self.state);
+        let State { pipe, pending } = &mut *state;
+        let Some(to) = pipe else { return };
+        if !pending.is_empty() {
+            pending.extend_from_slice(line);
+            return;
+        }
+        match write_some(to, line) {
+            Ok(n) if n == line.len() => {}
+            Ok(n) => {
+                pending.extend_from_slice(&line[n..]);
+                self.backlog.notify_one();
+            }
+            Err(_) => *pipe = None,
+        }
+    }
+
+    /// Closes stdin (once the writer task, if it is waiting for room, lets go of it too).
+    pub(super) fn close(&self) {
+        let mut state = lock(&self.state);
+        state.pipe = None;
+        state.pending = Vec::new();
+    }
+}
+
+/// Writes what it can of `bytes` without waiting: how many went (0 when the pipe is full).
+fn write_some(pipe: &AsyncFd<OwnedFd>, bytes: &[u8]) -> io::Result<usize> {
+    let mut written = 0;
+    while written < bytes.len() {
+        match rustix::io::write(pipe.get_ref(), &bytes[written..]) {
+            Ok(n) => written += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(written)
+}
+
+/// The writer task: writes each backlog as the pipe makes room, until `closed`; then closes
+/// stdin.
+async fn write_backlog(stdin: Arc<Stdin>, closed: CancellationToken) {
+    'backlogs: loop {
+        tokio::select! {
+            () = stdin.backlog.notified() => {}
+            () = closed.cancelled() => break,
+        }
+        loop {
+            let pipe = {
+                let mut state = lock(&stdin.state);
+                let State { pipe, pending } = &mut *state;
+                let Some(to) = pipe.clone() else { break };
+                match write_some(&to, pending) {
+                    Ok(n) => {
+                        pending.drain(..n);
+                        if pending.is_empty() {
+                            break;
+                        }
+                    }
+                    Err(_) => {
+                        *pipe = None;
+                        break;
+                    }
+                }
+                to
+            };
+            tokio::select! {
+                room = pipe.writable() => match room {
+                    Ok(mut guard) => guard.clear_ready(),
+                    Err(_) => break 'backlogs,
+                },
+                () = closed.cancelled() => break 'backlogs,
+            }
+        }
+    }
+    stdin.close();
+}
