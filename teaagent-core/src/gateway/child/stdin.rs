@@ -27,8 +27,29 @@ pub(super) struct Stdin {
 struct State {
     /// `None` once stdin is closed (shut down, or a write failed): lines are then dropped.
     pipe: Option<Arc<AsyncFd<OwnedFd>>>,
-    /// What the pipe had no room for yet, in order.
+    /// What the pipe had no room for yet, in order: `pending[written..]`.
     pending: Vec<u8>,
+    written: usize,
+}
+
+impl State {
+    /// Whether a backlog waits.
+    fn backlogged(&self) -> bool {
+        self.written < self.pending.len()
+    }
+
+    /// `n` more bytes of the backlog went (the space they took is reused once it is all gone,
+    /// or once it is most of the buffer: a long backlog is not moved for every write).
+    fn wrote(&mut self, n: usize) {
+        self.written += n;
+        if !self.backlogged() {
+            self.pending.clear();
+            self.written = 0;
+        } else if self.written > self.pending.len() / 2 {
+            self.pending.drain(..self.written);
+            self.written = 0;
+        }
+    }
 }
 
 impl Stdin {
@@ -46,7 +67,7 @@ impl Stdin {
         let pipe = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::WRITABLE) }
             .map_err(|e| e.into_parts().1)?;
         let stdin = Arc::new(Self {
-            state: Mutex::new(State { pipe: Some(Arc::new(pipe)), pending: Vec::new() }),
+            state: Mutex::new(State { pipe: Some(Arc::new(pipe)), pending: Vec::new(), written: 0 }),
             backlog: Notify::new(),
         });
         tokio::spawn(write_backlog(stdin.clone(), closed));
@@ -56,19 +77,18 @@ impl Stdin {
     /// Writes `line`, or what of it the pipe has no room for later.
     pub(super) fn send(&self, line: &[u8]) {
         let mut state = lock(&self.state);
-        let State { pipe, pending } = &mut *state;
-        let Some(to) = pipe else { return };
-        if !pending.is_empty() {
-            pending.extend_from_slice(line);
+        if state.backlogged() {
+            state.pending.extend_from_slice(line);
             return;
         }
+        let Some(to) = &state.pipe else { return };
         match write_some(to, line) {
             Ok(n) if n == line.len() => {}
             Ok(n) => {
-                pending.extend_from_slice(&line[n..]);
+                state.pending.extend_from_slice(&line[n..]);
                 self.backlog.notify_one();
             }
-            Err(_) => *pipe = None,
+            Err(_) => state.pipe = None,
         }
     }
 
@@ -77,6 +97,7 @@ impl Stdin {
         let mut state = lock(&self.state);
         state.pipe = None;
         state.pending = Vec::new();
+        state.written = 0;
     }
 }
 
@@ -85,6 +106,7 @@ fn write_some(pipe: &AsyncFd<OwnedFd>, bytes: &[u8]) -> io::Result<usize> {
     let mut written = 0;
     while written < bytes.len() {
         match rustix::io::write(pipe.get_ref(), &bytes[written..]) {
+            Ok(0) => break, // (a pipe never takes nothing; if it did, the task waits for room)
             Ok(n) => written += n,
             Err(rustix::io::Errno::INTR) => {}
             Err(rustix::io::Errno::AGAIN) => break,
@@ -105,17 +127,16 @@ async fn write_backlog(stdin: Arc<Stdin>, closed: CancellationToken) {
         loop {
             let pipe = {
                 let mut state = lock(&stdin.state);
-                let State { pipe, pending } = &mut *state;
-                let Some(to) = pipe.clone() else { break };
-                match write_some(&to, pending) {
+                let Some(to) = state.pipe.clone() else { break };
+                match write_some(&to, &state.pending[state.written..]) {
                     Ok(n) => {
-                        pending.drain(..n);
-                        if pending.is_empty() {
+                        state.wrote(n);
+                        if !state.backlogged() {
                             break;
                         }
                     }
                     Err(_) => {
-                        *pipe = None;
+                        state.pipe = None;
                         break;
                     }
                 }
@@ -131,4 +152,22 @@ async fn write_backlog(stdin: Arc<Stdin>, closed: CancellationToken) {
         }
     }
     stdin.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backlog_is_written_in_order_and_its_space_reused() {
+        let mut state = State { pipe: None, pending: b"0123456789".to_vec(), written: 0 };
+        state.wrote(3);
+        assert!(state.backlogged());
+        assert_eq!(&state.pending[state.written..], b"3456789", "a small part written: nothing moved");
+        state.pending.extend_from_slice(b"ab");
+        state.wrote(4);
+        assert_eq!((&state.pending[..], state.written), (&b"789ab"[..], 0), "most of it written: moved once");
+        state.wrote(5);
+        assert!(!state.backlogged() && state.pending.is_empty() && state.written == 0);
+    }
 }
