@@ -287,11 +287,17 @@ impl Connection {
             let _ = tx.send(Reply::Closed);
             return (id, rx);
         }
-        lock(&self.pending).insert(id, tx);
+        let alone = {
+            let mut pending = lock(&self.pending);
+            pending.insert(id, tx);
+            pending.len() == 1
+        };
         if let Some(progress) = progress {
             lock(&self.progress).insert(id, progress);
         }
-        self.send_line(message(id));
+        let mut line = message(id);
+        line.push(b'\n');
+        self.stdin.send(line, alone);
         // Closed between the check and the insert: nobody else will answer it.
         if self.is_closed() {
             self.fail_pending();
@@ -323,13 +329,8 @@ impl Connection {
     fn send(&self, message: &Value) {
         let mut line = Vec::new();
         write_json_value(&mut line, message);
-        self.send_line(line);
-    }
-
-    /// Queues one message's line (given without its newline) for the child's stdin.
-    fn send_line(&self, mut line: Vec<u8>) {
         line.push(b'\n');
-        self.stdin.send(&line);
+        self.stdin.send(line, false);
     }
 
     fn fail_pending(&self) {
