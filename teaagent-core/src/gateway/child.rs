@@ -11,9 +11,9 @@
 //!   server cannot create one, is recognised as a subreaper's descendant), and when the run ends
 //!   — shutdown, a restart, teaagent stopping — everything it started is killed, also processes
 //!   that left its group (`setsid`, double forks, daemons).
-//! - **stdin** takes each line from whoever sends it, written at once on the sender's thread;
-//!   only what the pipe has no room for waits, for a task on the gateway's thread, and later
-//!   lines wait behind it (`child/stdin.rs`).
+//! - **stdin**: a request that overlaps others is written at once on its sender's thread; a
+//!   request alone in flight, and what the pipe has no room for, go to a task on the gateway's
+//!   thread, and later lines wait behind them (`child/stdin.rs`).
 //! - **stdout** is the protocol: one JSON-RPC message a line, at most [`MAX_LINE`] bytes. A line
 //!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
 //!   nothing the child writes ever reaches teaagent's own stdout.

@@ -1,15 +1,19 @@
-//! The child's stdin (`gateway/child.rs`): a line is written by whoever sends it, at once, on
-//! the sender's own thread; only what the pipe had no room for waits, for the writer task.
+//! The child's stdin (`gateway/child.rs`): a request that overlaps others is written at once,
+//! on its sender's own thread; a request alone in flight, and whatever the pipe has no room
+//! for, is written by the writer task on the gateway's thread.
 //!
 //! A call runs on the server's runtime and the child's streams belong to the gateway's thread.
-//! Handing every line to a task there cost each call a wake-up of that thread; a pipe nearly
-//! always has room for a request, so a call that overlaps others writes its line itself
-//! (non-blocking): in a burst, the gateway's thread is awake for their replies anyway. A
-//! request alone in flight is still handed to the writer task: its reply is then read by a
-//! thread that was just busy, not one woken from idle, which was 20 % faster a call in
-//! sequence (`../shared/bench`, 2 vCPUs) while the writes of a burst cost half the CPU a call.
-//! Lines never interleave or overtake each other: while a backlog waits, a new line goes
-//! after it.
+//! Handing every line to a task there costs each call a wake-up of that thread. In a burst
+//! that thread is awake for the replies anyway and a pipe nearly always has room, so a
+//! request that overlaps others is written by its sender (non-blocking). A request alone in
+//! flight is handed over all the same: its reply is then read by a thread that was just busy,
+//! not one woken from idle. Measured on 2 vCPUs (5 interleaved rounds, the echo example
+//! behind `teaagent mcp serve`): calls in sequence took 101 µs (p50) when every line was
+//! written by its sender, 80.8 µs this way, 82.8 µs when the task wrote every line; the server's
+//! CPU a call in a burst was 31.8, 34.4 and 51.9 µs.
+//!
+//! Lines never interleave or overtake each other: while a backlog waits, a new line goes after
+//! it (so a burst's first request, handed over, makes the next ones join its write).
 
 use std::io;
 use std::os::fd::OwnedFd;
