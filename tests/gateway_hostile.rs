@@ -107,9 +107,8 @@ fn every_spelling_of_a_reply_is_read_alike() {
         ),
         // A member named twice: the last one counts, at the top and inside the result.
         format!(r#"{{"jsonrpc":"2.0","id":ID,"result":{other},"result":{same}}}"#),
-        format!(
-            r#"{{"jsonrpc":"2.0","id":ID,"result":{{"content":[{{"type":"text","text":"other"}}],"content":[{{"type":"text","text":"same"}}]}}}}"#
-        ),
+        r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"other"}],"content":[{"type":"text","text":"same"}]}}"#
+            .to_owned(),
     ];
     for line in &replies {
         let answered = call(&mut server, "rogue__raw", json!({"line": line}));
