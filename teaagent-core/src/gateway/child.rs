@@ -121,7 +121,7 @@ pub(crate) struct Connection {
     name: Arc<str>,
     /// The longest line read from it.
     max_line: usize,
-    /// Its stdin: each line written by its sender (`child/stdin.rs`).
+    /// Its stdin, written by a request's sender or by the gateway's thread (`child/stdin.rs`).
     stdin: Arc<Stdin>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
