@@ -9,7 +9,8 @@
 //!   `trust allow`, at once, saying why;
 //! - a flood of `notifications/tools/list_changed` reaches the client coalesced;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
-//!   named twice, members no reply has), whichever way teaagent reads it.
+//!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
+//!   lone surrogate, nesting too deep) fails its call, saying so.
 
 #[path = "common/gateway_setup.rs"]
 mod gateway_setup;
@@ -121,6 +122,22 @@ fn every_spelling_of_a_reply_is_read_alike() {
         let answered = call(&mut server, "rogue__raw", json!({"line": line}));
         assert_eq!(answered["result"]["isError"], true, "{line}: {answered}");
         assert!(text_of(&answered).contains("neither result nor error"), "{line}: {answered}");
+    }
+    // JSON that is no `Value` (a lone surrogate), in a result or an error, and one nested past
+    // what is read: the call fails saying so, never answers empty.
+    let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+    for line in [
+        r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"\ud800"}]}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":ID,"error":{"code":1,"message":"\udfff"}}"#.to_owned(),
+        format!(r#"{{"jsonrpc":"2.0","id":ID,"result":{{"structuredContent":{{"a":{deep}}}}}}}"#),
+    ] {
+        let answered = call(&mut server, "rogue__raw", json!({"line": line}));
+        assert_eq!(answered["result"]["isError"], true, "{line}: {answered}");
+        let why = text_of(&answered);
+        assert!(
+            why.contains("answered, but its reply is not valid JSON") || why.contains("nested more than 128"),
+            "{line}: {answered}"
+        );
     }
     server.finish();
 }

@@ -44,8 +44,8 @@ const BLOCK: usize = 32;
 /// `\`, a control character) lies; `bytes.len()` when there is none.
 ///
 /// Eight bytes are looked at together as one `u64` (most strings of a message are shorter than
-/// that: inlined); past them, 32 at a time (a loop the compiler turns into vector compares), then eight
-/// at a time again to find the one, and the last few bytes one by one.
+/// that: inlined); past them, 32 at a time (a loop the compiler turns into vector compares),
+/// then eight at a time again to find the one, and the last few bytes one by one.
 #[inline]
 pub(crate) fn next_special(bytes: &[u8], at: usize) -> usize {
     match word_at(bytes, at).map(special_bytes) {

@@ -242,7 +242,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any string, with runs of plain text of any length between escapes, is written as `serde_json` writes it.
+        /// Any string, with runs of plain text of any length between escapes, is written as
+        /// `serde_json` writes it.
         #[test]
         fn any_string_is_written_as_serde_json_writes_it(
             text in proptest::string::string_regex(r#"([a-zé😀\x7f]{0,40}["\\\x00-\x1f]?){0,6}"#).expect("regex"),

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::child::{Connection, Reply};
+use super::child::{self, Connection, Reply};
 use super::{Inner, LinkState, result};
 use crate::error::{Error, Failure};
 use crate::mcp::{CallToolResult, JsonObject};
@@ -106,9 +106,15 @@ pub(super) async fn call(
             ctx.progress(update.progress, update.total, update.message.as_deref());
         }
     }
+    let unreadable = |why: String| {
+        Ok(CallToolResult::error(format!("the external server `{server}` answered, but {why}")))
+    };
     match reply {
         Reply::Result(result) => {
-            Ok(result::external_result(&result, server, link.external.launch.max_result_bytes))
+            match result::external_result(&result, server, link.external.launch.max_result_bytes) {
+                Ok(result) => Ok(result),
+                Err(e) => unreadable(child::unreadable_reply(&e)),
+            }
         }
         Reply::Error(e) => {
             let code = e.get("code").map(Value::to_string).unwrap_or_else(|| "?".into());
@@ -121,8 +127,6 @@ pub(super) async fn call(
             Failure::ExternalExited,
             format!("external server `{server}` exited during the call; it is being restarted"),
         )),
-        Reply::Unreadable(why) => {
-            Ok(CallToolResult::error(format!("the external server `{server}` answered, but {why}")))
-        }
+        Reply::Unreadable(why) => unreadable(why),
     }
 }

@@ -23,8 +23,8 @@
 //!   elicitation: the gateway declares no client capabilities) gets `-32601`.
 //! - **Notifications from the child**: progress is routed to the call whose token it names;
 //!   `notifications/tools/list_changed` is counted for the supervisor (which re-reads the list,
-//!   at most once a second however many arrive, and compares it with the pinned one); log messages go to stderr like its stderr; the rest is
-//!   ignored.
+//!   at most once a second however many arrive, and compares it with the pinned one); log
+//!   messages go to stderr like its stderr; the rest is ignored.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -438,15 +438,10 @@ impl Connection {
             // once, saying why, when it names one.
             Err(e) if line.trim_ascii_start().starts_with(b"{") => {
                 let (head, tail) = (&line[..line.len().min(EDGE)], &line[line.len().saturating_sub(EDGE)..]);
-                if let Some(id) = first_id(head).or_else(|| last_id(tail)) {
-                    let why = if e.to_string().contains("recursion limit") {
-                        "its reply is nested more than 128 levels deep, more than teaagent reads".to_owned()
-                    } else {
-                        format!("its reply is not valid JSON ({e})")
-                    };
-                    if self.unreadable(id, why) {
-                        return;
-                    }
+                if let Some(id) = first_id(head).or_else(|| last_id(tail))
+                    && self.unreadable(id, unreadable_reply(&e))
+                {
+                    return;
                 }
                 self.noise(line);
                 return;
@@ -466,7 +461,11 @@ impl Connection {
         let Some(tx) = lock(&self.pending).remove(&id) else { return };
         let reply = match (result, error) {
             (Some(result), None) => Reply::Result(result.to_owned()),
-            (None, Some(error)) => Reply::Error(serde_json::from_str(error).unwrap_or(Value::Null)),
+            (None, Some(error)) => match serde_json::from_str(error) {
+                Ok(error) => Reply::Error(error),
+                // Valid JSON that is not a `Value` (a lone surrogate in a string, say).
+                Err(e) => Reply::Unreadable(unreadable_reply(&e)),
+            },
             _ => Reply::Error(json!({"code": -32603, "message": "the reply had neither result nor error"})),
         };
         let _ = tx.send(reply);
@@ -562,6 +561,15 @@ impl Drop for Connection {
         {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
+    }
+}
+
+/// Why a reply (or its result) cannot be read, from `serde_json`'s account of it.
+pub(super) fn unreadable_reply(e: &serde_json::Error) -> String {
+    if e.to_string().contains("recursion limit") {
+        "its reply is nested more than 128 levels deep, more than teaagent reads".to_owned()
+    } else {
+        format!("its reply is not valid JSON ({e})")
     }
 }
 

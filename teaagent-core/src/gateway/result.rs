@@ -17,18 +17,23 @@ use crate::mcp::{CallToolResult, Content};
 use crate::visible::shown;
 
 /// `result` (the JSON text of a `tools/call` result of external server `server`) as ours, at
-/// most `max_bytes` of content and of structured content (see the module docs).
-pub(super) fn external_result(result: &str, server: &str, max_bytes: usize) -> CallToolResult {
-    let Parts { blocks, structured, is_error } = Parts::read(result);
+/// most `max_bytes` of content and of structured content (see the module docs); `Err` when it
+/// cannot be read (JSON that is not a `Value`: a lone surrogate in a string, say).
+pub(super) fn external_result(
+    result: &str,
+    server: &str,
+    max_bytes: usize,
+) -> Result<CallToolResult, serde_json::Error> {
+    let Parts { blocks, structured, is_error } = Parts::read(result)?;
     let setting = || format!("[mcp_servers.{}] max_result_bytes", shown(server));
     if let Some(structured) = &structured {
         let size = json_len(structured);
         if size > max_bytes {
-            return CallToolResult::error(format!(
+            return Ok(CallToolResult::error(format!(
                 "the external server `{}` answered with structured content of {size} bytes, more than its limit of {max_bytes} bytes ({} raises it); nothing of it was passed on",
                 shown(server),
                 setting()
-            ));
+            )));
         }
     }
     let mut room = max_bytes;
@@ -72,7 +77,7 @@ pub(super) fn external_result(result: &str, server: &str, max_bytes: usize) -> C
     let mut out = CallToolResult::contents(content);
     out.is_error = is_error;
     out.structured_content = structured;
-    out
+    Ok(out)
 }
 
 /// What the gateway passes on of a result: its content blocks (one of a kind this crate does not
@@ -97,15 +102,15 @@ struct Members {
 
 impl Parts {
     /// The parts of `result` (valid JSON). A member that is not of its kind counts as absent, as
-    /// does everything of a result that is not an object.
-    fn read(result: &str) -> Self {
+    /// does everything of a result that is not an object; `Err` for one that is no `Value`.
+    fn read(result: &str) -> Result<Self, serde_json::Error> {
         let members = match serde_json::from_str::<Members>(result) {
             Ok(members) => members,
             // Not an object, one that names a member twice (the last one counts, as when the
             // whole result is read), or a `content` that is not an array.
             Err(_) => {
-                let mut result = match serde_json::from_str(result) {
-                    Ok(Value::Object(members)) => members,
+                let mut result = match serde_json::from_str(result)? {
+                    Value::Object(members) => members,
                     _ => Map::new(),
                 };
                 Members {
@@ -118,11 +123,11 @@ impl Parts {
                 }
             }
         };
-        Self {
+        Ok(Self {
             blocks: members.content.unwrap_or_default().into_iter().map(block).collect(),
             structured: members.structured.filter(Value::is_object),
             is_error: members.is_error.and_then(|v| v.as_bool()).unwrap_or(false),
-        }
+        })
     }
 }
 
@@ -172,7 +177,7 @@ mod tests {
     use serde_json::json;
 
     fn external(result: Value, server: &str, max_bytes: usize) -> CallToolResult {
-        external_result(&result.to_string(), server, max_bytes)
+        external_result(&result.to_string(), server, max_bytes).expect("a Value is readable")
     }
 
     #[test]
@@ -267,7 +272,7 @@ mod tests {
             "{}",
         ];
         for text in results {
-            let parts = Parts::read(text);
+            let parts = Parts::read(text).expect("the cases are readable");
             assert_eq!((parts.blocks, parts.structured, parts.is_error), read_whole(text), "{text}");
         }
     }

@@ -9,13 +9,17 @@
 //! of the call's instructions, and for a small call a third of reading its line.
 //!
 //! [`members`] reads the envelope itself, and skips a string eight bytes at a time, then 32 at a
-//! time through a long one (the search `json_escapes::next_special`, shared with the writer of strings,
-//! `response.rs`). It is **conservative**:
-//! it answers only for a line it is sure `serde_json` reads the same way (strict JSON, an object
-//! at the top, no escape in a top-level key, no member named twice, nesting well under
-//! `serde_json`'s limit), and otherwise says `None`, and `serde_json` reads the line as before:
-//! every refusal, and every error message, is still `serde_json`'s. A differential test
-//! (`message/envelope_tests.rs`) holds it to that on thousands of mangled messages.
+//! time through a long one (the search `json_escapes::next_special`, shared with the writers of
+//! strings). It is **conservative**: it answers only for a line it is sure `serde_json` reads
+//! the same way (strict JSON, an object at the top, no escape in a top-level key, no member
+//! named twice, nesting well under `serde_json`'s limit), and otherwise says `None`, and
+//! `serde_json` reads the line as before: every refusal, and every error message, is still
+//! `serde_json`'s. A differential test (`message/envelope_tests.rs`) holds it to that on
+//! thousands of mangled messages. It checks a `\u` escape's four hex digits, not what they
+//! name: a lone surrogate passes here, and is refused where the value is read (for the
+//! gateway's replies, `gateway/result.rs`).
+//!
+//! The gateway reads its external servers' replies with it too (`gateway/child.rs`).
 
 use crate::json_escapes::next_special;
 
