@@ -97,6 +97,7 @@ mod shared;
 mod skills;
 mod startup;
 mod tasks;
+mod timer;
 mod transport;
 mod watch;
 

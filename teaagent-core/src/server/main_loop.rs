@@ -40,6 +40,8 @@ pub(crate) async fn run(
     let peer = Peer::new(out_tx);
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
+    // Calls that wait register their deadlines without waking this thread (`server/timer.rs`).
+    let _armed = super::timer::keep_armed();
     tracing::info!(tools = shared.registry.len(), "serving MCP on stdio");
     if let Some(availability) = &shared.availability {
         tokio::spawn(pass_on_list_changes(shared.clone(), availability.changes()));
