@@ -82,6 +82,7 @@ use rustix::fs::FlockOperation;
 use serde::Serialize;
 
 use crate::home::{FileStat, Home};
+use crate::jsonrpc::response::write_json_str;
 
 /// The audit log's file name in `$TEAAGENT_HOME`.
 pub const FILE_NAME: &str = "audit.jsonl";
@@ -131,6 +132,38 @@ impl AuditRecord<'_> {
     pub fn millis(duration: Duration) -> f64 {
         duration.as_micros() as f64 / 1000.0
     }
+
+    /// The record as one line, its newline included: the bytes `serde_json` writes for it, with
+    /// its strings (most of a record) escaped by the answer writer's escaper rather than a byte
+    /// at a time. Every call of `teaagent mcp serve` writes two.
+    fn line(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(320);
+        let field = |out: &mut Vec<u8>, key: &[u8], value: &str| {
+            out.extend_from_slice(key);
+            write_json_str(out, value);
+        };
+        field(&mut out, b"{\"time\":", &self.time);
+        field(&mut out, b",\"tool\":", self.tool);
+        field(&mut out, b",\"tier\":", self.tier);
+        field(&mut out, b",\"digest\":", self.digest);
+        field(&mut out, b",\"mode\":", self.mode);
+        field(&mut out, b",\"rule\":", self.rule);
+        field(&mut out, b",\"outcome\":", self.outcome);
+        if let Some(principal) = self.principal {
+            field(&mut out, b",\"principal\":", principal);
+        }
+        if let Some(sandbox) = self.sandbox {
+            field(&mut out, b",\"sandbox\":", sandbox);
+        }
+        if let Some(ms) = self.duration_ms {
+            out.extend_from_slice(b",\"duration_ms\":");
+            // As `serde_json` writes an `f64` (`null` when it is not finite); into a `Vec`, it
+            // cannot fail.
+            let _ = serde_json::to_writer(&mut out, &ms);
+        }
+        out.extend_from_slice(b"}\n");
+        out
+    }
 }
 
 /// An append-only JSON-lines file, rotated by size.
@@ -178,8 +211,7 @@ impl AuditLog {
     /// Appends one record as one line, rotating the log first when the line would take it past
     /// its size (module docs).
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
+        let line = record.line();
         let mut kept = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let written = self.append_line(&mut kept, &line);
         if written.is_err() {

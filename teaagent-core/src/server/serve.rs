@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use super::http;
-use super::{Peer, Server, Serving, call, main_loop, shared, timer, transport};
+use super::{Peer, Server, Serving, call, main_loop, shared, transport};
 use crate::config::ConfigError;
 use crate::error::Error;
 
@@ -130,7 +130,7 @@ impl Server {
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
         // Calls that wait register their deadlines without waking the runtime (`server/timer.rs`).
-        let _armed = timer::keep_armed();
+        let _armed = super::timer::keep_armed();
         if let Some(lock) = &shared.lock {
             main_loop::settle_lock(lock);
         }

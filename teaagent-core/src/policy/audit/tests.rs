@@ -174,3 +174,37 @@ fn a_log_kept_open_follows_its_name_when_another_server_rotates_removes_or_repla
     let text = std::fs::read_to_string(dir.path().join("second-name")).expect("read");
     assert!(text.contains("mine-4") && !text.contains("mine-5"), "{text}");
 }
+
+proptest::proptest! {
+    /// A record's line is the bytes `serde_json` writes for it, whatever its strings hold.
+    #[test]
+    fn a_line_is_what_serde_json_writes(
+        strings in proptest::collection::vec(proptest::prop_oneof![
+            3 => "[a-z_:.-]{0,20}",
+            1 => proptest::string::string_regex("[\"\\\\\u{0}-\u{1f}\u{7f}é€😀 a]{0,12}").expect("regex"),
+        ], 9),
+        principal in proptest::bool::ANY,
+        sandbox in proptest::bool::ANY,
+        duration in proptest::option::of(proptest::prop_oneof![
+            3 => 0.0f64..1e9,
+            1 => proptest::num::f64::ANY,
+        ]),
+    ) {
+        let record = AuditRecord {
+            time: strings[0].clone(),
+            tool: &strings[1],
+            tier: &strings[2],
+            digest: &strings[3],
+            mode: &strings[4],
+            rule: &strings[5],
+            outcome: &strings[6],
+            principal: principal.then_some(strings[7].as_str()),
+            sandbox: sandbox.then_some(strings[8].as_str()),
+            duration_ms: duration,
+        };
+        let mut expected = serde_json::to_vec(&record).expect("serde_json");
+        expected.push(b'\n');
+        let line = record.line();
+        proptest::prop_assert_eq!(String::from_utf8_lossy(&line), String::from_utf8_lossy(&expected));
+    }
+}
