@@ -205,3 +205,26 @@ fn calls_in_flight_together_reach_the_server_whole_and_in_order_however_large() 
     }
     server.finish();
 }
+
+/// Replies are read on the thread that serves the calls once calls come (the reader moves
+/// there, and back when the server's runtime ends): a server that made calls through the
+/// gateway still stops cleanly, its external server stopped once and never taken for crashed.
+#[test]
+fn a_server_that_called_through_the_gateway_stops_without_restarting_it() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    for i in 0..5 {
+        assert_eq!(
+            text_of(&call(&mut server, "rogue__echo", json!({"text": i.to_string()}))),
+            format!("echo: {i}")
+        );
+    }
+    server.close_stdin();
+    let status = server.wait(Duration::from_secs(20));
+    assert!(status.success(), "exit status {status}; stderr:\n{}", server.stderr());
+    let stderr = server.stderr();
+    assert!(!stderr.contains("exited") && !stderr.contains("restart"), "{stderr}");
+    assert!(!stderr.contains("cannot read") && !stderr.contains("cannot move"), "{stderr}");
+    assert_eq!(setup.marked("started").len(), 1, "started once: {stderr}");
+}

@@ -11,10 +11,12 @@
 //!   server cannot create one, is recognised as a subreaper's descendant), and when the run ends
 //!   — shutdown, a restart, teaagent stopping — everything it started is killed, also processes
 //!   that left its group (`setsid`, double forks, daemons).
-//! - **stdin**: a request that overlaps others is written at once on its sender's thread; a
-//!   request alone in flight, and what the pipe has no room for, go to a task on the gateway's
-//!   thread, and later lines wait behind them (`child/stdin.rs`).
-//! - **stdout** is the protocol: one JSON-RPC message a line, at most [`MAX_LINE`] bytes. A line
+//! - **stdin**: a request is written at once on its sender's thread; what the pipe has no room
+//!   for goes to a task on the gateway's thread, and later lines wait behind it
+//!   (`child/stdin.rs`).
+//! - **stdout** is read on the gateway's thread until a call comes, then on the runtime that
+//!   makes the calls (`child/reader.rs`). It is the protocol: one JSON-RPC message a line, at
+//!   most [`MAX_LINE`] bytes. A line
 //!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
 //!   nothing the child writes ever reaches teaagent's own stdout.
 //! - **stderr** is copied to teaagent's stderr a line at a time, prefixed with the server's
@@ -37,11 +39,13 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod reader;
 mod stdin;
 mod streams;
 
+use reader::{Reading, Seat};
 use stdin::Stdin;
-use streams::{copy_stderr, eprintln_prefixed, first_id, last_id, read_stdout};
+use streams::{copy_stderr, eprintln_prefixed, first_id, last_id};
 
 use crate::containment::{Kind, Scope};
 use crate::jsonrpc::response::{write_json_object, write_json_str, write_json_value};
@@ -123,6 +127,8 @@ pub(crate) struct Connection {
     max_line: usize,
     /// Its stdin, written by a request's sender or by the gateway's thread (`child/stdin.rs`).
     stdin: Arc<Stdin>,
+    /// Where its stdout is read (`child/reader.rs`).
+    seat: Arc<Seat>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
@@ -194,6 +200,7 @@ impl Connection {
             name: launch.name.as_str().into(),
             max_line: launch.max_line_bytes(),
             stdin,
+            seat: Arc::new(Seat::new()),
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -205,16 +212,14 @@ impl Connection {
             scope: Mutex::new(Some(scope)),
             _jail: jail,
         });
-        let reader = Arc::downgrade(&conn);
-        let closed = conn.closed.clone();
-        let max_line = conn.max_line;
-        tokio::spawn(async move {
-            read_stdout(stdout, &reader, max_line).await;
-            closed.cancel();
-            if let Some(conn) = reader.upgrade() {
-                conn.fail_pending();
-            }
-        });
+        let seat = conn.seat.clone();
+        Reading::start(
+            stdout.into_owned_fd()?,
+            Arc::downgrade(&conn),
+            conn.max_line,
+            seat,
+            conn.closed.clone(),
+        );
         let name = conn.name.clone();
         tokio::spawn(copy_stderr(stderr, name));
         Ok(conn)
@@ -256,6 +261,7 @@ impl Connection {
         progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let wants_progress = progress.is_some();
+        self.seat.call_from_here();
         self.send_request(progress, |id| {
             use std::io::Write;
             // Written straight from the client's arguments, with no message built first (writing
@@ -297,7 +303,8 @@ impl Connection {
         }
         let mut line = message(id);
         line.push(b'\n');
-        self.stdin.send(line, alone);
+        // Handed over only while the reply is read on the gateway's thread (`child/reader.rs`).
+        self.stdin.send(line, alone && !self.seat.on_serving());
         // Closed between the check and the insert: nobody else will answer it.
         if self.is_closed() {
             self.fail_pending();

@@ -1,16 +1,14 @@
-//! The child's stdin (`gateway/child.rs`): a request that overlaps others is written at once,
-//! on its sender's own thread; a request alone in flight, and whatever the pipe has no room
-//! for, is written by the writer task on the gateway's thread.
+//! The child's stdin (`gateway/child.rs`): a request is written at once, on its sender's own
+//! thread; whatever the pipe has no room for is written by the writer task on the gateway's
+//! thread.
 //!
-//! A call runs on the server's runtime and the child's streams belong to the gateway's thread.
-//! Handing every line to a task there costs each call a wake-up of that thread. In a burst
-//! that thread is awake for the replies anyway and a pipe nearly always has room, so a
-//! request that overlaps others is written by its sender (non-blocking). A request alone in
-//! flight is handed over all the same: its reply is then read by a thread that was just busy,
-//! not one woken from idle. Measured on 2 vCPUs (5 interleaved rounds, the echo example
-//! behind `teaagent mcp serve`): calls in sequence took 101 µs (p50) when every line was
-//! written by its sender, 80.8 µs this way, 82.8 µs when the task wrote every line; the server's
-//! CPU a call in a burst was 31.8, 34.4 and 51.9 µs.
+//! While the child's replies are still read on the gateway's thread (`child/reader.rs`: until
+//! the first call moves the reader to the runtime that makes the calls), a request alone in
+//! flight is handed to that thread instead: its reply is then read by a thread that was just
+//! busy, not one woken from idle. Measured on 2 vCPUs (5 interleaved rounds, the echo example
+//! behind `teaagent mcp serve`, replies read on the gateway's thread): calls in sequence took
+//! 101 µs (p50) when every line was written by its sender, 80.8 µs this way, 82.8 µs when the
+//! task wrote every line.
 //!
 //! Lines never interleave or overtake each other: while a backlog waits, a new line goes after
 //! it (so a burst's first request, handed over, makes the next ones join its write).

@@ -1,53 +1,13 @@
-//! The child's output streams (`gateway/child.rs`): its stdout framed into lines (one too long
-//! to read fails the request it answers as soon as it is known: [`first_id`], [`last_id`]), its
-//! stderr copied to teaagent's, a bounded line at a time.
+//! The child's output streams (`gateway/child.rs`): the ids that a line too long to read names at
+//! either end ([`first_id`], [`last_id`]: its request fails as soon as it is known; the stdout is
+//! read in `child/reader.rs`), and its stderr copied to teaagent's, a bounded line at a time.
 
 use std::sync::Arc;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::{Connection, MAX_STDERR_LINE};
-use crate::server::framing::{Frame, LineFramer};
+use super::MAX_STDERR_LINE;
 use crate::visible::escape;
-
-pub(super) async fn read_stdout(
-    mut stdout: tokio::process::ChildStdout,
-    conn: &std::sync::Weak<Connection>,
-    max_line: usize,
-) {
-    let mut framer = LineFramer::new(max_line);
-    let mut chunk = vec![0u8; 64 * 1024];
-    // The first bytes of a line too long to read, and whether its request failed already.
-    let mut long: Option<(Vec<u8>, bool)> = None;
-    loop {
-        let n = match stdout.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        framer.push(&chunk[..n]);
-        while let Some(frame) = framer.next_frame() {
-            let Some(conn) = conn.upgrade() else { return };
-            if let Some(head) = framer.take_long_head() {
-                long = Some((head, false));
-            }
-            match frame {
-                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-                Frame::Line(line) => conn.on_line(&line),
-                Frame::TooLong { len } => match long.take() {
-                    Some((_, true)) => {}
-                    Some((head, false)) => conn.on_long_line(&head, framer.long_tail(), len),
-                    None => conn.on_long_line(b"", framer.long_tail(), len),
-                },
-            }
-        }
-        // A line began that is too long to read: its request fails now, not when it ends.
-        if let Some(head) = framer.take_long_head() {
-            let Some(conn) = conn.upgrade() else { return };
-            let failed = conn.on_long_start(&head);
-            long = Some((head, failed));
-        }
-    }
-}
 
 /// The id of a JSON-RPC message whose first bytes name it (`{"jsonrpc":"2.0","id":7,…`): the
 /// first `"id"` key that follows `{` or `,`.
