@@ -34,9 +34,12 @@
 //! Servers run on the gateway's own thread and runtime, started in the background shortly after
 //! the gateway starts ([`GatewayOptions::start_after`], or at once for a call to one of their
 //! tools): the registry is built from the pins at once, so neither a slow external server nor
-//! the work of starting them delays the first answers. A call to a server that is still starting
-//! waits for it (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff (from
-//! 200 ms, doubling, at most [`GatewayOptions::max_backoff`]; reset once a run lasted a minute);
+//! the work of starting them delays the first answers. Their replies are read there too until
+//! calls come; then on the runtime that makes the calls, so that a call in sequence is served on
+//! one thread (`gateway/child/reader.rs`). A call to a server that is still starting waits for it
+//! (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff
+//! (from 200 ms, doubling, at most [`GatewayOptions::max_backoff`]; reset once a run lasted a
+//! minute);
 //! calls in flight then answer `-32000` (`reason: "external_server_exited"`), calls while it is
 //! down `-32000` (`reason: "external_server_unavailable"`). Before every start the
 //! [`External::still_trusted`] check runs again (the executable may have changed while teaagent
