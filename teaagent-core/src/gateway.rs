@@ -39,9 +39,8 @@
 //! one thread (`gateway/child/reader.rs`). A call to a server that is still starting waits for it
 //! (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff
 //! (from 200 ms, doubling, at most [`GatewayOptions::max_backoff`]; reset once a run lasted a
-//! minute);
-//! calls in flight then answer `-32000` (`reason: "external_server_exited"`), calls while it is
-//! down `-32000` (`reason: "external_server_unavailable"`). Before every start the
+//! minute); calls in flight then answer `-32000` (`reason: "external_server_exited"`), calls
+//! while it is down `-32000` (`reason: "external_server_unavailable"`). Before every start the
 //! [`External::still_trusted`] check runs again (the executable may have changed while teaagent
 //! ran). [`Gateway::shutdown`] stops every server: stdin closed, then SIGTERM, then SIGKILL to
 //! its process group.
