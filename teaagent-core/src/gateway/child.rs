@@ -383,50 +383,6 @@ impl Connection {
         true
     }
 
-    /// A line that passed [`Connection::max_line`] has begun (`head`: its first bytes): the
-    /// request it answers, when its first bytes name it, fails now rather than when the line
-    /// ends. True when it did.
-    fn on_long_start(&self, head: &[u8]) -> bool {
-        let Some(id) = first_id(head) else { return false };
-        self.unreadable(id, self.too_long(None))
-    }
-
-    /// A line of `len` bytes that passed [`Connection::max_line`] has ended (`head` and `tail`:
-    /// its ends). The request whose id it names fails; a reply that names none fails every
-    /// request waiting (none of them can be told apart from it); a notification is dropped.
-    fn on_long_line(&self, head: &[u8], tail: &[u8], len: u64) {
-        tracing::warn!(
-            server = %escape(&self.name),
-            "dropped a line of {len} bytes from the external server (more than {})",
-            self.max_line
-        );
-        match first_id(head).or_else(|| last_id(tail)) {
-            Some(id) => {
-                self.unreadable(id, self.too_long(Some(len)));
-            }
-            None if memchr::memmem::find(head, b"\"method\"").is_some() => {}
-            None => {
-                let pending: Vec<u64> = lock(&self.pending).keys().copied().collect();
-                for id in pending {
-                    self.unreadable(id, self.too_long(Some(len)));
-                }
-            }
-        }
-    }
-
-    fn too_long(&self, len: Option<u64>) -> String {
-        let size = match len {
-            Some(len) => format!("is {len} bytes, more than"),
-            None => "passed".to_owned(),
-        };
-        format!(
-            "its reply {size} the {} bytes teaagent reads from `{}` in one line (a larger [mcp_servers.{}] max_result_bytes raises it)",
-            self.max_line,
-            escape(&self.name),
-            escape(&self.name)
-        )
-    }
-
     /// Dispatches one line from the child's stdout.
     fn on_line(&self, line: &[u8]) {
         // Most lines are replies: read by their envelope, their result kept as the text it came

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{External, Inner, LinkState, ToolList, list_tools, start_one};
+use super::handshake::{list_tools, start_one};
+use super::{External, Inner, LinkState, ToolList};
 use crate::visible::shown;
 
 /// How long the supervisor waits after a `notifications/tools/list_changed` before it reads

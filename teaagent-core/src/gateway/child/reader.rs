@@ -274,14 +274,21 @@ mod tests {
         (seat, closed, write_end)
     }
 
-    /// Waits (at most 10 s) until the reader runs on the current runtime.
-    async fn moved(seat: &Seat) {
-        let waited = tokio::time::timeout(Duration::from_secs(10), async {
-            while !seat.on_serving() {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
+    /// A runtime that made a call, with the reader moved onto it (waited for at most 10 s).
+    fn called_from_a_new_runtime(seat: &Seat) -> tokio::runtime::Runtime {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            seat.call_from_here();
+            let moved = async {
+                while !seat.on_serving() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), moved)
+                .await
+                .expect("the reader moved to the calling runtime");
         });
-        waited.await.expect("the reader moved to the calling runtime");
+        runtime
     }
 
     fn eventually(what: &str, done: impl Fn() -> bool) {
@@ -298,10 +305,8 @@ mod tests {
     fn the_reader_moves_to_the_first_calls_runtime_and_reads_the_end_of_the_stream_there() {
         let (home, stop, thread) = home();
         let (seat, closed, write_end) = reader_of_a_pipe(&home);
-        let serving = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let serving = called_from_a_new_runtime(&seat);
         serving.block_on(async {
-            seat.call_from_here();
-            moved(&seat).await;
             drop(write_end);
             tokio::time::timeout(Duration::from_secs(10), closed.cancelled())
                 .await
@@ -315,12 +320,7 @@ mod tests {
     fn when_the_serving_runtime_ends_the_reader_goes_home_and_stays() {
         let (home, stop, thread) = home();
         let (seat, closed, write_end) = reader_of_a_pipe(&home);
-        let serving = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        serving.block_on(async {
-            seat.call_from_here();
-            moved(&seat).await;
-        });
-        drop(serving);
+        drop(called_from_a_new_runtime(&seat));
         assert!(!seat.on_serving(), "back home");
         assert!(!closed.is_cancelled(), "the stream goes on");
         // A call from another runtime does not move it again.

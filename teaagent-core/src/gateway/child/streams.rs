@@ -1,13 +1,61 @@
-//! The child's output streams (`gateway/child.rs`): the ids that a line too long to read names at
-//! either end ([`first_id`], [`last_id`]: its request fails as soon as it is known; the stdout is
-//! read in `child/reader.rs`), and its stderr copied to teaagent's, a bounded line at a time.
+//! The child's output streams (`gateway/child.rs`): a stdout line too long to read (the request
+//! it answers fails as soon as it is known, by the id it names at either end: [`first_id`],
+//! [`last_id`]; the stdout itself is read in `child/reader.rs`), and its stderr copied to
+//! teaagent's, a bounded line at a time.
 
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::MAX_STDERR_LINE;
+use super::{Connection, MAX_STDERR_LINE, lock};
 use crate::visible::escape;
+
+/// Lines too long to read.
+impl Connection {
+    /// A line that passed [`Connection::max_line`] has begun (`head`: its first bytes): the
+    /// request it answers, when its first bytes name it, fails now rather than when the line
+    /// ends. True when it did.
+    pub(super) fn on_long_start(&self, head: &[u8]) -> bool {
+        let Some(id) = first_id(head) else { return false };
+        self.unreadable(id, self.too_long(None))
+    }
+
+    /// A line of `len` bytes that passed [`Connection::max_line`] has ended (`head` and `tail`:
+    /// its ends). The request whose id it names fails; a reply that names none fails every
+    /// request waiting (none of them can be told apart from it); a notification is dropped.
+    pub(super) fn on_long_line(&self, head: &[u8], tail: &[u8], len: u64) {
+        tracing::warn!(
+            server = %escape(&self.name),
+            "dropped a line of {len} bytes from the external server (more than {})",
+            self.max_line
+        );
+        match first_id(head).or_else(|| last_id(tail)) {
+            Some(id) => {
+                self.unreadable(id, self.too_long(Some(len)));
+            }
+            None if memchr::memmem::find(head, b"\"method\"").is_some() => {}
+            None => {
+                let pending: Vec<u64> = lock(&self.pending).keys().copied().collect();
+                for id in pending {
+                    self.unreadable(id, self.too_long(Some(len)));
+                }
+            }
+        }
+    }
+
+    fn too_long(&self, len: Option<u64>) -> String {
+        let size = match len {
+            Some(len) => format!("is {len} bytes, more than"),
+            None => "passed".to_owned(),
+        };
+        format!(
+            "its reply {size} the {} bytes teaagent reads from `{}` in one line (a larger [mcp_servers.{}] max_result_bytes raises it)",
+            self.max_line,
+            escape(&self.name),
+            escape(&self.name)
+        )
+    }
+}
 
 /// The id of a JSON-RPC message whose first bytes name it (`{"jsonrpc":"2.0","id":7,…`): the
 /// first `"id"` key that follows `{` or `,`.
