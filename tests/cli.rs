@@ -518,6 +518,36 @@ fn the_binary_places_its_hot_functions_together_first() {
     assert!(before < 8, "{before} functions precede the listed ones");
 }
 
+/// The hot-function list names the functions of one `dist` build, and those names carry hashes of
+/// the build's inputs: change the toolchain, a dependency or a profile setting and most names
+/// change, and lld skips the missing ones without a word (a stale list once cost `mcp serve`
+/// 3 MiB of resident memory, unnoticed). The list records a SHA-256 of the files those inputs
+/// come from; this fails when they have changed since, until the list is written again.
+#[test]
+fn the_hot_function_list_was_written_from_the_current_build_inputs() {
+    use sha2::Digest;
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let list = std::fs::read_to_string(workspace.join("teaagent-cli/link/hot-functions.txt"))
+        .expect("read the list");
+    let inputs = list
+        .lines()
+        .find_map(|l| l.strip_prefix("# Inputs: "))
+        .expect("the list records its inputs on a line `# Inputs: FILE... sha256:HEX`");
+    let (files, recorded) = inputs.rsplit_once(" sha256:").expect("the inputs' SHA-256");
+    // As `refresh_hot_functions.py` computes it: each file's path, a NUL, its bytes, a NUL.
+    let mut digest = sha2::Sha256::new();
+    for file in files.split(' ') {
+        let bytes = std::fs::read(workspace.join(file)).unwrap_or_else(|e| panic!("read {file}: {e}"));
+        digest.update([file.as_bytes(), b"\0", &bytes, b"\0"].concat());
+    }
+    let now: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        now, recorded,
+        "one of {files} changed since teaagent-cli/link/hot-functions.txt was written, so the names it \
+         lists are likely gone from the `dist` build: run `python3 teaagent-cli/link/refresh_hot_functions.py`"
+    );
+}
+
 const DT_RELR: u64 = 36;
 
 /// The tags of a little-endian ELF64 executable's dynamic section (`PT_DYNAMIC`).

@@ -8,10 +8,16 @@ Needs valgrind and nm (binutils). It builds `teaagent` as the README's install d
 (`--profile dist`), serves a scratch workspace under callgrind for one session (the handshake,
 `tools/list`, `resources/list`, and each read-only built-in tool once), maps every instruction
 run inside `teaagent` to the function that holds it, and writes those functions' mangled names in
-the order of their addresses. Run it again after updating dependencies or the toolchain: the
-names carry hashes of both, and the linker skips the names it no longer finds.
+the order of their addresses.
+
+The names carry hashes of the build's inputs: the toolchain, every dependency's version and
+features, and the profile's settings. Change any of them and most names change, and the linker
+skips the names it no longer finds, silently. So the list's second line records a SHA-256 of the
+files those inputs are read from (`INPUTS`), and a test (`tests/cli.rs`) fails when they no
+longer match: run this script again then.
 """
 import bisect
+import hashlib
 import json
 import os
 import subprocess
@@ -22,6 +28,17 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(HERE, "hot-functions.txt")
+
+# The files the symbol names' hashes derive from, relative to the workspace (the test suite's
+# crate, `tests/`, is not built into `teaagent`).
+INPUTS = [
+    "rust-toolchain.toml",
+    "Cargo.lock",
+    "Cargo.toml",
+    "teaagent-macros/Cargo.toml",
+    "teaagent-core/Cargo.toml",
+    "teaagent-cli/Cargo.toml",
+]
 
 SESSION = [
     ("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "refresh", "version": "0"}}),
@@ -112,6 +129,15 @@ def executed(profile, binary):
     return addresses
 
 
+def fingerprint():
+    """SHA-256 over each input's path and contents, in `INPUTS` order (see `tests/cli.rs`)."""
+    digest = hashlib.sha256()
+    for path in INPUTS:
+        with open(os.path.join(WORKSPACE, path), "rb") as f:
+            digest.update(path.encode() + b"\0" + f.read() + b"\0")
+    return digest.hexdigest()
+
+
 def main():
     binary = build()
     with tempfile.TemporaryDirectory() as scratch:
@@ -132,6 +158,7 @@ def main():
     names = [table[i][2] for i in sorted(hot)]
     with open(OUT, "w") as f:
         f.write("# Written by refresh_hot_functions.py; read by ../build.rs. Do not edit by hand.\n")
+        f.write(f"# Inputs: {' '.join(INPUTS)} sha256:{fingerprint()}\n")
         f.write("\n".join(names) + "\n")
     print(f"{len(names)} functions written to {OUT}")
 
