@@ -38,14 +38,14 @@ pub(crate) fn escape(text: &str, mut put: impl FnMut(&str)) {
 }
 
 /// Bytes checked together when looking for the end of a long run of plain bytes.
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
 /// Where, from `at`, the first byte of `bytes` that a JSON string cannot hold as it is (`"`,
 /// `\`, a control character) lies; `bytes.len()` when there is none.
 ///
 /// Eight bytes are looked at together as one `u64` (most strings of a message are shorter than
-/// that: inlined); past them, 32 at a time (a loop the compiler turns into vector compares),
-/// then eight at a time again to find the one, and the last few bytes one by one.
+/// that: inlined); past them, 64 at a time (SSE2 compares on x86-64, where every CPU has them),
+/// then eight at a time, and the last few bytes one by one.
 #[inline]
 pub(crate) fn next_special(bytes: &[u8], at: usize) -> usize {
     match word_at(bytes, at).map(special_bytes) {
@@ -58,8 +58,8 @@ pub(crate) fn next_special(bytes: &[u8], at: usize) -> usize {
 /// [`next_special`] past its first word (kept apart: the first word is most calls' answer).
 fn next_special_beyond(bytes: &[u8], mut at: usize) -> usize {
     while let Some(block) = bytes.get(at..at + BLOCK) {
-        if block.iter().fold(false, |any, &b| any | is_special(b)) {
-            break;
+        if let Some(found) = first_special_in_block(block) {
+            return at + found;
         }
         at += BLOCK;
     }
@@ -71,6 +71,53 @@ fn next_special_beyond(bytes: &[u8], mut at: usize) -> usize {
     }
     let rest = bytes.get(at..).unwrap_or_default();
     rest.iter().position(|&b| is_special(b)).map_or(bytes.len(), |i| at + i)
+}
+
+/// The first special byte of a [`BLOCK`] of bytes, with SSE2 compares 16 bytes at a time: a 1 MiB
+/// string is scanned with about half the instructions the compiler's vectors of the plain loop
+/// take.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn first_special_in_block(block: &[u8]) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let block: &[u8; BLOCK] = block.try_into().ok()?;
+    #[allow(unsafe_code)]
+    // SAFETY: each load reads 16 bytes of `block`, an array of `BLOCK` bytes, from an offset at
+    // most `BLOCK - 16` (unaligned loads are allowed); the intrinsics need SSE2, which the `cfg`
+    // above requires of the target (every x86-64 CPU has it).
+    unsafe {
+        // Each byte of a lane all ones where the byte is special: `max(b, 0x1f) == 0x1f` is
+        // `b < 0x20`, unsigned.
+        let special = |at: usize| -> __m128i {
+            let v = _mm_loadu_si128(block.as_ptr().add(at).cast::<__m128i>());
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"'.cast_signed()));
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\'.cast_signed()));
+            _mm_or_si128(_mm_or_si128(control, quote), backslash)
+        };
+        let lanes = [special(0), special(16), special(32), special(48)];
+        let any = _mm_or_si128(_mm_or_si128(lanes[0], lanes[1]), _mm_or_si128(lanes[2], lanes[3]));
+        if _mm_movemask_epi8(any) == 0 {
+            return None;
+        }
+        let marked = lanes
+            .iter()
+            .rev()
+            .fold(0u64, |marked, &lane| marked << 16 | u64::from(_mm_movemask_epi8(lane).cast_unsigned()));
+        Some(marked.trailing_zeros() as usize)
+    }
+}
+
+/// The first special byte of a [`BLOCK`] of bytes (a loop the compiler turns into vector compares
+/// where it can).
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn first_special_in_block(block: &[u8]) -> Option<usize> {
+    if !block.iter().fold(false, |any, &b| any | is_special(b)) {
+        return None;
+    }
+    block.iter().position(|&b| is_special(b))
 }
 
 fn is_special(b: u8) -> bool {
@@ -110,9 +157,9 @@ mod tests {
         fn the_next_special_byte_is_found_wherever_it_is(
             bytes in proptest::collection::vec(
                 proptest::prop_oneof![4 => b'a'..=b'z', 1 => proptest::num::u8::ANY],
-                0..150,
+                0..300,
             ),
-            from in 0usize..150,
+            from in 0usize..300,
         ) {
             let from = from.min(bytes.len());
             let expected =
