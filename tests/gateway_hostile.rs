@@ -8,6 +8,8 @@
 //! - a tool list too large (one page, or all pages together) or nested too deep is refused at
 //!   `trust allow`, at once, saying why;
 //! - a flood of `notifications/tools/list_changed` reaches the client coalesced;
+//! - a server that writes what answers no request, endlessly, is read on the gateway's thread,
+//!   not on the one that serves the client;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
@@ -186,6 +188,79 @@ fn a_tool_list_too_large_or_too_deep_is_refused_at_allow_saying_why() {
         );
         assert!(!stderr.contains("within 30 s"), "{why}: it waited for the timeout: {stderr}");
     }
+}
+
+/// The CPU time each thread of process `pid` has used, in clock ticks, by thread id.
+fn thread_ticks(pid: u32) -> std::collections::HashMap<u32, (String, u64)> {
+    let mut ticks = std::collections::HashMap::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("tasks").flatten() {
+        let Ok(tid) = task.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(task.path().join("comm")),
+            std::fs::read_to_string(task.path().join("stat")),
+        ) else {
+            continue;
+        };
+        // After the command's closing parenthesis: state, then utime and stime at 12 and 13.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').map(|(_, f)| f.split_whitespace().collect()).unwrap_or_default();
+        let used =
+            fields.get(11..13).map(|t| t.iter().filter_map(|v| v.parse::<u64>().ok()).sum()).unwrap_or(0);
+        ticks.insert(tid, (comm.trim().to_owned(), used));
+    }
+    ticks
+}
+
+#[test]
+fn a_server_that_writes_what_nobody_asked_for_is_read_off_the_serving_thread() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    // A call first, so the child's stdout is read where calls are made; then the flood.
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "hi"}))), "echo: hi");
+    // A large reply answers a request, however large: it is no reason to move.
+    for _ in 0..3 {
+        assert_eq!(text_of(&call(&mut server, "rogue__big", json!({"bytes": 600_000}))).len(), 600_000);
+    }
+    assert!(!server.stderr().contains("from now on"), "moved for replies: {}", server.stderr());
+    assert_eq!(text_of(&call(&mut server, "rogue__spew", json!({}))), "spewing");
+    let pid = server.pid();
+    // The serving thread is the main one; the gateway's has its own name.
+    let spent = |before: &std::collections::HashMap<u32, (String, u64)>| {
+        let now = thread_ticks(pid);
+        let used = |tid: u32| now.get(&tid).map_or(0, |t| t.1) - before.get(&tid).map_or(0, |t| t.1);
+        let gateway = now
+            .iter()
+            .filter(|(_, (comm, _))| comm.starts_with("teaagent-gatew"))
+            .map(|(&tid, _)| used(tid))
+            .sum::<u64>();
+        (used(pid), gateway)
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let before = thread_ticks(pid);
+    // Until the flood has cost half a second of some thread's time (10 s at most).
+    let started = std::time::Instant::now();
+    let (serving, gateway) = loop {
+        let (serving, gateway) = spent(&before);
+        if serving.max(gateway) >= 50 || started.elapsed() > Duration::from_secs(10) {
+            break (serving, gateway);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        serving * 5 < gateway,
+        "during the flood the serving thread used {serving} ticks, the gateway's {gateway}: {}",
+        server.stderr()
+    );
+    assert!(
+        server.stderr().contains("it is read on the gateway's thread from now on"),
+        "said why: {}",
+        server.stderr()
+    );
+    // And the client is still served, while the flood goes on.
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
+    assert!(server.request("ping", json!({}))["result"].is_object());
+    server.finish();
 }
 
 #[test]

@@ -144,6 +144,7 @@ pub(crate) fn default_tools() -> Value {
             "Say the tool list changed, many times.",
             schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}})),
         ),
+        ("spew", "Reply to nothing, endlessly.", schema(json!({}))),
         ("announce", "Say the tool list changed.", schema(json!({}))),
         ("fail", "Answer an error.", schema(json!({}))),
         ("blocks", "Answer unusual content.", schema(json!({}))),

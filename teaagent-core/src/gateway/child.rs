@@ -141,6 +141,9 @@ pub(crate) struct Connection {
     pid: Option<u32>,
     /// Lines on its stdout that were not JSON.
     noise: AtomicU64,
+    /// Replies that reached a request in flight (the reader tells by it which lines answered
+    /// nothing: `child/reader.rs`).
+    answered: AtomicU64,
     /// Everything it starts, killed when it is shut down (at the latest when the connection
     /// goes).
     scope: Mutex<Option<Scope>>,
@@ -209,6 +212,7 @@ impl Connection {
             child: tokio::sync::Mutex::new(Some(child)),
             pid,
             noise: AtomicU64::new(0),
+            answered: AtomicU64::new(0),
             scope: Mutex::new(Some(scope)),
             _jail: jail,
         });
@@ -378,9 +382,21 @@ impl Connection {
 
     /// Answers request `id` with [`Reply::Unreadable`]; false when no such request waits.
     fn unreadable(&self, id: u64, why: String) -> bool {
-        let Some(tx) = lock(&self.pending).remove(&id) else { return false };
+        let Some(tx) = self.in_flight(id) else { return false };
         let _ = tx.send(Reply::Unreadable(why));
         true
+    }
+
+    /// Request `id`'s way back to its caller, taken out of those in flight (counted as answered).
+    fn in_flight(&self, id: u64) -> Option<oneshot::Sender<Reply>> {
+        let tx = lock(&self.pending).remove(&id)?;
+        self.answered.fetch_add(1, Ordering::Relaxed);
+        Some(tx)
+    }
+
+    /// How many replies reached a request in flight so far.
+    fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
     }
 
     /// Dispatches one line from the child's stdout.
@@ -421,7 +437,7 @@ impl Connection {
     fn on_reply(&self, id: &str, result: Option<&str>, error: Option<&str>) {
         // Ours are plain integers: any other id answers nothing of ours.
         let Ok(id) = id.parse::<u64>() else { return };
-        let Some(tx) = lock(&self.pending).remove(&id) else { return };
+        let Some(tx) = self.in_flight(id) else { return };
         let reply = match (result, error) {
             (Some(result), None) => Reply::Result(result.to_owned()),
             (None, Some(error)) => match serde_json::from_str(error) {

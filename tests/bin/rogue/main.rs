@@ -19,7 +19,8 @@
 //! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `detach` (the
 //! same, double-forked and `setsid`); `big {bytes, id_last?}` (a text of that size, the id
 //! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
-//! `flood {count, interval_us}` (that many `list_changed` notifications); `announce`
+//! `flood {count, interval_us}` (that many `list_changed` notifications); `spew` (replies to
+//! requests never made, from then on, as fast as the pipe takes them); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type); `raw {line}` (answers with `line` as it is, each `ID` in it the request's id). It always writes two lines to stderr at start, one with a terminal escape.
@@ -184,6 +185,22 @@ impl Rogue {
                 }
                 self.text(&id, &format!("sent {count}"));
             }
+            // Replies to requests never made, as fast as the pipe takes them, until stdout
+            // closes; answered at once.
+            "spew" => {
+                let me = self.clone();
+                std::thread::spawn(move || {
+                    let line = "{\"jsonrpc\":\"2.0\",\"id\":987654321,\"result\":{\"content\":[]}}\n";
+                    let batch = line.repeat(64 * 1024 / line.len());
+                    loop {
+                        let mut out = me.out.lock().unwrap_or_else(|p| p.into_inner());
+                        if out.write_all(batch.as_bytes()).and_then(|()| out.flush()).is_err() {
+                            return;
+                        }
+                    }
+                });
+                self.text(&id, "spewing");
+            }
             "announce" => {
                 self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
                 self.text(&id, "announced");
@@ -223,6 +240,7 @@ fn default_tools() -> Value {
         {"name": "big", "description": "Answer a large text.", "inputSchema": schema(json!({"bytes": {"type": "integer"}, "id_last": {"type": "boolean"}}))},
         {"name": "hang_long", "description": "Start a long reply and stall.", "inputSchema": schema(json!({"bytes": {"type": "integer"}}))},
         {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
+        {"name": "spew", "description": "Reply to nothing, endlessly.", "inputSchema": schema(json!({}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
         {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))},

@@ -13,6 +13,12 @@
 //! and its runtime dropped the reader with its other tasks), the reader goes back to the
 //! gateway's thread, again with what it had read, and stays there: the child keeps running
 //! until the gateway shuts it down, as before.
+//!
+//! Only replies are worth reading on the serving runtime. A child that writes what answers no
+//! request (unasked replies, notifications, lines that are not JSON) would spend the serving
+//! thread's time, and every client's requests would wait for it: past
+//! [`MAX_UNANSWERING_BYTES`] of such lines in a row, the reader goes home for good, and the
+//! gateway's thread pays for what the child writes, as it did before any call.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,11 +81,20 @@ impl Seat {
     }
 }
 
+/// The bytes of lines in a row that answered no request, past which a reader on the serving
+/// runtime goes home for good (see the module docs). A reply, whatever its size, starts the
+/// count again.
+const MAX_UNANSWERING_BYTES: u64 = 256 * 1024;
+
 /// What the reader carries from one runtime to the other.
 pub(super) struct Reading {
     framer: LineFramer,
     /// The first bytes of a line too long to read, and whether its request failed already.
     long: Option<(Vec<u8>, bool)>,
+    /// The bytes of the lines since the last one that answered a request.
+    unanswering: u64,
+    /// The connection's count of answered requests when a line last answered one.
+    answered: u64,
     conn: Weak<Connection>,
     seat: std::sync::Arc<Seat>,
     /// Cancelled when the stream ends.
@@ -96,7 +111,15 @@ impl Reading {
         closed: CancellationToken,
     ) {
         let home = seat.home.clone();
-        let reading = Reading { framer: LineFramer::new(max_line), long: None, conn, seat, closed };
+        let reading = Reading {
+            framer: LineFramer::new(max_line),
+            long: None,
+            unanswering: 0,
+            answered: 0,
+            conn,
+            seat,
+            closed,
+        };
         home.spawn(read(Here { pipe: Pipe::Fd(stdout), reading: Some(reading), serving: false }));
     }
 
@@ -116,14 +139,27 @@ impl Reading {
             if let Some(head) = self.framer.take_long_head() {
                 self.long = Some((head, false));
             }
-            match frame {
-                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
-                Frame::Line(line) => conn.on_line(&line),
-                Frame::TooLong { len } => match self.long.take() {
-                    Some((_, true)) => {}
-                    Some((head, false)) => conn.on_long_line(&head, self.framer.long_tail(), len),
-                    None => conn.on_long_line(b"", self.framer.long_tail(), len),
-                },
+            let len = match frame {
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => line.len() as u64,
+                Frame::Line(line) => {
+                    conn.on_line(&line);
+                    line.len() as u64
+                }
+                Frame::TooLong { len } => {
+                    match self.long.take() {
+                        Some((_, true)) => {}
+                        Some((head, false)) => conn.on_long_line(&head, self.framer.long_tail(), len),
+                        None => conn.on_long_line(b"", self.framer.long_tail(), len),
+                    }
+                    len
+                }
+            };
+            // (A request that a line too long failed as it began counts when the line ends.)
+            let answered = conn.answered();
+            if answered == self.answered {
+                self.unanswering = self.unanswering.saturating_add(len);
+            } else {
+                (self.answered, self.unanswering) = (answered, 0);
             }
         }
         // A line began that is too long to read: its request fails now, not when it ends.
@@ -175,6 +211,16 @@ async fn read(mut here: Here) {
             Some(Ok(n)) if n > 0 => {
                 if !reading.take(&chunk[..n]) {
                     here.reading = None;
+                    return;
+                }
+                if serving && reading.unanswering > MAX_UNANSWERING_BYTES {
+                    tracing::warn!(
+                        server = %name(reading),
+                        "the external server wrote more than {} KiB in a row that answers no request: it is read on the gateway's thread from now on",
+                        MAX_UNANSWERING_BYTES / 1024
+                    );
+                    let home = seat.home.clone();
+                    here.move_to(&home, false);
                     return;
                 }
             }
