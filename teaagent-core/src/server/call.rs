@@ -97,7 +97,7 @@ use paths::{ForeignCheck, PathArg, confine_paths, foreign_paths, lexical};
 pub(crate) enum CallOutcome {
     /// The tool's result.
     Complete(CallToolResult),
-    /// Modern era: the user must answer first (a multi round-trip request, see [`round_trip`]).
+    /// Modern era: the user must answer first (a multi round-trip request, see `round_trip` in `server/approval.rs`).
     InputRequired(InputRequiredResult),
     /// Modern era: the call runs on as a task (`server/tasks.rs`); its handle.
     Task(crate::mcp::tasks::CreateTaskResult),

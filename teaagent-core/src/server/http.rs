@@ -237,7 +237,7 @@ impl Body for Answer {
 /// What every request is answered with.
 pub(super) type Reply = Response<Answer>;
 
-/// Who sent a request, once [`checked`]: the principal the audit names (none without
+/// Who sent a request, once [`checked`](auth::checked): the principal the audit names (none without
 /// authentication) and, with OAuth, the scopes the token grants.
 #[derive(Clone, Default)]
 pub(crate) struct Authenticated {

@@ -34,8 +34,8 @@ use crate::task::CatchUnwindExt as _;
 /// Answers one request (never `initialize`, which the main loop handles inline). A panic
 /// anywhere in here still produces an answer. `client` is what the client said of itself
 /// ([`Shared::caller`]: its protocol version and capabilities), `caller` who asks, as the
-/// transport knows it; in the modern era every result is [`Modern`]-decorated and the rate limit
-/// is `-32004`.
+/// transport knows it; in the modern era every result carries the modern era's members and the
+/// rate limit is `-32004`.
 pub(crate) async fn dispatch(
     shared: &Arc<Shared>,
     id: &RequestId,
