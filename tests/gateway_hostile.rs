@@ -10,6 +10,8 @@
 //! - a flood of `notifications/tools/list_changed` reaches the client coalesced;
 //! - a server that writes what answers no request, endlessly, is read on the gateway's thread,
 //!   not on the one that serves the client;
+//! - a server's lines on teaagent's stderr are paced: a flood is cut to 100 lines a second, and
+//!   what was dropped is counted;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
@@ -260,6 +262,32 @@ fn a_server_that_writes_what_nobody_asked_for_is_read_off_the_serving_thread() {
     // And the client is still served, while the flood goes on.
     assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
     assert!(server.request("ping", json!({}))["result"].is_object());
+    server.finish();
+}
+
+#[test]
+fn a_flood_on_stderr_reaches_teaagents_stderr_paced_and_counted() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__stderr_flood", json!({"lines": 5000}))), "wrote 5000");
+    // A line in a later second says how many were dropped.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(text_of(&call(&mut server, "rogue__stderr_flood", json!({"lines": 1}))), "wrote 1");
+    let said = server.stderr_once(|e| e.contains("lines dropped"));
+    let passed = said.lines().filter(|l| l.starts_with("[rogue] flood line ")).count();
+    let dropped: usize = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("[rogue] ⟪")?.split_once(" lines dropped: more than 100 a second⟫"))
+        .map(|(n, _)| n.parse::<usize>().expect("a count"))
+        .sum();
+    // The flood is read in a second or two at most: 100 lines a second of it (less the server's
+    // own first lines, in its first second), the rest counted.
+    assert!((50..=300).contains(&passed), "{passed} of the 5000 lines passed");
+    assert!(said.contains("[rogue] flood line 0\n"), "the first lines pass: {said}");
+    // Every line of the first flood is either written or counted (the second's one line may be
+    // written or not yet).
+    assert!((5000..=5001).contains(&(passed + dropped)), "{passed} written, {dropped} counted");
     server.finish();
 }
 

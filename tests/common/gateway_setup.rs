@@ -145,6 +145,7 @@ pub(crate) fn default_tools() -> Value {
             schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}})),
         ),
         ("spew", "Reply to nothing, endlessly.", schema(json!({}))),
+        ("stderr_flood", "Write many lines on stderr.", schema(json!({"lines": {"type": "integer"}}))),
         ("announce", "Say the tool list changed.", schema(json!({}))),
         ("fail", "Answer an error.", schema(json!({}))),
         ("blocks", "Answer unusual content.", schema(json!({}))),

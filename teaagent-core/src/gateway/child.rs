@@ -20,7 +20,8 @@
 //!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
 //!   nothing the child writes ever reaches teaagent's own stdout.
 //! - **stderr** is copied to teaagent's stderr a line at a time, prefixed with the server's
-//!   name and escaped ([`crate::visible::escape`]), each line cut at [`MAX_STDERR_LINE`].
+//!   name and escaped ([`crate::visible::escape`]), each line cut at [`MAX_STDERR_LINE`], at
+//!   most [`streams::STDERR_LINES_PER_SECOND`] lines a second (the rest dropped and counted).
 //! - **Requests from the child**: `ping` is answered; anything else (sampling, roots,
 //!   elicitation: the gateway declares no client capabilities) gets `-32601`.
 //! - **Notifications from the child**: progress is routed to the call whose token it names;
@@ -45,7 +46,7 @@ mod streams;
 
 use reader::{Reading, Seat};
 use stdin::Stdin;
-use streams::{copy_stderr, eprintln_prefixed, first_id, last_id};
+use streams::{StderrLines, copy_stderr, first_id, last_id};
 
 use crate::containment::{Kind, Scope};
 use crate::jsonrpc::response::{write_json_object, write_json_str, write_json_value};
@@ -123,6 +124,8 @@ pub(crate) struct Progress {
 /// A running child and its client.
 pub(crate) struct Connection {
     name: Arc<str>,
+    /// Its lines on teaagent's stderr (its stderr, its log notifications), paced.
+    stderr: Arc<StderrLines>,
     /// The longest line read from it.
     max_line: usize,
     /// Its stdin, written by a request's sender or by the gateway's thread (`child/stdin.rs`).
@@ -201,6 +204,7 @@ impl Connection {
         let stdin = Stdin::start(stdin, closed.clone())?;
         let conn = Arc::new(Connection {
             name: launch.name.as_str().into(),
+            stderr: Arc::new(StderrLines::new(launch.name.as_str().into())),
             max_line: launch.max_line_bytes(),
             stdin,
             seat: Arc::new(Seat::new()),
@@ -224,8 +228,7 @@ impl Connection {
             seat,
             conn.closed.clone(),
         );
-        let name = conn.name.clone();
-        tokio::spawn(copy_stderr(stderr, name));
+        tokio::spawn(copy_stderr(stderr, conn.stderr.clone()));
         Ok(conn)
     }
 
@@ -523,7 +526,7 @@ impl Connection {
                     text.truncate(cut);
                     text.push_str(&format!("⟪{more} more bytes⟫"));
                 }
-                eprintln_prefixed(&self.name, &format!("{level}: {text}"));
+                self.stderr.put(&format!("{level}: {text}"));
             }
             _ => {}
         }

@@ -20,7 +20,8 @@
 //! same, double-forked and `setsid`); `big {bytes, id_last?}` (a text of that size, the id
 //! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
 //! `flood {count, interval_us}` (that many `list_changed` notifications); `spew` (replies to
-//! requests never made, from then on, as fast as the pipe takes them); `announce`
+//! requests never made, from then on, as fast as the pipe takes them); `stderr_flood {lines}`
+//! (that many lines on stderr, at once); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type); `raw {line}` (answers with `line` as it is, each `ID` in it the request's id). It always writes two lines to stderr at start, one with a terminal escape.
@@ -201,6 +202,16 @@ impl Rogue {
                 });
                 self.text(&id, "spewing");
             }
+            // `lines` lines on stderr, as fast as it takes them.
+            "stderr_flood" => {
+                let lines = args["lines"].as_u64().unwrap_or(0);
+                let mut err = std::io::stderr().lock();
+                for i in 0..lines {
+                    let _ = writeln!(err, "flood line {i}");
+                }
+                drop(err);
+                self.text(&id, &format!("wrote {lines}"));
+            }
             "announce" => {
                 self.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
                 self.text(&id, "announced");
@@ -241,6 +252,7 @@ fn default_tools() -> Value {
         {"name": "hang_long", "description": "Start a long reply and stall.", "inputSchema": schema(json!({"bytes": {"type": "integer"}}))},
         {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
         {"name": "spew", "description": "Reply to nothing, endlessly.", "inputSchema": schema(json!({}))},
+        {"name": "stderr_flood", "description": "Write many lines on stderr.", "inputSchema": schema(json!({"lines": {"type": "integer"}}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
         {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))},

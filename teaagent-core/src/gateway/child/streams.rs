@@ -1,9 +1,11 @@
 //! The child's output streams (`gateway/child.rs`): a stdout line too long to read (the request
 //! it answers fails as soon as it is known, by the id it names at either end: [`first_id`],
 //! [`last_id`]; the stdout itself is read in `child/reader.rs`), and its stderr copied to
-//! teaagent's, a bounded line at a time.
+//! teaagent's, a bounded line at a time and at most [`STDERR_LINES_PER_SECOND`] lines a second
+//! ([`StderrLines`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -90,7 +92,7 @@ pub(super) fn number_after(bytes: &[u8]) -> Option<(u64, &[u8])> {
     Some((id, &bytes[digits..]))
 }
 
-pub(super) async fn copy_stderr(stderr: tokio::process::ChildStderr, name: Arc<str>) {
+pub(super) async fn copy_stderr(stderr: tokio::process::ChildStderr, out: Arc<StderrLines>) {
     let mut lines = BufReader::new(stderr);
     loop {
         // A line is read whole but kept only up to the cap (a child cannot make us hold more).
@@ -123,18 +125,59 @@ pub(super) async fn copy_stderr(stderr: tokio::process::ChildStderr, name: Arc<s
         let text = String::from_utf8_lossy(&kept);
         let text = text.trim_end_matches(['\n', '\r']);
         if cut > 0 {
-            eprintln_prefixed(&name, &format!("{text}⟪{cut} more bytes⟫"));
+            out.put(&format!("{text}⟪{cut} more bytes⟫"));
         } else {
-            eprintln_prefixed(&name, text);
+            out.put(text);
         }
     }
 }
 
-/// One line on teaagent's stderr, from an external server: `[NAME] text`, escaped.
-pub(super) fn eprintln_prefixed(name: &str, text: &str) {
-    use std::io::Write;
-    let line = format!("[{}] {}\n", escape(name), escape(text));
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+/// The lines a second one external server may put on teaagent's stderr (its stderr and its log
+/// notifications together): a server that writes more cannot flood the user's log, nor keep
+/// teaagent writing it.
+pub(super) const STDERR_LINES_PER_SECOND: u32 = 100;
+
+/// One external server's lines on teaagent's stderr, `[NAME] text`, escaped, paced: past
+/// [`STDERR_LINES_PER_SECOND`] in a second, lines are dropped, and how many is said with the
+/// first line of a later second.
+pub(super) struct StderrLines {
+    name: Arc<str>,
+    /// When the current second began, the lines written in it, and those dropped.
+    pace: Mutex<(Instant, u32, u64)>,
+}
+
+impl StderrLines {
+    pub(super) fn new(name: Arc<str>) -> Self {
+        StderrLines { name, pace: Mutex::new((Instant::now(), 0, 0)) }
+    }
+
+    /// Writes `text` as one line, unless this second's lines are spent.
+    pub(super) fn put(&self, text: &str) {
+        let now = Instant::now();
+        let mut pace = lock(&self.pace);
+        let (since, written, dropped) = &mut *pace;
+        if now.duration_since(*since) >= Duration::from_secs(1) {
+            (*since, *written) = (now, 0);
+            let dropped = std::mem::take(dropped);
+            if dropped > 0 {
+                self.write(&format!(
+                    "⟪{dropped} lines dropped: more than {STDERR_LINES_PER_SECOND} a second⟫"
+                ));
+            }
+        }
+        if *written < STDERR_LINES_PER_SECOND {
+            *written += 1;
+            self.write(text);
+        } else {
+            *dropped += 1;
+        }
+    }
+
+    fn write(&self, text: &str) {
+        use std::io::Write;
+        let line = format!("[{}] {}\n", escape(&self.name), escape(text));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
 }
 
 #[cfg(test)]
