@@ -275,19 +275,34 @@ fn a_flood_on_stderr_reaches_teaagents_stderr_paced_and_counted() {
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(text_of(&call(&mut server, "rogue__stderr_flood", json!({"lines": 1}))), "wrote 1");
     let said = server.stderr_once(|e| e.contains("lines dropped"));
-    let passed = said.lines().filter(|l| l.starts_with("[rogue] flood line ")).count();
-    let dropped: usize = said
-        .lines()
-        .filter_map(|l| l.strip_prefix("[rogue] ⟪")?.split_once(" lines dropped: more than 100 a second⟫"))
-        .map(|(n, _)| n.parse::<usize>().expect("a count"))
-        .sum();
+    let passed = |said: &str| said.lines().filter(|l| l.starts_with("[rogue] flood line ")).count();
+    let dropped = |said: &str| -> usize {
+        said.lines()
+            .filter_map(|l| {
+                l.strip_prefix("[rogue] ⟪")?.split_once(" lines dropped: more than 100 a second⟫")
+            })
+            .map(|(n, _)| n.parse::<usize>().expect("a count"))
+            .sum()
+    };
     // The flood is read in a second or two at most: 100 lines a second of it (less the server's
     // own first lines, in its first second), the rest counted.
-    assert!((50..=300).contains(&passed), "{passed} of the 5000 lines passed");
+    assert!((50..=300).contains(&passed(&said)), "{} of the 5000 lines passed", passed(&said));
     assert!(said.contains("[rogue] flood line 0\n"), "the first lines pass: {said}");
     // Every line of the first flood is either written or counted (the second's one line may be
     // written or not yet).
-    assert!((5000..=5001).contains(&(passed + dropped)), "{passed} written, {dropped} counted");
+    let accounted = |said: &str| passed(said) + dropped(said);
+    assert!(
+        (5000..=5001).contains(&accounted(&said)),
+        "{} written, {} counted",
+        passed(&said),
+        dropped(&said)
+    );
+    // What is dropped just before the stream ends is said when it ends: another flood, then
+    // the server exits.
+    assert_eq!(text_of(&call(&mut server, "rogue__stderr_flood", json!({"lines": 5000}))), "wrote 5000");
+    let _ = call(&mut server, "rogue__crash", json!({}));
+    let said = server.stderr_once(|e| accounted(e) == 10_001);
+    assert_eq!(accounted(&said), 10_001, "{} written, {} counted", passed(&said), dropped(&said));
     server.finish();
 }
 

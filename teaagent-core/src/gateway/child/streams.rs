@@ -92,7 +92,14 @@ pub(super) fn number_after(bytes: &[u8]) -> Option<(u64, &[u8])> {
     Some((id, &bytes[digits..]))
 }
 
+/// Copies the child's stderr to teaagent's until it ends, then says what the pace dropped since
+/// the last line written.
 pub(super) async fn copy_stderr(stderr: tokio::process::ChildStderr, out: Arc<StderrLines>) {
+    copy_lines(stderr, &out).await;
+    out.finish();
+}
+
+async fn copy_lines(stderr: tokio::process::ChildStderr, out: &StderrLines) {
     let mut lines = BufReader::new(stderr);
     loop {
         // A line is read whole but kept only up to the cap (a child cannot make us hold more).
@@ -139,7 +146,7 @@ pub(super) const STDERR_LINES_PER_SECOND: u32 = 100;
 
 /// One external server's lines on teaagent's stderr, `[NAME] text`, escaped, paced: past
 /// [`STDERR_LINES_PER_SECOND`] in a second, lines are dropped, and how many is said with the
-/// first line of a later second.
+/// first line of a later second, or when its stderr ends.
 pub(super) struct StderrLines {
     name: Arc<str>,
     /// When the current second began, the lines written in it, and those dropped.
@@ -158,18 +165,25 @@ impl StderrLines {
         let (since, written, dropped) = &mut *pace;
         if now.duration_since(*since) >= Duration::from_secs(1) {
             (*since, *written) = (now, 0);
-            let dropped = std::mem::take(dropped);
-            if dropped > 0 {
-                self.write(&format!(
-                    "⟪{dropped} lines dropped: more than {STDERR_LINES_PER_SECOND} a second⟫"
-                ));
-            }
+            self.say_dropped(std::mem::take(dropped));
         }
         if *written < STDERR_LINES_PER_SECOND {
             *written += 1;
             self.write(text);
         } else {
             *dropped += 1;
+        }
+    }
+
+    /// The stream ended: what was dropped since the last line written is said now.
+    pub(super) fn finish(&self) {
+        let dropped = std::mem::take(&mut lock(&self.pace).2);
+        self.say_dropped(dropped);
+    }
+
+    fn say_dropped(&self, dropped: u64) {
+        if dropped > 0 {
+            self.write(&format!("⟪{dropped} lines dropped: more than {STDERR_LINES_PER_SECOND} a second⟫"));
         }
     }
 
