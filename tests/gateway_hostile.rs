@@ -12,6 +12,7 @@
 //!   not on the one that serves the client;
 //! - a server's lines on teaagent's stderr are paced: a flood is cut to 100 lines a second, and
 //!   what was dropped is counted;
+//! - a server that asks teaagent things and does not read the answers cannot make it hold them;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
@@ -262,6 +263,24 @@ fn a_server_that_writes_what_nobody_asked_for_is_read_off_the_serving_thread() {
     // And the client is still served, while the flood goes on.
     assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
     assert!(server.request("ping", json!({}))["result"].is_object());
+    server.finish();
+}
+
+#[test]
+fn a_server_that_asks_and_does_not_read_the_answers_is_not_queued_for() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "hi"}))), "echo: hi");
+    let before = peak_memory(server.pid());
+    // 200 requests, each answer 300 KB (its id), while rogue reads nothing: 60 MB of answers
+    // if they were kept for it.
+    let asked = call(&mut server, "rogue__ask_unread", json!({"count": 200, "id_bytes": 300_000}));
+    assert_eq!(text_of(&asked), "asked 200");
+    let grew = peak_memory(server.pid()).saturating_sub(before);
+    assert!(grew < 30 * 1024 * 1024, "teaagent's peak memory grew by {grew} bytes");
+    // The server is still served, and answered.
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
     server.finish();
 }
 

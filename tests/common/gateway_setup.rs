@@ -146,6 +146,11 @@ pub(crate) fn default_tools() -> Value {
         ),
         ("spew", "Reply to nothing, endlessly.", schema(json!({}))),
         ("stderr_flood", "Write many lines on stderr.", schema(json!({"lines": {"type": "integer"}}))),
+        (
+            "ask_unread",
+            "Ask many things, not reading the answers.",
+            schema(json!({"count": {"type": "integer"}, "id_bytes": {"type": "integer"}})),
+        ),
         ("announce", "Say the tool list changed.", schema(json!({}))),
         ("fail", "Answer an error.", schema(json!({}))),
         ("blocks", "Answer unusual content.", schema(json!({}))),

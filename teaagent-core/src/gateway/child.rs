@@ -23,7 +23,9 @@
 //!   name and escaped ([`crate::visible::escape`]), each line cut at [`MAX_STDERR_LINE`], at
 //!   most [`streams::STDERR_LINES_PER_SECOND`] lines a second (the rest dropped and counted).
 //! - **Requests from the child**: `ping` is answered; anything else (sampling, roots,
-//!   elicitation: the gateway declares no client capabilities) gets `-32601`.
+//!   elicitation: the gateway declares no client capabilities) gets `-32601`. An answer is
+//!   dropped when the child's stdin has a backlog: a child that asks without reading its answers
+//!   cannot make teaagent hold them.
 //! - **Notifications from the child**: progress is routed to the call whose token it names;
 //!   `notifications/tools/list_changed` is counted for the supervisor (which re-reads the list,
 //!   at most once a second however many arrive, and compares it with the pinned one); log
@@ -481,16 +483,21 @@ impl Connection {
                 );
             }
             (Some(method), Some(id)) => {
-                // A request from the child: only `ping` is served.
+                // A request from the child: only `ping` is served. Answered only when its stdin
+                // takes the answer now (a child that asks without reading is not queued for).
                 let answer = if method == "ping" {
                     json!({"jsonrpc": "2.0", "id": id, "result": {}})
                 } else {
+                    let method: String = method.chars().take(100).collect();
                     json!({"jsonrpc": "2.0", "id": id, "error": {
                         "code": -32601,
                         "message": format!("teaagent's gateway does not serve `{method}` to external servers")
                     }})
                 };
-                self.send(&answer);
+                let mut line = Vec::new();
+                write_json_value(&mut line, &answer);
+                line.push(b'\n');
+                self.stdin.send_unless_backlogged(&line);
             }
             (Some(method), None) => self.on_notification(method, message.get("params")),
             (None, None) => {}

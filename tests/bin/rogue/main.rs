@@ -21,7 +21,8 @@
 //! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
 //! `flood {count, interval_us}` (that many `list_changed` notifications); `spew` (replies to
 //! requests never made, from then on, as fast as the pipe takes them); `stderr_flood {lines}`
-//! (that many lines on stderr, at once); `announce`
+//! (that many lines on stderr, at once); `ask_unread {count, id_bytes}` (that many requests,
+//! each with an id that large, then three seconds without reading stdin); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type); `raw {line}` (answers with `line` as it is, each `ID` in it the request's id). It always writes two lines to stderr at start, one with a terminal escape.
@@ -202,6 +203,18 @@ impl Rogue {
                 });
                 self.text(&id, "spewing");
             }
+            // `count` requests to teaagent, each with an id of `id_bytes` bytes, then three
+            // seconds without reading stdin (where the answers wait).
+            "ask_unread" => {
+                let count = args["count"].as_u64().unwrap_or(0);
+                let id_bytes = args["id_bytes"].as_u64().unwrap_or(1) as usize;
+                for i in 0..count {
+                    let big_id = format!("{i}-{}", "i".repeat(id_bytes));
+                    self.send(&json!({"jsonrpc": "2.0", "id": big_id, "method": "sampling/createMessage"}));
+                }
+                std::thread::sleep(Duration::from_secs(3));
+                self.text(&id, &format!("asked {count}"));
+            }
             // `lines` lines on stderr, as fast as it takes them.
             "stderr_flood" => {
                 let lines = args["lines"].as_u64().unwrap_or(0);
@@ -253,6 +266,7 @@ fn default_tools() -> Value {
         {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
         {"name": "spew", "description": "Reply to nothing, endlessly.", "inputSchema": schema(json!({}))},
         {"name": "stderr_flood", "description": "Write many lines on stderr.", "inputSchema": schema(json!({"lines": {"type": "integer"}}))},
+        {"name": "ask_unread", "description": "Ask many things, not reading the answers.", "inputSchema": schema(json!({"count": {"type": "integer"}, "id_bytes": {"type": "integer"}}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},
         {"name": "blocks", "description": "Answer unusual content.", "inputSchema": schema(json!({}))},

@@ -94,8 +94,13 @@ impl Stdin {
             self.backlog.notify_one();
             return;
         }
+        self.write_now(&mut state, &line);
+    }
+
+    /// Writes what the pipe takes of `line` now; the rest becomes the backlog.
+    fn write_now(&self, state: &mut State, line: &[u8]) {
         let Some(to) = &state.pipe else { return };
-        match write_some(to, &line) {
+        match write_some(to, line) {
             Ok(n) if n == line.len() => {}
             Ok(n) => {
                 state.pending.extend_from_slice(&line[n..]);
@@ -103,6 +108,18 @@ impl Stdin {
             }
             Err(_) => state.pipe = None,
         }
+    }
+
+    /// Writes `line` unless a backlog waits (or stdin is closed): then it is dropped, and false
+    /// returned. For what the child asked for: a child that does not read its stdin cannot make
+    /// teaagent hold answers for it, beyond the one line the pipe took part of.
+    pub(super) fn send_unless_backlogged(&self, line: &[u8]) -> bool {
+        let mut state = lock(&self.state);
+        if state.backlogged() {
+            return false;
+        }
+        self.write_now(&mut state, line);
+        true
     }
 
     /// Closes stdin (once the writer task, if it is waiting for room, lets go of it too).
