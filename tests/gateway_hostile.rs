@@ -13,6 +13,7 @@
 //! - a server's lines on teaagent's stderr are paced: a flood is cut to 100 lines a second, and
 //!   what was dropped is counted;
 //! - a server that asks teaagent things and does not read the answers cannot make it hold them;
+//! - a progress message is passed on cut at 4 KiB, as a log line is;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
@@ -281,6 +282,29 @@ fn a_server_that_asks_and_does_not_read_the_answers_is_not_queued_for() {
     assert!(grew < 30 * 1024 * 1024, "teaagent's peak memory grew by {grew} bytes");
     // The server is still served, and answered.
     assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
+    server.finish();
+}
+
+#[test]
+fn a_progress_message_is_passed_on_cut_at_four_kib() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    server.send_json(&json!({"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": {
+        "name": "rogue__slow", "arguments": {"steps": 2, "pause_ms": 0, "message_bytes": 100_000},
+        "_meta": {"progressToken": "tok"}}}));
+    assert_eq!(text_of(&server.response(&json!("big"))), "done after 2 steps");
+    let messages: Vec<String> = server
+        .drain(Duration::from_millis(200))
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(!messages.is_empty(), "no progress passed on");
+    for message in &messages {
+        assert!(message.starts_with("step ") && message.len() < 4200, "{} bytes", message.len());
+        assert!(message.ends_with(" more bytes⟫"), "says it was cut: …{}", &message[message.len() - 40..]);
+    }
     server.finish();
 }
 

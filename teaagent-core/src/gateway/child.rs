@@ -26,7 +26,8 @@
 //!   elicitation: the gateway declares no client capabilities) gets `-32601`. An answer is
 //!   dropped when the child's stdin has a backlog: a child that asks without reading its answers
 //!   cannot make teaagent hold them.
-//! - **Notifications from the child**: progress is routed to the call whose token it names;
+//! - **Notifications from the child**: progress is routed to the call whose token it names (its
+//!   message cut at [`MAX_STDERR_LINE`], like a log line);
 //!   `notifications/tools/list_changed` is counted for the supervisor (which re-reads the list,
 //!   at most once a second however many arrive, and compares it with the pinned one); log
 //!   messages go to stderr like its stderr; the rest is ignored.
@@ -513,7 +514,7 @@ impl Connection {
                 let update = Progress {
                     progress,
                     total: params.get("total").and_then(Value::as_f64),
-                    message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+                    message: params.get("message").and_then(Value::as_str).map(|m| cut_line(m.to_owned())),
                 };
                 if let Some(tx) = lock(&self.progress).get(&token) {
                     let _ = tx.send(update);
@@ -526,18 +527,24 @@ impl Connection {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 });
-                let mut text = data.unwrap_or_default();
-                if text.len() > MAX_STDERR_LINE {
-                    let cut = text.floor_char_boundary(MAX_STDERR_LINE);
-                    let more = text.len() - cut;
-                    text.truncate(cut);
-                    text.push_str(&format!("⟪{more} more bytes⟫"));
-                }
-                self.stderr.put(&format!("{level}: {text}"));
+                self.stderr.put(&format!("{level}: {}", cut_line(data.unwrap_or_default())));
             }
             _ => {}
         }
     }
+}
+
+/// `text` cut at [`MAX_STDERR_LINE`] bytes (on a character's boundary), with how much more there
+/// was: what a server's log and progress messages may put on teaagent's stderr or pass to the
+/// client.
+fn cut_line(mut text: String) -> String {
+    if text.len() > MAX_STDERR_LINE {
+        let cut = text.floor_char_boundary(MAX_STDERR_LINE);
+        let more = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!("⟪{more} more bytes⟫"));
+    }
+    text
 }
 
 impl Drop for Connection {

@@ -15,8 +15,9 @@
 //! - `--answer-all`: a call of a tool it does not have answers `reached NAME ARGS`.
 //!
 //! Its tools, whatever it lists: `echo {text}`; `env` (its whole environment, as JSON);
-//! `crash` (exits at once, mid-call); `slow {steps?}` (progress every 50 ms, for `steps` steps,
-//! or until cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `detach` (the
+//! `crash` (exits at once, mid-call); `slow {steps?, pause_ms?, message_bytes?}` (progress every
+//! 50 ms or `pause_ms`, its messages padded with `message_bytes` more, for `steps` steps, or until
+//! cancelled); `grandchild` (starts `sleep 1000` and answers its pid); `detach` (the
 //! same, double-forked and `setsid`); `big {bytes, id_last?}` (a text of that size, the id
 //! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
 //! `flood {count, interval_us}` (that many `list_changed` notifications); `spew` (replies to
@@ -105,6 +106,8 @@ impl Rogue {
                 let steps = args["steps"].as_u64();
                 // `pause_ms: 0` sends the last progress and the reply back to back.
                 let pause = Duration::from_millis(args["pause_ms"].as_u64().unwrap_or(50));
+                // `message_bytes: N` pads each progress message with N more bytes.
+                let padding = "m".repeat(args["message_bytes"].as_u64().unwrap_or(0) as usize);
                 let me = self.clone();
                 std::thread::spawn(move || {
                     let mut step = 0u64;
@@ -120,7 +123,7 @@ impl Rogue {
                         step += 1;
                         if !token.is_null() {
                             me.send(&json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
-                                "progressToken": token, "progress": step, "message": format!("step {step}")
+                                "progressToken": token, "progress": step, "message": format!("step {step}{padding}")
                             }}));
                         }
                         std::thread::sleep(pause);
