@@ -37,8 +37,8 @@
 //! the work of starting them delays the first answers. Their replies are read there too until
 //! calls come; then on the runtime that makes the calls, so that a call in sequence is served on
 //! one thread, unless the server writes much that answers no request: then back on the
-//! gateway's thread for good, which pays for it (`gateway/child/reader.rs`). A call to a server that is still starting waits for it
-//! (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff
+//! gateway's thread for good, which pays for it (`gateway/child/reader.rs`). A call to a server
+//! that is still starting waits for it (at most [`GatewayOptions::startup_timeout`]). A server that exits is restarted with a backoff
 //! (from 200 ms, doubling, at most [`GatewayOptions::max_backoff`]; reset once a run lasted a
 //! minute); calls in flight then answer `-32000` (`reason: "external_server_exited"`), calls
 //! while it is down `-32000` (`reason: "external_server_unavailable"`). Before every start the

@@ -16,21 +16,21 @@
 //!   (`child/stdin.rs`).
 //! - **stdout** is read on the gateway's thread until a call comes, then on the runtime that
 //!   makes the calls (`child/reader.rs`). It is the protocol: one JSON-RPC message a line, at
-//!   most [`MAX_LINE`] bytes. A line
-//!   that is not a JSON-RPC message (a `println!` left in a server) is dropped with a warning:
-//!   nothing the child writes ever reaches teaagent's own stdout.
+//!   most [`MAX_LINE`] bytes. A line that is not a JSON-RPC message (a `println!` left in a
+//!   server) is dropped with a warning: nothing the child writes ever reaches teaagent's own
+//!   stdout.
 //! - **stderr** is copied to teaagent's stderr a line at a time, prefixed with the server's
 //!   name and escaped ([`crate::visible::escape`]), each line cut at [`MAX_STDERR_LINE`], at
 //!   most [`streams::STDERR_LINES_PER_SECOND`] lines a second (the rest dropped and counted).
 //! - **Requests from the child**: `ping` is answered; anything else (sampling, roots,
 //!   elicitation: the gateway declares no client capabilities) gets `-32601`. An answer is
-//!   dropped when the child's stdin has a backlog: a child that asks without reading its answers
-//!   cannot make teaagent hold them.
+//!   dropped when over a MiB already waits for the child's stdin: a child that asks without
+//!   reading its answers cannot make teaagent hold them.
 //! - **Notifications from the child**: progress is routed to the call whose token it names (its
-//!   message cut at [`MAX_STDERR_LINE`], like a log line);
-//!   `notifications/tools/list_changed` is counted for the supervisor (which re-reads the list,
-//!   at most once a second however many arrive, and compares it with the pinned one); log
-//!   messages go to stderr like its stderr; the rest is ignored.
+//!   message cut at [`MAX_STDERR_LINE`], like a log line); `notifications/tools/list_changed` is
+//!   counted for the supervisor (which re-reads the list, at most once a second however many
+//!   arrive, and compares it with the pinned one); log messages go to stderr like its stderr;
+//!   the rest is ignored.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -205,9 +205,10 @@ impl Connection {
         // down or its stdout ends (stdin closes then).
         let closed = CancellationToken::new();
         let stdin = Stdin::start(stdin, closed.clone())?;
+        let name: Arc<str> = launch.name.as_str().into();
         let conn = Arc::new(Connection {
-            name: launch.name.as_str().into(),
-            stderr: Arc::new(StderrLines::new(launch.name.as_str().into())),
+            name: name.clone(),
+            stderr: Arc::new(StderrLines::new(name)),
             max_line: launch.max_line_bytes(),
             stdin,
             seat: Arc::new(Seat::new()),
@@ -344,10 +345,7 @@ impl Connection {
     }
 
     fn send(&self, message: &Value) {
-        let mut line = Vec::new();
-        write_json_value(&mut line, message);
-        line.push(b'\n');
-        self.stdin.send(line, false);
+        self.stdin.send(line_of(message), false);
     }
 
     fn fail_pending(&self) {
@@ -484,8 +482,8 @@ impl Connection {
                 );
             }
             (Some(method), Some(id)) => {
-                // A request from the child: only `ping` is served. Answered only when its stdin
-                // takes the answer now (a child that asks without reading is not queued for).
+                // A request from the child: only `ping` is served, and not queued for without
+                // bound (a child that asks without reading its answers: `child/stdin.rs`).
                 let answer = if method == "ping" {
                     json!({"jsonrpc": "2.0", "id": id, "result": {}})
                 } else {
@@ -495,10 +493,7 @@ impl Connection {
                         "message": format!("teaagent's gateway does not serve `{method}` to external servers")
                     }})
                 };
-                let mut line = Vec::new();
-                write_json_value(&mut line, &answer);
-                line.push(b'\n');
-                self.stdin.send_unless_backlogged(&line);
+                self.stdin.send_answer(line_of(&answer));
             }
             (Some(method), None) => self.on_notification(method, message.get("params")),
             (None, None) => {}
@@ -514,7 +509,7 @@ impl Connection {
                 let update = Progress {
                     progress,
                     total: params.get("total").and_then(Value::as_f64),
-                    message: params.get("message").and_then(Value::as_str).map(|m| cut_line(m.to_owned())),
+                    message: params.get("message").and_then(Value::as_str).map(cut_line),
                 };
                 if let Some(tx) = lock(&self.progress).get(&token) {
                     let _ = tx.send(update);
@@ -523,11 +518,12 @@ impl Connection {
             "notifications/tools/list_changed" => self.list_changed.send_modify(|n| *n = n.wrapping_add(1)),
             "notifications/message" => {
                 let level = params.and_then(|p| p.get("level")).and_then(Value::as_str).unwrap_or("info");
-                let data = params.and_then(|p| p.get("data")).map(|d| match d {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-                self.stderr.put(&format!("{level}: {}", cut_line(data.unwrap_or_default())));
+                let text = match params.and_then(|p| p.get("data")) {
+                    Some(Value::String(s)) => cut_line(s),
+                    Some(other) => cut_line(&other.to_string()),
+                    None => String::new(),
+                };
+                self.stderr.put(&format!("{level}: {text}"));
             }
             _ => {}
         }
@@ -537,14 +533,20 @@ impl Connection {
 /// `text` cut at [`MAX_STDERR_LINE`] bytes (on a character's boundary), with how much more there
 /// was: what a server's log and progress messages may put on teaagent's stderr or pass to the
 /// client.
-fn cut_line(mut text: String) -> String {
-    if text.len() > MAX_STDERR_LINE {
-        let cut = text.floor_char_boundary(MAX_STDERR_LINE);
-        let more = text.len() - cut;
-        text.truncate(cut);
-        text.push_str(&format!("⟪{more} more bytes⟫"));
+fn cut_line(text: &str) -> String {
+    if text.len() <= MAX_STDERR_LINE {
+        return text.to_owned();
     }
-    text
+    let cut = text.floor_char_boundary(MAX_STDERR_LINE);
+    format!("{}⟪{} more bytes⟫", &text[..cut], text.len() - cut)
+}
+
+/// `message` as one line for the child's stdin.
+fn line_of(message: &Value) -> Vec<u8> {
+    let mut line = Vec::new();
+    write_json_value(&mut line, message);
+    line.push(b'\n');
+    line
 }
 
 impl Drop for Connection {

@@ -18,8 +18,9 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// A run this long resets the backoff.
 const STEADY: Duration = Duration::from_secs(60);
 
-/// The gateway thread: supervises every server until [`Gateway::shutdown`](crate::gateway::Gateway::shutdown); each supervisor
-/// then stops its own server (a process group is never left behind by an aborted shutdown).
+/// The gateway thread: supervises every server until
+/// [`Gateway::shutdown`](crate::gateway::Gateway::shutdown); each supervisor then stops its own
+/// server (a process group is never left behind by an aborted shutdown).
 pub(super) async fn run(inner: Arc<Inner>) {
     let mut supervisors = tokio::task::JoinSet::new();
     for i in 0..inner.links.len() {

@@ -23,6 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::lock;
 
+/// The most bytes waiting for the child's stdin past which an answer to its own request is
+/// dropped ([`Stdin::send_answer`]).
+const MAX_ANSWER_BACKLOG: usize = 1024 * 1024;
+
 /// The child's stdin, shared by its senders and its writer task.
 pub(super) struct Stdin {
     state: Mutex<State>,
@@ -94,13 +98,8 @@ impl Stdin {
             self.backlog.notify_one();
             return;
         }
-        self.write_now(&mut state, &line);
-    }
-
-    /// Writes what the pipe takes of `line` now; the rest becomes the backlog.
-    fn write_now(&self, state: &mut State, line: &[u8]) {
         let Some(to) = &state.pipe else { return };
-        match write_some(to, line) {
+        match write_some(to, &line) {
             Ok(n) if n == line.len() => {}
             Ok(n) => {
                 state.pending.extend_from_slice(&line[n..]);
@@ -110,16 +109,17 @@ impl Stdin {
         }
     }
 
-    /// Writes `line` unless a backlog waits (or stdin is closed): then it is dropped, and false
-    /// returned. For what the child asked for: a child that does not read its stdin cannot make
-    /// teaagent hold answers for it, beyond the one line the pipe took part of.
-    pub(super) fn send_unless_backlogged(&self, line: &[u8]) -> bool {
-        let mut state = lock(&self.state);
-        if state.backlogged() {
-            return false;
+    /// Sends `line` (as [`Stdin::send`] does, never handed over) unless more than
+    /// [`MAX_ANSWER_BACKLOG`] bytes already wait: for the answers to what the child asks, so a
+    /// child that does not read its stdin cannot make teaagent hold them.
+    pub(super) fn send_answer(&self, line: Vec<u8>) {
+        let waiting = {
+            let state = lock(&self.state);
+            state.pending.len() - state.written
+        };
+        if waiting <= MAX_ANSWER_BACKLOG {
+            self.send(line, false);
         }
-        self.write_now(&mut state, line);
-        true
     }
 
     /// Closes stdin (once the writer task, if it is waiting for room, lets go of it too).
