@@ -14,6 +14,7 @@
 //! reached through a link) is refused with `-32602`, reason `hidden_by_policy`.
 
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -151,17 +152,7 @@ impl WorkspaceResources {
             }
             _ => None,
         };
-        let resources = page
-            .iter()
-            .map(|file| Resource {
-                uri: uri::to_uri(file.relative()),
-                name: uri::display(file.relative()),
-                mime_type: Some(guess_mime(file.relative(), None).to_owned()),
-                // Through the directory's handle; a file gone since the walk has no size.
-                size: file.size(),
-                description: None,
-            })
-            .collect();
+        let resources = describe(&page);
         Ok(ListResourcesResult { resources, next_cursor })
     }
 
@@ -267,6 +258,44 @@ fn invalid_cursor(text: &str) -> Error {
     }
 }
 
+/// The page's files as resources.
+fn describe(page: &[WalkEntry]) -> Vec<Resource> {
+    let mut mime = MimeMemo::default();
+    page.iter().map(|file| resource(file, &mut mime)).collect()
+}
+
+/// One file as a resource.
+fn resource(file: &WalkEntry, mime: &mut MimeMemo) -> Resource {
+    Resource {
+        uri: uri::to_uri(file.relative()),
+        name: uri::display(file.relative()),
+        mime_type: Some(mime.guess(Path::new(file.name())).to_owned()),
+        // Through the directory's handle; a file gone since the walk has no size.
+        size: file.size(),
+        description: None,
+    }
+}
+
+/// [`guess_mime`] for files in sorted order, which come in runs of one extension: the table is
+/// searched once a run.
+#[derive(Default)]
+struct MimeMemo {
+    extension: Vec<u8>,
+    known: Option<&'static str>,
+}
+
+impl MimeMemo {
+    fn guess(&mut self, name: &Path) -> &'static str {
+        let Some(extension) = name.extension() else { return guess_mime(name, None) };
+        if extension.as_bytes() != self.extension.as_slice() {
+            self.extension.clear();
+            self.extension.extend_from_slice(extension.as_bytes());
+            self.known = extension.to_str().and_then(|e| mime_guess::from_ext(e).first_raw());
+        }
+        self.known.unwrap_or_else(|| guess_mime(name, None))
+    }
+}
+
 /// A MIME type from the file name; `is_text` (when known from the contents) settles names the
 /// table does not know.
 fn guess_mime(relative: &Path, is_text: Option<bool>) -> &'static str {
@@ -323,5 +352,34 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result,
         Err(e) => Err(Error::Internal { details: e.to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memo_guesses_as_the_table_does() {
+        let names = [
+            "a.rs",
+            "b.rs",
+            "c.RS",
+            "d.txt",
+            "Makefile",
+            ".env",
+            "e.",
+            "f.unknownext",
+            "Cargo.lock",
+            "g.lock",
+            "h.rs",
+            "i.json",
+            "j.unknownext",
+            ".hidden.rs",
+        ];
+        let mut memo = MimeMemo::default();
+        for name in names.iter().chain(names.iter().rev()) {
+            assert_eq!(memo.guess(Path::new(name)), guess_mime(Path::new(name), None), "{name}");
+        }
     }
 }

@@ -21,9 +21,21 @@ pub const TEMPLATE: &str = "teaagent://workspace/{path}";
 /// Bytes kept as they are in a segment: RFC 3986 unreserved (`A-Z a-z 0-9 - . _ ~`).
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
+/// Bytes kept as they are in a whole path whose segments are all plain (see [`to_uri`]).
+const PATH: &AsciiSet = &SEGMENT.remove(b'/');
+
 /// The URI of a workspace-relative path.
 pub fn to_uri(relative: &Path) -> String {
-    let mut uri = String::from(PREFIX);
+    let bytes = relative.as_os_str().as_bytes();
+    // Room for the prefix, the path and a few escapes: one allocation for most names.
+    let mut uri = String::with_capacity(PREFIX.len() + bytes.len() + 16);
+    uri.push_str(PREFIX);
+    if bytes.split(|&b| b == b'/').all(|segment| !segment.is_empty() && segment != b".") {
+        // Every segment is a name (what a walk or a resolved path gives): the separators stay,
+        // the rest is encoded in one pass.
+        uri.extend(percent_encode(bytes, PATH));
+        return uri;
+    }
     for (i, segment) in relative.iter().enumerate() {
         if i > 0 {
             uri.push('/');
@@ -90,7 +102,11 @@ fn well_formed_escapes(segment: &str) -> bool {
 
 /// The display name of a relative path (`/`-separated, lossy for non-UTF-8 names).
 pub fn display(relative: &Path) -> String {
-    String::from_utf8_lossy(relative.as_os_str().as_bytes()).into_owned()
+    let bytes = relative.as_os_str().as_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +148,30 @@ mod tests {
             ("teaagent://workspace/a%2", UriError::BadPath),
         ] {
             assert_eq!(parse(uri), Err(why), "{uri}");
+        }
+    }
+
+    /// The URI each component of the path gives, encoded on its own: what [`to_uri`]'s one-pass
+    /// encoding of plain paths must agree with.
+    fn by_components(relative: &Path) -> String {
+        let segments: Vec<String> =
+            relative.iter().map(|s| percent_encode(s.as_bytes(), SEGMENT).to_string()).collect();
+        format!("{PREFIX}{}", segments.join("/"))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_encoding_agrees_with_encoding_each_segment(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b'Z', b'0', b'/', b'.', b'%', b' ', b'~', b'-', 0xc3, 0xff]),
+                0..24,
+            )
+        ) {
+            let path = PathBuf::from(OsString::from_vec(bytes));
+            proptest::prop_assert_eq!(to_uri(&path), by_components(&path));
+            if !path.as_os_str().is_empty() && path.iter().all(|s| s != "." && s != "..") && !path.has_root() {
+                proptest::prop_assert_eq!(parse(&to_uri(&path)), Ok(path.iter().collect::<PathBuf>()));
+            }
         }
     }
 }

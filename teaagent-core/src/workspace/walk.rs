@@ -72,6 +72,11 @@ impl WalkEntry {
         &self.relative
     }
 
+    /// Its name in its directory.
+    pub fn name(&self) -> &OsStr {
+        &self.name
+    }
+
     /// Opens it for reading: by name in the directory the walk found it in, refusing a link
     /// (`O_NOFOLLOW`) and anything but a regular file (opened with `O_NONBLOCK`, checked with
     /// `fstat`). `None` when it is gone or was replaced by something else.
