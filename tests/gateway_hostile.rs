@@ -14,6 +14,7 @@
 //!   what was dropped is counted;
 //! - a server that asks teaagent things and does not read the answers cannot make it hold them;
 //! - a progress message is passed on cut at 4 KiB, as a log line is;
+//! - a flood of progress reaches the client paced, its newest report last and before the result;
 //! - a reply means the same however it is spelled (whitespace, member order, escapes, members
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
@@ -305,6 +306,37 @@ fn a_progress_message_is_passed_on_cut_at_four_kib() {
         assert!(message.starts_with("step ") && message.len() < 4200, "{} bytes", message.len());
         assert!(message.ends_with(" more bytes⟫"), "says it was cut: …{}", &message[message.len() - 40..]);
     }
+    server.finish();
+}
+
+#[test]
+fn a_flood_of_progress_reaches_the_client_paced_and_its_newest_report_before_the_result() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let steps = 100_000;
+    let started = std::time::Instant::now();
+    server.send_json(&json!({"jsonrpc": "2.0", "id": "flood", "method": "tools/call", "params": {
+        "name": "rogue__slow", "arguments": {"steps": steps, "pause_ms": 0},
+        "_meta": {"progressToken": "tok"}}}));
+    let mut passed = Vec::new();
+    loop {
+        let message = server.recv();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "tok", "{message}");
+            passed.push(message["params"]["progress"].as_f64().expect("a number"));
+        } else if message["id"] == "flood" {
+            assert_eq!(text_of(&message), format!("done after {steps} steps"));
+            break;
+        }
+    }
+    let took = started.elapsed().as_secs_f64();
+    // 32 at once, then 20 a second, and the newest at the end: not 100,000.
+    let most = 32.0 + 20.0 * took + 2.0;
+    assert!((passed.len() as f64) <= most, "{} reports passed in {took:.2} s", passed.len());
+    assert!(passed.windows(2).all(|w| w[0] < w[1]), "in order: {passed:?}");
+    assert_eq!(passed.last().copied(), Some(f64::from(steps)), "the newest, before the result");
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
     server.finish();
 }
 

@@ -48,7 +48,7 @@
 //!
 //! A call's cancellation (the client's `notifications/cancelled`, a timeout, shutdown) is passed
 //! on as `notifications/cancelled`; the external server's progress reports reach the client as
-//! the call's progress; an error the external server answers with becomes an `isError` result
+//! the call's progress, paced (`gateway/progress.rs`); an error the external server answers with becomes an `isError` result
 //! that quotes it (its codes are its own, and must not be mistaken for teaagent's `-32001`…).
 
 mod call;
@@ -56,6 +56,7 @@ mod child;
 mod file_digests;
 mod handshake;
 mod pins;
+mod progress;
 mod result;
 mod roles;
 mod supervise;

@@ -2,9 +2,11 @@
 //! progress and cancellation, and turns the reply into a result.
 
 use serde_json::Value;
-use tokio::sync::mpsc;
+
+use std::sync::Arc;
 
 use super::child::{self, Connection, Reply};
+use super::progress::{Pace, ProgressQueue};
 use super::{Inner, LinkState, result};
 use crate::error::{Error, Failure};
 use crate::mcp::{CallToolResult, JsonObject};
@@ -78,21 +80,18 @@ pub(super) async fn call(
             ));
         }
     };
-    let (progress_tx, mut progress_rx) = if ctx.wants_progress() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Some(tx), Some(rx))
-    } else {
-        (None, None)
-    };
-    let (id, reply) = conn.send_call(own, &args, progress_tx);
+    // The server's progress, passed on a few at a time and paced (`gateway/progress.rs`).
+    let progress = ctx.wants_progress().then(|| Arc::new(ProgressQueue::default()));
+    let mut pace = Pace::default();
+    let (id, reply) = conn.send_call(own, &args, progress.clone());
     let mut pending = Pending { conn: &conn, id, answered: false };
     let mut reply = std::pin::pin!(conn.wait(id, reply));
     let reply = loop {
         tokio::select! {
             reply = &mut reply => break reply,
-            Some(update) = async {
-                match progress_rx.as_mut() {
-                    Some(rx) => rx.recv().await,
+            update = async {
+                match &progress {
+                    Some(queue) => queue.next(&mut pace).await,
                     None => std::future::pending().await,
                 }
             } => ctx.progress(update.progress, update.total, update.message.as_deref()),
@@ -101,10 +100,8 @@ pub(super) async fn call(
     pending.answered = true;
     // Progress the server sent before its reply is already queued (its lines are read in
     // order): passed on now, so it reaches the client before the result, never after or never.
-    if let Some(rx) = progress_rx.as_mut() {
-        while let Ok(update) = rx.try_recv() {
-            ctx.progress(update.progress, update.total, update.message.as_deref());
-        }
+    for update in progress.iter().flat_map(|queue| queue.rest(&mut pace)) {
+        ctx.progress(update.progress, update.total, update.message.as_deref());
     }
     let unreadable = |why: String| {
         Ok(CallToolResult::error(format!("the external server `{server}` answered, but {why}")))

@@ -27,7 +27,8 @@
 //!   dropped when over a MiB already waits for the child's stdin: a child that asks without
 //!   reading its answers cannot make teaagent hold them.
 //! - **Notifications from the child**: progress is routed to the call whose token it names (its
-//!   message cut at [`MAX_STDERR_LINE`], like a log line); `notifications/tools/list_changed` is
+//!   message cut at [`MAX_STDERR_LINE`], like a log line), a few at a time and paced
+//!   (`gateway/progress.rs`); `notifications/tools/list_changed` is
 //!   counted for the supervisor (which re-reads the list, at most once a second however many
 //!   arrive, and compares it with the pinned one); log messages go to stderr like its stderr;
 //!   the rest is ignored.
@@ -40,7 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 mod reader;
@@ -51,6 +52,7 @@ use reader::{Reading, Seat};
 use stdin::Stdin;
 use streams::{StderrLines, copy_stderr, first_id, last_id};
 
+use super::progress::{Progress, ProgressQueue};
 use crate::containment::{Kind, Scope};
 use crate::jsonrpc::response::{write_json_object, write_json_str, write_json_value};
 use crate::mcp::JsonObject;
@@ -116,14 +118,6 @@ pub(crate) enum Reply {
     Unreadable(String),
 }
 
-/// A progress report of the child, for the call whose token it names.
-#[derive(Debug, Clone)]
-pub(crate) struct Progress {
-    pub(crate) progress: f64,
-    pub(crate) total: Option<f64>,
-    pub(crate) message: Option<String>,
-}
-
 /// A running child and its client.
 pub(crate) struct Connection {
     name: Arc<str>,
@@ -136,7 +130,7 @@ pub(crate) struct Connection {
     /// Where its stdout is read (`child/reader.rs`).
     seat: Arc<Seat>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
+    progress: Mutex<HashMap<u64, Arc<ProgressQueue>>>,
     next_id: AtomicU64,
     /// Cancelled when the child's stdout ends (it exited, or closed it).
     closed: CancellationToken,
@@ -269,7 +263,7 @@ impl Connection {
         &self,
         tool: &str,
         arguments: &JsonObject,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
+        progress: Option<Arc<ProgressQueue>>,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let wants_progress = progress.is_some();
         self.seat.call_from_here();
@@ -295,7 +289,7 @@ impl Connection {
     /// reports for it).
     fn send_request(
         &self,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
+        progress: Option<Arc<ProgressQueue>>,
         message: impl FnOnce(u64) -> Vec<u8>,
     ) -> (u64, oneshot::Receiver<Reply>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -511,8 +505,9 @@ impl Connection {
                     total: params.get("total").and_then(Value::as_f64),
                     message: params.get("message").and_then(Value::as_str).map(cut_line),
                 };
-                if let Some(tx) = lock(&self.progress).get(&token) {
-                    let _ = tx.send(update);
+                let queue = lock(&self.progress).get(&token).cloned();
+                if let Some(queue) = queue {
+                    queue.push(update);
                 }
             }
             "notifications/tools/list_changed" => self.list_changed.send_modify(|n| *n = n.wrapping_add(1)),
