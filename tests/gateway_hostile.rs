@@ -12,6 +12,8 @@
 //!   not on the one that serves the client;
 //! - a server's lines on teaagent's stderr are paced: a flood is cut to 100 lines a second, and
 //!   what was dropped is counted;
+//! - a client that does not read teaagent's stderr stalls nothing: the lines wait, up to a bound,
+//!   then are dropped and counted;
 //! - a server that asks teaagent things and does not read the answers cannot make it hold them;
 //! - a progress message is passed on cut at 4 KiB, as a log line is;
 //! - a flood of progress reaches the client paced, its newest report last and before the result;
@@ -378,6 +380,53 @@ fn a_flood_on_stderr_reaches_teaagents_stderr_paced_and_counted() {
     let _ = call(&mut server, "rogue__crash", json!({}));
     let said = server.stderr_once(|e| accounted(e) == 10_001);
     assert_eq!(accounted(&said), 10_001, "{} written, {} counted", passed(&said), dropped(&said));
+    server.finish();
+}
+
+#[test]
+fn a_client_that_does_not_read_stderr_stalls_nothing_and_is_told_what_it_missed() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve_stderr_unread(&["--permission-mode", "allow"]);
+    // 100 lines a second reach teaagent's stderr, 4 KiB each: the pipe (64 KiB) is full at once,
+    // and what may wait for it (256 KiB) soon after.
+    for _ in 0..3 {
+        let flood = call(&mut server, "rogue__stderr_flood", json!({"lines": 200, "line_bytes": 4000}));
+        assert_eq!(text_of(&flood), "wrote 200");
+        std::thread::sleep(Duration::from_millis(1050));
+    }
+    // Neither the gateway's thread nor the serving one waits for the pipe.
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "still"}))), "echo: still");
+    server.read_stderr();
+    let said = server.stderr_once(|e| e.contains("lines dropped: stderr was not read"));
+    let notice = said
+        .lines()
+        .find_map(|l| l.strip_prefix("teaagent: ⟪")?.strip_suffix(" lines dropped: stderr was not read⟫"))
+        .unwrap_or_else(|| panic!("what was dropped is said: {}", &said[said.len().saturating_sub(500)..]));
+    assert!(notice.parse::<u64>().is_ok_and(|n| n > 0), "{notice}");
+    // Whole lines: each flood line written is all there, its number and its 4000 bytes.
+    let flood: Vec<&str> = said.lines().filter_map(|l| l.strip_prefix("[rogue] flood line ")).collect();
+    assert!(flood.len() >= 20, "{} flood lines written", flood.len());
+    for line in &flood {
+        let padding = line.trim_start_matches(|c: char| c.is_ascii_digit());
+        assert!(padding.len() == 4000 && padding.bytes().all(|b| b == b'p'), "a whole line: {line:.60}…");
+    }
+    server.finish();
+}
+
+#[test]
+fn with_json_logs_a_servers_lines_are_json_events_too() {
+    let setup = Setup::new("");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow", "--log-format", "json"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__stderr_flood", json!({"lines": 3}))), "wrote 3");
+    let said = server.stderr_once(|e| e.contains("flood line 2"));
+    for line in said.lines() {
+        let event: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        if event["message"].as_str().is_some_and(|m| m.starts_with("flood line ")) {
+            assert_eq!(event["fields"]["server"], "rogue", "{line}");
+        }
+    }
     server.finish();
 }
 

@@ -31,6 +31,14 @@ use teaagent_core::visible;
 use crate::cli::Cli;
 
 fn main() -> ExitCode {
+    let code = run();
+    // Lines that waited for a full stderr (`teaagent_core::logging::stderr`) are written before
+    // the exit, for a moment at most.
+    teaagent_core::logging::stderr::flush(teaagent_core::logging::stderr::AT_EXIT);
+    code
+}
+
+fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -9,7 +9,7 @@ pub(crate) fn warning(text: &str) {
         let message = text.strip_prefix("warning: ").unwrap_or(text);
         tracing::warn!(target: "teaagent", "{message}");
     } else {
-        eprintln!("teaagent: {text}");
+        teaagent_core::logging::stderr::write(format!("teaagent: {text}\n").as_bytes());
     }
 }
 
@@ -18,6 +18,6 @@ pub(crate) fn error(text: &str) {
     if teaagent_core::logging::json_lines() {
         tracing::error!(target: "teaagent", "{text}");
     } else {
-        eprintln!("teaagent: {text}");
+        teaagent_core::logging::stderr::write(format!("teaagent: {text}\n").as_bytes());
     }
 }

@@ -25,6 +25,8 @@ use crate::mcp::LoggingLevel;
 use crate::mcp::logging::LoggingMessageParams;
 use crate::session::Peer;
 
+pub mod stderr;
+
 const OFF: u8 = u8::MAX;
 
 /// The lowest level the client asked for, as `LoggingLevel as u8`, or [`OFF`].
@@ -74,7 +76,7 @@ pub fn init_as(default_directive: &str, format: LogFormat) {
     let (text, json) = match format {
         LogFormat::Text => {
             let text = tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_writer(|| stderr::StderrWriter)
                 .with_ansi(false)
                 .with_target(true)
                 .with_filter(filter);
@@ -217,22 +219,31 @@ struct JsonLines;
 
 impl<S: Subscriber> Layer<S> for JsonLines {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        use std::io::Write as _;
         let mut fields = FieldsToJson(Map::new());
         event.record(&mut fields);
         let message = fields.0.remove("message").unwrap_or(Value::String(String::new()));
         let meta = event.metadata();
-        let mut line = serde_json::json!({
-            "time": humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string(),
-            "level": meta.level().as_str(),
-            "target": meta.target(),
-            "message": message,
-            "fields": Value::Object(fields.0),
-        })
-        .to_string();
-        line.push('\n');
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        stderr::write(json_line(meta.level().as_str(), meta.target(), message, fields.0).as_bytes());
     }
+}
+
+/// One event as a line of [`LogFormat::Json`] (with its `\n`).
+pub(crate) fn json_line(level: &str, target: &str, message: Value, fields: Map<String, Value>) -> String {
+    let mut line = serde_json::json!({
+        "time": humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string(),
+        "level": level,
+        "target": target,
+        "message": message,
+        "fields": Value::Object(fields),
+    })
+    .to_string();
+    line.push('\n');
+    line
+}
+
+/// A line of [`LogFormat::Json`] with no fields (for what is said outside `tracing`).
+fn json_event_line(level: &str, target: &str, message: &str) -> String {
+    json_line(level, target, Value::String(message.to_owned()), Map::new())
 }
 
 struct FieldsToJson(Map<String, Value>);

@@ -88,6 +88,16 @@ impl Setup {
         RawServer::start(self.command(&args))
     }
 
+    /// `mcp serve`, initialized, its stderr not read until [`RawServer::read_stderr`].
+    pub(crate) fn serve_stderr_unread(&self, flags: &[&str]) -> RawServer {
+        let root = self.tree.root();
+        let mut args = vec!["mcp", "serve", "--root", root.to_str().expect("utf-8")];
+        args.extend_from_slice(flags);
+        let mut server = RawServer::start_stderr_unread(self.command(&args));
+        server.initialize("2025-11-25");
+        server
+    }
+
     /// `mcp serve`, initialized, with these environment variables set.
     pub(crate) fn serve_with(&self, flags: &[&str], env: &[(&str, &str)]) -> RawServer {
         let root = self.tree.root();
@@ -145,7 +155,11 @@ pub(crate) fn default_tools() -> Value {
             schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}})),
         ),
         ("spew", "Reply to nothing, endlessly.", schema(json!({}))),
-        ("stderr_flood", "Write many lines on stderr.", schema(json!({"lines": {"type": "integer"}}))),
+        (
+            "stderr_flood",
+            "Write many lines on stderr.",
+            schema(json!({"lines": {"type": "integer"}, "line_bytes": {"type": "integer"}})),
+        ),
         (
             "ask_unread",
             "Ask many things, not reading the answers.",

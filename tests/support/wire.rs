@@ -24,6 +24,8 @@ pub struct RawServer {
     /// Messages read but not yet asked for, with their raw lines.
     unread: VecDeque<(Value, String)>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// While set, stderr is not read ([`RawServer::start_stderr_unread`]).
+    stderr_gate: Option<std::sync::mpsc::Sender<()>>,
     violations: Arc<Mutex<Vec<String>>>,
     next_id: u64,
 }
@@ -37,7 +39,25 @@ impl RawServer {
     }
 
     /// Starts a prepared command (environment, working directory...).
-    pub fn start(mut cmd: Command) -> Self {
+    pub fn start(cmd: Command) -> Self {
+        Self::start_gated(cmd, None)
+    }
+
+    /// Starts a prepared command whose stderr is not read until [`RawServer::read_stderr`]: a
+    /// client that does not drain it.
+    pub fn start_stderr_unread(cmd: Command) -> Self {
+        let (open, gate) = channel();
+        let mut server = Self::start_gated(cmd, Some(gate));
+        server.stderr_gate = Some(open);
+        server
+    }
+
+    /// Starts reading stderr (after [`RawServer::start_stderr_unread`]).
+    pub fn read_stderr(&mut self) {
+        self.stderr_gate = None;
+    }
+
+    fn start_gated(mut cmd: Command, gate: Option<Receiver<()>>) -> Self {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = match cmd.spawn() {
             Ok(child) => child,
@@ -71,6 +91,10 @@ impl RawServer {
         });
         let sink = Arc::clone(&stderr);
         std::thread::spawn(move || {
+            // Held until the gate's sender is dropped.
+            if let Some(gate) = gate {
+                let _ = gate.recv();
+            }
             let Some(pipe) = stderr_pipe.as_mut() else { return };
             let mut buf = [0u8; 8192];
             while let Ok(n) = pipe.read(&mut buf) {
@@ -81,7 +105,16 @@ impl RawServer {
             }
         });
         let stdin = child.stdin.take();
-        Self { child, stdin, lines, unread: VecDeque::new(), stderr, violations, next_id: 1000 }
+        Self {
+            child,
+            stdin,
+            lines,
+            unread: VecDeque::new(),
+            stderr,
+            stderr_gate: None,
+            violations,
+            next_id: 1000,
+        }
     }
 
     /// The process id.

@@ -84,9 +84,12 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         // The one line a script waits for (stderr, like every log); with `--log-format json`
         // every line is JSON, and the listener's own log line says where it listens.
         if flags.log_format() == teaagent_core::logging::LogFormat::Text {
-            eprintln!(
-                "teaagent: serving {} over Streamable HTTP at http://{local}/mcp",
-                workspace.root().display()
+            teaagent_core::logging::stderr::write(
+                format!(
+                    "teaagent: serving {} over Streamable HTTP at http://{local}/mcp\n",
+                    workspace.root().display()
+                )
+                .as_bytes(),
             );
         }
         let stop = teaagent_core::server::stop_on_signals();

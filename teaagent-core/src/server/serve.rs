@@ -249,7 +249,15 @@ impl Server {
     /// returns exit code 1 without serving.
     ///
     /// [`MissingState`]: crate::tool::state::MissingState
-    pub fn run_stdio(mut self) -> ExitCode {
+    pub fn run_stdio(self) -> ExitCode {
+        let code = self.run_stdio_here();
+        // Lines that waited for a full stderr are written before the program exits (a moment
+        // at most: a client that never reads them does not hold the exit).
+        crate::logging::stderr::flush(crate::logging::stderr::AT_EXIT);
+        code
+    }
+
+    fn run_stdio_here(mut self) -> ExitCode {
         crate::logging::init("info");
         if let Err(e) = self.registry.check() {
             tracing::error!("the program's tools are invalid: {e}");

@@ -21,9 +21,10 @@
 //! same, double-forked and `setsid`); `big {bytes, id_last?}` (a text of that size, the id
 //! last when asked); `hang_long {bytes}` (the first `bytes` of a reply, then a minute's stall);
 //! `flood {count, interval_us}` (that many `list_changed` notifications); `spew` (replies to
-//! requests never made, from then on, as fast as the pipe takes them); `stderr_flood {lines}`
-//! (that many lines on stderr, at once); `ask_unread {count, id_bytes}` (that many requests,
-//! each with an id that large, then three seconds without reading stdin); `announce`
+//! requests never made, from then on, as fast as the pipe takes them); `stderr_flood {lines,
+//! line_bytes?}` (that many lines on stderr, at once, each padded with `line_bytes` more);
+//! `ask_unread {count, id_bytes}` (that many requests, each with an id that large, then three
+//! seconds without reading stdin); `announce`
 //! (sends `notifications/tools/list_changed`); `fail` (answers a JSON-RPC error `-32001`, which
 //! must not pass for teaagent's policy denial); `blocks` (an image and a block of an unknown
 //! type); `raw {line}` (answers with `line` as it is, each `ID` in it the request's id). It always writes two lines to stderr at start, one with a terminal escape.
@@ -218,12 +219,13 @@ impl Rogue {
                 std::thread::sleep(Duration::from_secs(3));
                 self.text(&id, &format!("asked {count}"));
             }
-            // `lines` lines on stderr, as fast as it takes them.
+            // `lines` lines on stderr, as fast as it takes them, each padded with `line_bytes`.
             "stderr_flood" => {
                 let lines = args["lines"].as_u64().unwrap_or(0);
+                let padding = "p".repeat(args["line_bytes"].as_u64().unwrap_or(0) as usize);
                 let mut err = std::io::stderr().lock();
                 for i in 0..lines {
-                    let _ = writeln!(err, "flood line {i}");
+                    let _ = writeln!(err, "flood line {i}{padding}");
                 }
                 drop(err);
                 self.text(&id, &format!("wrote {lines}"));
@@ -268,7 +270,7 @@ fn default_tools() -> Value {
         {"name": "hang_long", "description": "Start a long reply and stall.", "inputSchema": schema(json!({"bytes": {"type": "integer"}}))},
         {"name": "flood", "description": "Say the tool list changed, many times.", "inputSchema": schema(json!({"count": {"type": "integer"}, "interval_us": {"type": "integer"}}))},
         {"name": "spew", "description": "Reply to nothing, endlessly.", "inputSchema": schema(json!({}))},
-        {"name": "stderr_flood", "description": "Write many lines on stderr.", "inputSchema": schema(json!({"lines": {"type": "integer"}}))},
+        {"name": "stderr_flood", "description": "Write many lines on stderr.", "inputSchema": schema(json!({"lines": {"type": "integer"}, "line_bytes": {"type": "integer"}}))},
         {"name": "ask_unread", "description": "Ask many things, not reading the answers.", "inputSchema": schema(json!({"count": {"type": "integer"}, "id_bytes": {"type": "integer"}}))},
         {"name": "announce", "description": "Say the tool list changed.", "inputSchema": schema(json!({}))},
         {"name": "fail", "description": "Answer an error.", "inputSchema": schema(json!({}))},

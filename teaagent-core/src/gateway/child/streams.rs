@@ -187,10 +187,16 @@ impl StderrLines {
         }
     }
 
+    /// One line: `[NAME] text`, or with JSON logs an event whose `server` field is the name.
     fn write(&self, text: &str) {
-        use std::io::Write;
-        let line = format!("[{}] {}\n", escape(&self.name), escape(text));
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        let line = if crate::logging::json_lines() {
+            let mut fields = serde_json::Map::new();
+            fields.insert("server".into(), self.name.as_ref().into());
+            crate::logging::json_line("INFO", "teaagent::gateway", escape(text).into(), fields)
+        } else {
+            format!("[{}] {}\n", escape(&self.name), escape(text))
+        };
+        crate::logging::stderr::write(line.as_bytes());
     }
 }
 
