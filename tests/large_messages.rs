@@ -1,7 +1,8 @@
 //! Large messages through the real server: a multi-megabyte argument arrives in pieces of any
 //! size, leaves the framer without being copied, and comes back byte for byte; the line after it
 //! in the same read is still served; stdin's pipe is enlarged so a large message moves in few
-//! reads; and a line that is not UTF-8 anywhere is a parse error.
+//! reads; a line that is not UTF-8 anywhere is a parse error; and a client that does not read
+//! its answers cannot make the server hold them.
 
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
@@ -135,4 +136,82 @@ fn a_line_that_is_not_utf8_anywhere_is_a_parse_error() {
     }
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     server.finish();
+}
+
+/// The most memory process `pid` has used (`VmHWM`), in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kib * 1024
+}
+
+#[test]
+fn a_client_that_does_not_read_its_answers_cannot_make_the_server_hold_them() {
+    // A 900 KB file, read 2,000 times: 1.8 GB of answers, from calls (which wait for their turn).
+    let read = json!({"name": "read_file", "arguments": {"path": "big.txt"}});
+    let peak = unread_answers("tools/call", read, 2000);
+    assert!(peak < 150 << 20, "the server held {} MiB of unread answers", peak >> 20);
+    // 12,000 tool lists: 200 MB of answers to requests that are not calls (answered as read).
+    let peak = unread_answers("tools/list", json!({}), 12_000);
+    assert!(peak < 150 << 20, "the server held {} MiB of unread answers", peak >> 20);
+}
+
+/// Sends `count` requests of `method` to `teaagent mcp serve` and reads none of the answers for
+/// three seconds; then reads them all (each must be a result). Returns the server's peak memory
+/// before the answers were read.
+fn unread_answers(method: &str, params: Value, count: u64) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    tree.write("ws/big.txt", &format!("{}\n", "x".repeat(99)).repeat(9000));
+    let mut child = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start teaagent");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{hello}").expect("write");
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("initialize answered");
+    let method = method.to_owned();
+    let writer = std::thread::spawn(move || {
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).ok()?;
+        for id in 1..=count {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            // Blocks once the server stops reading: it is waiting for this client to read.
+            writeln!(stdin, "{request}").ok()?;
+        }
+        Some(stdin) // kept open until the answers are read
+    });
+    // Long enough for the server to have read and answered everything, had it kept reading.
+    std::thread::sleep(Duration::from_secs(3));
+    let peak = peak_memory(child.id());
+    // Nothing is lost: once read, every request is answered.
+    let mut answered = 0;
+    while answered < count {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "the server stopped after {answered} answers"
+        );
+        // Read as text (the answers are large, their contents plain): a response is a result.
+        if line.starts_with(r#"{"jsonrpc":"2.0","id":"#) {
+            assert!(line.contains(r#""result":{"#) && !line.contains(r#""isError":true"#), "{line:.200}");
+            answered += 1;
+        }
+    }
+    drop(writer.join().expect("writer"));
+    assert!(child.wait().expect("exit").success());
+    peak
 }

@@ -5,6 +5,7 @@
 //! one per session, the caller being the authenticated principal or the client's address) and
 //! pass it on with the request.
 
+pub(crate) mod backlog;
 mod caller;
 pub(crate) mod fairness;
 pub(crate) mod peer;

@@ -25,6 +25,7 @@ use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestI
 use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
 use crate::session::Caller;
+use crate::session::backlog::Backlog;
 use crate::session::peer::{Out, Peer, SessionInfo};
 
 /// Serves until the input ends or `shutdown` is cancelled, then drains.
@@ -35,9 +36,11 @@ pub(crate) async fn run(
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
+    // What the client has not read yet: past a bound, no further request is read.
+    let backlog = Arc::new(Backlog::default());
     // A failed write means the client is gone: that stops the loop like EOF.
-    let writer = tokio::spawn(write_loop(output, out_rx, shutdown.clone()));
-    let peer = Peer::new(out_tx);
+    let writer = tokio::spawn(write_loop(output, out_rx, backlog.clone(), shutdown.clone()));
+    let peer = Peer::with_backlog(out_tx, backlog.clone());
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
     // Calls that wait register their deadlines without waking this thread (`server/timer.rs`).
@@ -57,7 +60,10 @@ pub(crate) async fn run(
             // Stop first: once asked to stop, no new line is started.
             biased;
             () = shutdown.cancelled() => break,
-            frame = reader.next() => match frame {
+            frame = async {
+                backlog.room().await;
+                reader.next().await
+            } => match frame {
                 Some(frame) => shared.handle_frame(frame),
                 None => {
                     tracing::info!("stdin closed; finishing in-flight calls");

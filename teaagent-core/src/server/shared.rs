@@ -193,8 +193,18 @@ impl Shared {
         self.calls_per_caller.take_for(caller.counted_as.as_ref(), self.config.per_caller.calls)
     }
 
-    /// Waits for a turn to run; refuses when too many are already waiting.
+    /// Waits for a turn to run; refuses when too many are already waiting. No call starts while
+    /// the client leaves too much of what it was sent unread (`session/backlog.rs`): what calls
+    /// answer is bounded by the calls already running.
     pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::OwnedSemaphorePermit, Error> {
+        let permit = self.permit(tool).await?;
+        // Looked at with the turn in hand: a call that waited for its turn started when the
+        // backlog was another.
+        self.peer.room().await;
+        Ok(permit)
+    }
+
+    async fn permit(&self, tool: &str) -> Result<tokio::sync::OwnedSemaphorePermit, Error> {
         if let Ok(permit) = Arc::clone(&self.run_permits).try_acquire_owned() {
             return Ok(permit);
         }

@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{BorrowedFd, OwnedFd};
+use std::sync::Arc;
 
 use rustix::fs::{FileType, OFlags};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -17,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::framing::{Frame, LineFramer};
+use crate::session::backlog::Backlog;
 use crate::session::peer::Out;
 
 const CHUNK: usize = super::framing::READ_CHUNK;
@@ -97,11 +99,16 @@ impl FrameReader {
 
 /// Writes queued lines, several at a time when they pile up. Returns when told to close or when
 /// every sender is gone; a write error (the client went away) cancels `broken`.
-pub(crate) async fn write_loop(output: Output, rx: mpsc::UnboundedReceiver<Out>, broken: CancellationToken) {
+pub(crate) async fn write_loop(
+    output: Output,
+    rx: mpsc::UnboundedReceiver<Out>,
+    backlog: Arc<Backlog>,
+    broken: CancellationToken,
+) {
     match output {
-        Output::Async(w) => write_async(w, rx, broken).await,
+        Output::Async(w) => write_async(w, rx, &backlog, broken).await,
         Output::Blocking(w) => {
-            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, broken));
+            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, &backlog, broken));
             let _ = done.await;
         }
     }
@@ -129,6 +136,7 @@ fn gather(
 async fn write_async(
     mut w: Box<dyn AsyncWrite + Unpin + Send>,
     mut rx: mpsc::UnboundedReceiver<Out>,
+    backlog: &Backlog,
     broken: CancellationToken,
 ) {
     while let Some(first) = rx.recv().await {
@@ -144,6 +152,7 @@ async fn write_async(
             broken.cancel();
             return;
         }
+        backlog.written(batch.len());
         if let Some(tx) = close {
             let _ = tx.send(());
             return;
@@ -154,6 +163,7 @@ async fn write_async(
 fn write_blocking(
     mut w: Box<dyn Write + Send>,
     mut rx: mpsc::UnboundedReceiver<Out>,
+    backlog: &Backlog,
     broken: CancellationToken,
 ) {
     while let Some(first) = rx.blocking_recv() {
@@ -165,6 +175,7 @@ fn write_blocking(
             broken.cancel();
             return;
         }
+        backlog.written(batch.len());
         if let Some(tx) = close {
             let _ = tx.send(());
             return;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::backlog::Backlog;
 use crate::jsonrpc::{ErrorObject, IdKey, RequestId, ResponseFromClient, notification_line};
 use crate::mcp::{ClientCapabilities, Implementation, ProtocolVersion};
 
@@ -75,6 +76,8 @@ pub struct Peer {
 
 struct Inner {
     out: mpsc::UnboundedSender<Out>,
+    /// What `out`'s writer has not yet written, where one writer serves the whole session.
+    backlog: Option<Arc<Backlog>>,
     session: Arc<Session>,
     /// Whether requests to the client can go out here (an HTTP answer the client takes as JSON
     /// only cannot carry one).
@@ -92,7 +95,16 @@ impl Peer {
     pub(crate) fn new(out: mpsc::UnboundedSender<Out>) -> Self {
         let session =
             Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        Self { inner: Arc::new(Inner { out, session: Arc::new(session), requests: true }) }
+        Self { inner: Arc::new(Inner { out, backlog: None, session: Arc::new(session), requests: true }) }
+    }
+
+    /// A peer whose lines go to one writer that counts what it writes against `backlog` (stdio).
+    pub(crate) fn with_backlog(out: mpsc::UnboundedSender<Out>, backlog: Arc<Backlog>) -> Self {
+        let mut peer = Self::new(out);
+        if let Some(inner) = Arc::get_mut(&mut peer.inner) {
+            inner.backlog = Some(backlog);
+        }
+        peer
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
@@ -102,7 +114,9 @@ impl Peer {
     /// [`Peer::request`] fails at once with [`PeerError::Closed`]).
     #[cfg(feature = "http")]
     pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>, requests: bool) -> Self {
-        Self { inner: Arc::new(Inner { out, session: Arc::clone(&self.inner.session), requests }) }
+        Self {
+            inner: Arc::new(Inner { out, backlog: None, session: Arc::clone(&self.inner.session), requests }),
+        }
     }
 
     /// What `initialize` settled, once it has happened (never in the modern era, which has no
@@ -152,8 +166,26 @@ impl Peer {
 
     pub(crate) fn send_line(&self, line: Vec<u8>) {
         if !line.is_empty() {
+            // Counted before it is sent: the writer may write it at once.
+            let backlog = self.inner.backlog.as_deref();
+            let len = line.len();
+            if let Some(backlog) = backlog {
+                backlog.add(len);
+            }
             // A closed channel means the writer is gone (shutdown): nothing left to tell.
-            let _ = self.inner.out.send(Out::Line(line));
+            if self.inner.out.send(Out::Line(line)).is_err()
+                && let Some(backlog) = backlog
+            {
+                backlog.written(len);
+            }
+        }
+    }
+
+    /// Returns once what the client has not yet read is within bounds (at once where nothing is
+    /// counted): see `session/backlog.rs`.
+    pub(crate) async fn room(&self) {
+        if let Some(backlog) = &self.inner.backlog {
+            backlog.room().await;
         }
     }
 
