@@ -56,14 +56,19 @@ pub(crate) async fn run(
     }
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
     loop {
+        if backlog.is_over() {
+            // The client is not reading its answers: no further request until it does.
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => break,
+                () = backlog.room() => {}
+            }
+        }
         tokio::select! {
             // Stop first: once asked to stop, no new line is started.
             biased;
             () = shutdown.cancelled() => break,
-            frame = async {
-                backlog.room().await;
-                reader.next().await
-            } => match frame {
+            frame = reader.next() => match frame {
                 Some(frame) => shared.handle_frame(frame),
                 None => {
                     tracing::info!("stdin closed; finishing in-flight calls");

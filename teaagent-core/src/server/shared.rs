@@ -197,31 +197,31 @@ impl Shared {
     /// the client leaves too much of what it was sent unread (`session/backlog.rs`): what calls
     /// answer is bounded by the calls already running.
     pub(crate) async fn turn(&self, tool: &str) -> Result<tokio::sync::OwnedSemaphorePermit, Error> {
-        let permit = self.permit(tool).await?;
+        let permit = match Arc::clone(&self.run_permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
+                    self.waiting.fetch_sub(1, Ordering::AcqRel);
+                    return Err(Error::ToolFailed {
+                        tool: tool.to_owned(),
+                        reason: Failure::Overloaded,
+                        details: format!(
+                            "{} calls are running and {} waiting; retry later",
+                            self.config.max_in_flight, self.config.max_queued
+                        ),
+                    });
+                }
+                let permit = Arc::clone(&self.run_permits).acquire_owned().await;
+                self.waiting.fetch_sub(1, Ordering::AcqRel);
+                permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })?
+            }
+        };
         // Looked at with the turn in hand: a call that waited for its turn started when the
         // backlog was another.
-        self.peer.room().await;
+        if self.peer.is_behind() {
+            self.peer.room().await;
+        }
         Ok(permit)
-    }
-
-    async fn permit(&self, tool: &str) -> Result<tokio::sync::OwnedSemaphorePermit, Error> {
-        if let Ok(permit) = Arc::clone(&self.run_permits).try_acquire_owned() {
-            return Ok(permit);
-        }
-        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued {
-            self.waiting.fetch_sub(1, Ordering::AcqRel);
-            return Err(Error::ToolFailed {
-                tool: tool.to_owned(),
-                reason: Failure::Overloaded,
-                details: format!(
-                    "{} calls are running and {} waiting; retry later",
-                    self.config.max_in_flight, self.config.max_queued
-                ),
-            });
-        }
-        let permit = Arc::clone(&self.run_permits).acquire_owned().await;
-        self.waiting.fetch_sub(1, Ordering::AcqRel);
-        permit.map_err(|_| Error::Internal { details: "the server is stopping".into() })
     }
 
     pub(super) fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {

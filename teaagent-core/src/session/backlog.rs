@@ -43,10 +43,15 @@ impl Backlog {
         }
     }
 
+    /// Whether the backlog is past [`MAX_BACKLOG`] (then [`Backlog::room`] waits).
+    pub(crate) fn is_over(&self) -> bool {
+        self.bytes.load(Ordering::Relaxed) > MAX_BACKLOG
+    }
+
     /// Returns at once while the backlog is under [`MAX_BACKLOG`]; past it, once it is down to
     /// [`RESUME_AT`].
     pub(crate) async fn room(&self) {
-        if self.bytes.load(Ordering::Relaxed) <= MAX_BACKLOG {
+        if !self.is_over() {
             return;
         }
         tracing::debug!("the client is not reading its answers: reading no further request until it does");

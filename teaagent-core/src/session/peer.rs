@@ -181,8 +181,14 @@ impl Peer {
         }
     }
 
+    /// Whether the client has left too much unread (never where nothing is counted): then
+    /// [`Peer::room`] waits. See `session/backlog.rs`.
+    pub(crate) fn is_behind(&self) -> bool {
+        self.inner.backlog.as_deref().is_some_and(Backlog::is_over)
+    }
+
     /// Returns once what the client has not yet read is within bounds (at once where nothing is
-    /// counted): see `session/backlog.rs`.
+    /// counted).
     pub(crate) async fn room(&self) {
         if let Some(backlog) = &self.inner.backlog {
             backlog.room().await;
