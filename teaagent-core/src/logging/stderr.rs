@@ -44,7 +44,7 @@ pub fn flush(limit: Duration) -> bool {
     STDERR.flush(limit)
 }
 
-/// A writer for `tracing_subscriber`'s `fmt` layer: each event is one [`write`].
+/// A writer for `tracing_subscriber`'s `fmt` layer: each event is one [`write()`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StderrWriter;
 
