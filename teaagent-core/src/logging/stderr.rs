@@ -267,6 +267,29 @@ mod tests {
     }
 
     #[test]
+    fn exactly_the_bound_waits_and_the_next_line_is_dropped() {
+        let (read, write) = rustix::pipe::pipe().expect("pipe");
+        // A pipe of one page: 64 lines of 64 bytes fill it.
+        assert_eq!(rustix::pipe::fcntl_setpipe_size(&write, 4096).expect("pipe size"), 4096);
+        let lines = Arc::new(Lines::new(Some(write)));
+        let line = |n: usize| format!("{n:063}\n");
+        let (in_pipe, waiting) = (64, MAX_WAITING / 64);
+        for n in 0..in_pipe + waiting {
+            Lines::write(&lines, line(n).as_bytes());
+        }
+        assert_eq!(lines.state().dropped, 0, "up to the bound, every line waits");
+        Lines::write(&lines, line(in_pipe + waiting).as_bytes());
+        assert_eq!(lines.state().dropped, 1, "one byte past it, the line is dropped");
+        let reader = std::thread::spawn(move || read_all(read));
+        assert!(lines.flush(Duration::from_secs(10)));
+        lines.close();
+        drop(lines);
+        let text = reader.join().expect("reader");
+        let expected: String = (0..in_pipe + waiting).map(line).collect();
+        assert_eq!(text, format!("{expected}teaagent: ⟪1 lines dropped: stderr was not read⟫\n"));
+    }
+
+    #[test]
     fn with_a_reader_lines_are_written_at_once_in_order() {
         let (read, write) = rustix::pipe::pipe().expect("pipe");
         let reader = std::thread::spawn(move || read_all(read));
