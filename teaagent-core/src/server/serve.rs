@@ -25,6 +25,10 @@ impl Server {
     ///
     /// Nothing runs until the [`Serving`] is awaited.
     ///
+    /// Log lines wait in memory while the client leaves stderr full ([`crate::logging::stderr`]);
+    /// a `main` that exits right after this returns gives them a moment with
+    /// [`crate::logging::stderr::flush`] ([`Server::run_stdio`] does).
+    ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
     /// [`MissingState`]: crate::tool::state::MissingState
     pub fn serve_stdio(mut self) -> Serving {
