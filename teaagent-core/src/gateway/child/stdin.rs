@@ -200,4 +200,39 @@ mod tests {
         state.wrote(5);
         assert!(!state.backlogged() && state.pending.is_empty() && state.written == 0);
     }
+
+    #[tokio::test]
+    async fn answers_are_sent_until_more_than_the_bound_waits_to_the_byte() {
+        // A child that never reads its stdin, a pipe of one page.
+        let mut child = tokio::process::Command::new("sleep")
+            .arg("30")
+            .stdin(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("sleep");
+        let pipe = child.stdin.take().expect("stdin");
+        assert_eq!(rustix::pipe::fcntl_setpipe_size(&pipe, 4096).expect("pipe size"), 4096);
+        let closed = CancellationToken::new();
+        let stdin = Stdin::start(pipe, closed.clone()).expect("start");
+        let waiting = || {
+            let state = lock(&stdin.state);
+            state.pending.len() - state.written
+        };
+        // One page fills the pipe; then exactly the bound waits.
+        stdin.send_answer(vec![b'p'; 4096]);
+        assert_eq!(waiting(), 0);
+        for _ in 0..MAX_ANSWER_BACKLOG / 1024 {
+            stdin.send_answer(vec![b'a'; 1024]);
+        }
+        assert_eq!(waiting(), MAX_ANSWER_BACKLOG, "up to the bound, every answer is kept");
+        // Not more than the bound waits yet: this one is kept too, and then no other.
+        stdin.send_answer(vec![b'b'; 10]);
+        assert_eq!(waiting(), MAX_ANSWER_BACKLOG + 10);
+        stdin.send_answer(vec![b'c'; 10]);
+        assert_eq!(waiting(), MAX_ANSWER_BACKLOG + 10, "past the bound, an answer is dropped");
+        // A request of teaagent's own is never dropped.
+        stdin.send(vec![b'r'; 10], false);
+        assert_eq!(waiting(), MAX_ANSWER_BACKLOG + 20);
+        closed.cancel();
+    }
 }
