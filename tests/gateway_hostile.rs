@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use gateway_setup::{Setup, call, text_of, tool_names};
 use serde_json::{Value, json};
-use teaagent_tests::Bin;
+use teaagent_tests::{Bin, peak_memory};
 
 /// Every text block of a `tools/call` response.
 fn texts(response: &Value) -> Vec<String> {
@@ -38,17 +38,6 @@ fn texts(response: &Value) -> Vec<String> {
         .iter()
         .map(|b| b["text"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-/// The most memory process `pid` has used (`VmHWM`), in bytes.
-fn peak_memory(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kib * 1024
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
-use teaagent_tests::{Bin, RawServer, Tree};
+use teaagent_tests::{Bin, RawServer, Tree, peak_memory};
 
 /// `teaagent mcp serve --root ROOT` with a private home (and `config`, if any, as the user's
 /// `config.toml`).
@@ -67,14 +67,6 @@ fn all_resources(server: &mut RawServer) -> Vec<String> {
     panic!("resources/list never ended");
 }
 
-/// The server's peak resident memory (`VmHWM`), in bytes.
-fn peak_rss(server: &RawServer) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).expect("status");
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
-    let kib: u64 = line.split_whitespace().nth(1).expect("value").parse().expect("number");
-    kib * 1024
-}
-
 /// Item 1: ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, nested ones) that are
 /// links to `/dev/zero`, FIFOs, or links to a file outside the root. find_files, search_text and resources/list
 /// answer, and a linked ignore file outside the root is not read (its rule does not apply).
@@ -118,7 +110,7 @@ fn special_ignore_files_neither_hang_nor_blow_up_nor_read_outside() {
     // Searching beneath a directory applies the ignore files above it, inside the root only.
     let found = ok(&mut server, "find_files", json!({"pattern": "*.txt", "path": "other"}));
     assert!(found.contains("other/c.txt") && !found.contains("ignored.txt"), "{found}");
-    assert!(peak_rss(&server) < 200 << 20, "reading /dev/zero would grow the server without bound");
+    assert!(peak_memory(server.pid()) < 200 << 20, "reading /dev/zero would grow the server without bound");
     server.finish();
 }
 
@@ -147,7 +139,7 @@ fn one_huge_line_is_not_held_in_memory() {
     assert!(hits["skipped"].as_str().unwrap_or_default().contains("huge.txt"), "{hits}");
     let info = ok(&mut server, "file_info", json!({"path": "huge.txt"}));
     assert!(info.contains("\"lines\":1"), "{info}");
-    let peak = peak_rss(&server);
+    let peak = peak_memory(server.pid());
     assert!(peak < 40 << 20, "peak RSS {} MiB for a 64 MiB line", peak >> 20);
     server.finish();
 }
@@ -228,7 +220,7 @@ fn edits_are_bounded_by_their_cap_not_by_the_file_or_the_replacement() {
         json!({"path": "many.txt", "old_text": "xx", "new_text": "ab", "replace_all": true}),
     );
     assert!(fine.contains("2000 occurrences"), "{fine}");
-    assert!(peak_rss(&server) < 64 * 1024 * 1024, "peak RSS {} bytes", peak_rss(&server));
+    assert!(peak_memory(server.pid()) < 64 * 1024 * 1024, "peak RSS {} bytes", peak_memory(server.pid()));
     server.finish();
 }
 

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use teaagent_tests::{Bin, RawServer};
+use teaagent_tests::{Bin, RawServer, peak_memory};
 
 fn fixture() -> RawServer {
     let mut cmd = Command::new(Bin::Fixture.path());
@@ -136,17 +136,6 @@ fn a_line_that_is_not_utf8_anywhere_is_a_parse_error() {
     }
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     server.finish();
-}
-
-/// The most memory process `pid` has used (`VmHWM`), in bytes.
-fn peak_memory(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kib * 1024
 }
 
 #[test]

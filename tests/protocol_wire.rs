@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use teaagent_tests::{Bin, RawServer};
+use teaagent_tests::{Bin, RawServer, peak_memory};
 
 fn fixture(env: &[(&str, &str)]) -> RawServer {
     let mut cmd = Command::new(Bin::Fixture.path());
@@ -241,19 +241,10 @@ fn oversized_lines_are_refused_without_buffering_and_the_server_keeps_serving() 
     assert_eq!(response["id"], Value::Null);
     assert_eq!(response["error"]["code"], -32600);
     assert_eq!(response["error"]["data"]["reason"], "line_too_long");
-    let peak_kib = peak_rss_kib(server.pid());
+    let peak_kib = peak_memory(server.pid()) / 1024;
     assert!(peak_kib < 48 * 1024, "peak RSS {peak_kib} KiB: the long line was buffered");
     assert_eq!(server.request("ping", json!({}))["result"], json!({}));
     server.finish();
-}
-
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
 }
 
 #[test]

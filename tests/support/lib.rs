@@ -14,6 +14,18 @@ pub use bins::Bin;
 pub use tree::Tree;
 pub use wire::RawServer;
 
+/// The most memory process `pid` has had resident so far (`VmHWM` in `/proc/PID/status`), in
+/// bytes.
+pub fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kib * 1024
+}
+
 /// A test whose premise this machine cannot provide (no PID namespaces, no writable cgroup, no
 /// `setpriv`) says so and returns early on a developer's machine; under CI (`CI` set, as
 /// `.ci/run` does) it fails instead, so a missing component never passes silently there.
