@@ -1,9 +1,9 @@
 //! One call of an external tool (`gateway.rs`): waits for a server that is starting, passes on
 //! progress and cancellation, and turns the reply into a result.
 
-use serde_json::Value;
-
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::child::{self, Connection, Reply};
 use super::progress::{Pace, ProgressQueue};

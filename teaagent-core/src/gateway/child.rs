@@ -28,10 +28,9 @@
 //!   reading its answers cannot make teaagent hold them.
 //! - **Notifications from the child**: progress is routed to the call whose token it names (its
 //!   message cut at [`MAX_STDERR_LINE`], like a log line), a few at a time and paced
-//!   (`gateway/progress.rs`); `notifications/tools/list_changed` is
-//!   counted for the supervisor (which re-reads the list, at most once a second however many
-//!   arrive, and compares it with the pinned one); log messages go to stderr like its stderr;
-//!   the rest is ignored.
+//!   (`gateway/progress.rs`); `notifications/tools/list_changed` is counted for the supervisor
+//!   (which re-reads the list, at most once a second however many arrive, and compares it with
+//!   the pinned one); log messages go to stderr like its stderr; the rest is ignored.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
