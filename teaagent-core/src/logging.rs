@@ -241,11 +241,6 @@ pub(crate) fn json_line(level: &str, target: &str, message: Value, fields: Map<S
     line
 }
 
-/// A line of [`LogFormat::Json`] with no fields (for what is said outside `tracing`).
-fn json_event_line(level: &str, target: &str, message: &str) -> String {
-    json_line(level, target, Value::String(message.to_owned()), Map::new())
-}
-
 struct FieldsToJson(Map<String, Value>);
 
 impl Visit for FieldsToJson {

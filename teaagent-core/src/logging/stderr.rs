@@ -214,7 +214,7 @@ fn write_all(fd: BorrowedFd<'_>, mut bytes: &[u8]) -> rustix::io::Result<()> {
 fn dropped_notice(dropped: u64) -> Vec<u8> {
     let message = format!("⟪{dropped} lines dropped: stderr was not read⟫");
     let line = if super::json_lines() {
-        super::json_event_line("WARN", "teaagent::stderr", &message)
+        super::json_line("WARN", "teaagent::stderr", message.into(), serde_json::Map::new())
     } else {
         format!("teaagent: {message}\n")
     };

@@ -93,18 +93,19 @@ struct Session {
 
 impl Peer {
     pub(crate) fn new(out: mpsc::UnboundedSender<Out>) -> Self {
-        let session =
-            Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        Self { inner: Arc::new(Inner { out, backlog: None, session: Arc::new(session), requests: true }) }
+        Self::opening(out, None)
     }
 
     /// A peer whose lines go to one writer that counts what it writes against `backlog` (stdio).
     pub(crate) fn with_backlog(out: mpsc::UnboundedSender<Out>, backlog: Arc<Backlog>) -> Self {
-        let mut peer = Self::new(out);
-        if let Some(inner) = Arc::get_mut(&mut peer.inner) {
-            inner.backlog = Some(backlog);
-        }
-        peer
+        Self::opening(out, Some(backlog))
+    }
+
+    /// A new session's peer.
+    fn opening(out: mpsc::UnboundedSender<Out>, backlog: Option<Arc<Backlog>>) -> Self {
+        let session =
+            Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
+        Self { inner: Arc::new(Inner { out, backlog, session: Arc::new(session), requests: true }) }
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
