@@ -124,6 +124,13 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// answer `tasks/get` from its latest snapshot. A store with no other replica keeps nothing.
     fn publish_task(&self, _id: &str, _snapshot: String, _ttl: Duration) {}
 
+    /// [`Store::publish_task`], done when the answer is: for a task just created, whose handle
+    /// the client may take to another replica at once.
+    fn publish_task_now<'a>(&'a self, id: &'a str, snapshot: String, ttl: Duration) -> StoreAnswer<'a, ()> {
+        self.publish_task(id, snapshot, ttl);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// The snapshot another replica published of task `id`, if any.
     fn published_task<'a>(&'a self, _id: &'a str) -> StoreAnswer<'a, Option<String>> {
         Box::pin(std::future::ready(Ok(None)))

@@ -429,6 +429,10 @@ impl Store for RedisStore {
         });
     }
 
+    fn publish_task_now<'a>(&'a self, id: &'a str, snapshot: String, ttl: Duration) -> StoreAnswer<'a, ()> {
+        Box::pin(async move { self.set_task(id, &snapshot, ttl).await })
+    }
+
     fn published_task<'a>(&'a self, id: &'a str) -> StoreAnswer<'a, Option<String>> {
         Box::pin(self.task_in_redis(id))
     }

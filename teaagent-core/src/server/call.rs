@@ -197,7 +197,7 @@ async fn checked_call(
             },
             legacy: if legacy { caller.peer.legacy() } else { None },
         };
-        return task::start(shared, caller, run);
+        return task::start(shared, caller, run).await;
     }
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });

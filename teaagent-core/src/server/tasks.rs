@@ -256,10 +256,27 @@ impl TaskRecord {
 
     /// Publishes its snapshot for the other replicas of a fleet (`crate::fleet::Store`): its
     /// principal and its `tasks/get` answer, kept for its time to live once it is over (and a
-    /// day while it runs). Done when it is created and when it ends.
+    /// day while it runs). Done when it is created ([`TaskRecord::publish_created`]) and when
+    /// it ends.
     pub(crate) fn publish(&self, store: &dyn crate::fleet::Store) {
+        if let Some((snapshot, keep)) = self.snapshot(store) {
+            store.publish_task(&self.id, snapshot, keep);
+        }
+    }
+
+    /// [`TaskRecord::publish`] for a task just created, done before its handle is answered: a
+    /// client that takes the handle to another replica at once finds it there. (A store that
+    /// cannot be reached in its timeout is given up on, as for any publication.)
+    pub(crate) async fn publish_created(&self, store: &dyn crate::fleet::Store) {
+        if let Some((snapshot, keep)) = self.snapshot(store) {
+            let _ = store.publish_task_now(&self.id, snapshot, keep).await;
+        }
+    }
+
+    /// What it publishes, and for how long; `None` where no other replica reads it.
+    fn snapshot(&self, store: &dyn crate::fleet::Store) -> Option<(String, Duration)> {
         if !store.is_shared() {
-            return;
+            return None;
         }
         let detailed = self.detailed();
         let keep = if detailed.task.status.is_terminal() {
@@ -267,8 +284,7 @@ impl TaskRecord {
         } else {
             self.ttl + Duration::from_secs(86_400)
         };
-        let snapshot = serde_json::json!({ "owner": self.owner.as_deref(), "task": detailed });
-        store.publish_task(&self.id, snapshot.to_string(), keep);
+        Some((serde_json::json!({ "owner": self.owner.as_deref(), "task": detailed }).to_string(), keep))
     }
 
     /// `tasks/cancel`: `cancelled` and its call's token cancelled, unless it is already over.

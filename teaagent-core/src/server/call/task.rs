@@ -80,9 +80,9 @@ impl Recorded {
 }
 
 /// Creates the task and starts its run; the call's answer is the task's handle.
-pub(super) fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Result<CallOutcome, Error> {
+pub(super) async fn start(shared: &Arc<Shared>, caller: &Caller, run: TaskRun) -> Result<CallOutcome, Error> {
     let record = shared.tasks.create(caller)?;
-    record.publish(shared.store.as_ref());
+    record.publish_created(shared.store.as_ref()).await;
     let info = record.info();
     let background = Arc::clone(shared);
     // Protocol 2025-11-25: the client is told when its task is over
@@ -271,7 +271,7 @@ pub(super) async fn run_until_task(
         }
     };
     inputs.escalation.became(BecameTask { board: Arc::clone(&record.board), cancel: record.cancel.clone() });
-    record.publish(shared.store.as_ref());
+    record.publish_created(shared.store.as_ref()).await;
     let info = record.info();
     let _ = answer.send(());
     let background = Arc::clone(shared);
