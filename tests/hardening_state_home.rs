@@ -82,6 +82,21 @@ fn links_inside_the_home_are_never_written_through() {
     server.finish();
     assert_eq!(std::fs::read_to_string(&target).expect("target"), "", "{answer}");
     assert!(!root.join("n.txt").exists(), "no unaudited write: {answer}");
+    // Nor is the lock registry rewritten through one, though a registry that fits in its page is
+    // rewritten in place.
+    let home = new_home();
+    let target = outside.path().join("registry-hard-linked");
+    let registry = format!("{{\"version\": 1, \"locks\": []}}{}\n", " ".repeat(3000));
+    std::fs::write(&target, &registry).expect("target");
+    std::fs::hard_link(&target, home.path().join("workspace_registry.json")).expect("hard link");
+    let mut server = serve(&root, home.path(), &["--permission-mode", "danger-full-access"]);
+    let answer = write_call(&mut server, "n.txt");
+    server.finish();
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), registry, "written through: {answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let own = std::fs::metadata(home.path().join("workspace_registry.json")).expect("registry");
+    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&own), 1, "replaced by a file of its own");
+    std::fs::remove_file(root.join("n.txt")).expect("written");
     // The user's configuration: refused at start, unread.
     let home = new_home();
     let target = outside.path().join("config.toml");

@@ -38,6 +38,8 @@ use rustix::io::Errno;
 
 use crate::visible;
 
+mod rewrite;
+
 /// The largest configuration or trust store file teaagent reads (1 MiB).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -367,9 +369,9 @@ impl Home {
     }
 
     /// [`Home::write_atomic`] without the two `fsync`s, for a file that means nothing after the
-    /// machine stops (the workspace lock registry: every owner it names is gone after a crash).
-    /// Other processes see the old file or the new one, never a torn one; after a crash the file
-    /// may be empty or old, and whoever reads it must treat it as unusable.
+    /// machine stops (a cache). Other processes see the old file or the new one, never a torn
+    /// one; after a crash the file may be empty or old, and whoever reads it must treat it as
+    /// unusable.
     pub fn write_atomic_unsynced(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.replace(name, bytes, Durability::Unsynced)
     }

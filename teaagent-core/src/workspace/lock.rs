@@ -3,9 +3,12 @@
 //! `$TEAAGENT_HOME/workspace_registry.json` holds one record per locked workspace:
 //! `{workspace_path, owner_pid, acquired_at}` plus `owner_start` (the process's start time, in
 //! clock ticks since boot), `boot_id`, and the root directory's identity `root_dev`/`root_ino`.
-//! Every read-modify-write happens under an exclusive `flock` on `workspace_registry.lock` and
-//! replaces the file atomically (temporary file, `rename`), so concurrent servers never lose each
-//! other's records nor read a torn file. Nothing is `fsync`ed: the registry says which live
+//! Every read and every read-modify-write happens under an exclusive `flock` on
+//! `workspace_registry.lock`, so concurrent servers never lose each other's records nor read a
+//! torn file. The file is rewritten in place while it fits in its first page (padded with spaces),
+//! and replaced atomically (temporary file, `rename`) when it grows past it: a rename costs the
+//! start of every server a block allocation and write-back on ext4 (`Home::rewrite_padded` says
+//! why and when an overwrite is safe). Nothing is `fsync`ed: the registry says which live
 //! processes hold which roots, and after a crash of the machine none of them is alive (each record
 //! carries its boot); a file the crash left empty or torn is set aside and rebuilt, like any
 //! unusable one. A server takes its lock before it answers anything, so that write is on every
@@ -287,7 +290,7 @@ impl LockRegistry {
     fn write(&self, locks: &[LockRecord]) -> io::Result<()> {
         let mut body = serde_json::to_vec_pretty(&RegistryFile { version: 1, locks: locks.to_vec() })?;
         body.push(b'\n');
-        self.home.write_atomic_unsynced(FILE_NAME, &body)
+        self.home.rewrite_padded(FILE_NAME, &body)
     }
 }
 
