@@ -135,6 +135,45 @@ fn lock_owners(home: &Path) -> Vec<u64> {
     file["locks"].as_array().into_iter().flatten().filter_map(|r| r["owner_pid"].as_u64()).collect()
 }
 
+/// The names of a process's threads (as `/proc` gives them: 15 bytes at most).
+fn thread_names(pid: u32) -> Vec<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("tasks");
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_server_whose_tools_block_has_its_blocking_thread_before_the_first_call() {
+    // `teaagent mcp serve`'s tools run on the blocking pool: its first thread is made at start,
+    // beside the rest of the start, so the first call does not wait while it is made. No call is
+    // made here: without that, no such thread would ever appear. The echo's tool is async: it
+    // makes none.
+    for (bin, blocking) in [(Bin::Teaagent, true), (Bin::Echo, false)] {
+        let (ws, home) = (Tree::new(), Tree::new());
+        let cmd = match bin {
+            Bin::Teaagent => mcp_serve(&ws, &home),
+            _ => {
+                let mut cmd = Command::new(bin.path());
+                cmd.env("TEAAGENT_HOME", home.base()).env_remove("RUST_LOG");
+                cmd
+            }
+        };
+        let mut server = RawServer::start(cmd);
+        server.send(INIT);
+        assert_eq!(server.recv()["id"], "init", "{bin:?}");
+        // A new thread names itself once it runs: a moment after it is made.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let pool = || thread_names(server.pid()).iter().any(|name| name.starts_with("tokio-"));
+        while blocking && !pool() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(pool(), blocking, "{bin:?}: threads {:?}", thread_names(server.pid()));
+        server.finish();
+    }
+}
+
 #[test]
 fn the_lock_is_held_when_the_first_answer_leaves() {
     // Over stdio, for the command and for a server built on the library (the fixture locks its

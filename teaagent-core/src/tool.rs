@@ -77,7 +77,11 @@ pub type ToolFuture = BoxFuture<'static, Result<CallToolResult, Error>>;
 
 /// Runs one call of a tool with the (validated) arguments object.
 #[derive(Clone)]
-pub struct Handler(Arc<dyn Fn(ToolContext, JsonObject) -> ToolFuture + Send + Sync>);
+pub struct Handler {
+    run: Arc<dyn Fn(ToolContext, JsonObject) -> ToolFuture + Send + Sync>,
+    /// Made by [`Handler::blocking`]: each call runs on the blocking thread pool.
+    blocking: bool,
+}
 
 impl Handler {
     /// A handler from an async function.
@@ -86,7 +90,7 @@ impl Handler {
         F: Fn(ToolContext, JsonObject) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, Error>> + Send + 'static,
     {
-        Handler(Arc::new(move |ctx, args| Box::pin(f(ctx, args))))
+        Handler { run: Arc::new(move |ctx, args| Box::pin(f(ctx, args))), blocking: false }
     }
 
     /// A handler from a blocking function: it runs on the blocking thread pool so it never
@@ -96,7 +100,7 @@ impl Handler {
         F: Fn(ToolContext, JsonObject) -> Result<CallToolResult, Error> + Send + Sync + 'static,
     {
         let f = Arc::new(f);
-        Handler::new(move |ctx, args| {
+        let handler = Handler::new(move |ctx, args| {
             let f = Arc::clone(&f);
             async move {
                 // The request's log level goes along to the blocking thread (`logging`).
@@ -108,12 +112,18 @@ impl Handler {
                     Err(e) => Err(Error::Internal { details: e.to_string() }),
                 }
             }
-        })
+        });
+        Handler { blocking: true, ..handler }
     }
 
     /// Starts one call.
     pub fn call(&self, ctx: ToolContext, args: JsonObject) -> ToolFuture {
-        (self.0)(ctx, args)
+        (self.run)(ctx, args)
+    }
+
+    /// Whether each call runs on the blocking thread pool ([`Handler::blocking`]).
+    pub fn is_blocking(&self) -> bool {
+        self.blocking
     }
 }
 

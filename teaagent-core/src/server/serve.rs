@@ -34,6 +34,7 @@ impl Server {
     pub fn serve_stdio(mut self) -> Serving {
         Serving::new(async move {
             self.prepare(true)?;
+            self.start_blocking_pool();
             let shutdown = CancellationToken::new();
             let signals = tokio::spawn(on_signal(shutdown.clone()));
             let result = match transport::stdio() {
@@ -55,6 +56,7 @@ impl Server {
     {
         Serving::new(async move {
             self.prepare(false)?;
+            self.start_blocking_pool();
             let input = transport::Input::Async(Box::new(reader));
             let output = transport::Output::Async(Box::new(writer));
             main_loop::run(self, input, output, shutdown).await
@@ -129,6 +131,7 @@ impl Server {
             None => None,
         };
         self.prepare(false)?;
+        self.start_blocking_pool();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         // The process's own peer has no client over HTTP: each request answers on its own.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
