@@ -71,6 +71,13 @@ fn every_refusal_has_its_status_and_code() {
     let bare = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
     let r = send(headers(&bare), bare.to_string().as_bytes());
     assert_eq!((r.status, code(&r), r.json()["id"].clone()), (400, -32602, json!(3)), "{r:?}");
+    // (The caller of a `_meta` is remembered by its exact text: the refusals below with `ok`'s
+    // `_meta`, already answered, still meet every header check; one that differs is read again.)
+    let mut capless = request(3, "tools/list", json!({}));
+    let capabilities = "io.modelcontextprotocol/clientCapabilities";
+    capless["params"]["_meta"].as_object_mut().expect("meta").remove(capabilities);
+    let r = send(headers(&capless), capless.to_string().as_bytes());
+    assert_eq!((r.status, code(&r)), (400, -32602), "no capabilities: {r:?}");
     let r = send(with(&ok, "MCP-Protocol-Version", "2026-01-01"), body.as_bytes());
     assert_eq!((r.status, code(&r)), (400, -32020), "header and _meta disagree: {r:?}");
     let r = send(without(&ok, "MCP-Protocol-Version"), body.as_bytes());

@@ -64,6 +64,7 @@
 
 mod answer;
 mod auth;
+mod callers;
 mod fairness;
 mod health;
 mod host;
@@ -193,6 +194,8 @@ pub(crate) struct Endpoint {
     pub(crate) sessions: Sessions,
     /// Each caller's requests in progress ([`HttpOptions::max_connections_per_caller`]).
     pub(crate) requests: Arc<crate::session::fairness::Shares>,
+    /// The callers of modern requests, by their `_meta`.
+    pub(crate) callers: callers::Callers,
     /// OAuth resource-server mode, running.
     #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<Arc<oauth::OAuth>>,

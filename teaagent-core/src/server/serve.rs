@@ -149,6 +149,7 @@ impl Server {
             stopping: CancellationToken::new(),
             sessions: Default::default(),
             requests: crate::session::fairness::Shares::new(crate::error::CallerShare::Requests),
+            callers: Default::default(),
             #[cfg(feature = "oauth")]
             oauth,
         });

@@ -87,11 +87,16 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
             return rpc_error(StatusCode::BAD_REQUEST, None, &error);
         }
     };
-    let caller =
-        match modern_checks(&headers, &request.method, request.params.as_ref(), &endpoint.shared.registry) {
-            Ok(caller) => caller,
-            Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
-        };
+    let caller = match modern_checks(
+        &headers,
+        &request.method,
+        request.params.as_ref(),
+        &endpoint.shared.registry,
+        &endpoint.callers,
+    ) {
+        Ok(caller) => caller,
+        Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
+    };
     let route = Route { log_level: caller.log_level, caller, auth, session: None };
     answer(endpoint, request.id, request.method, request.params, route, accepts).await
 }

@@ -8,6 +8,7 @@ use hyper::StatusCode;
 use hyper::header::HeaderMap;
 use serde_json::value::RawValue;
 
+use super::callers::Callers;
 use super::param_headers::check_param_headers;
 use super::request::{names, text};
 use crate::error::Error;
@@ -15,26 +16,39 @@ use crate::jsonrpc::RawParams;
 use crate::mcp::ProtocolVersion;
 use crate::mcp::modern::{META_PROTOCOL_VERSION, ModernMeta};
 use crate::registry::Registry;
-use crate::server::era::modern_caller;
+use crate::server::era::{REMOVED_IN_MODERN, modern_caller};
 use crate::session::SessionInfo;
 
 /// The modern checks of the `http` module docs' table, in order; the caller's session on success.
+/// A `_meta` seen before is not read again: its caller is remembered (`callers.rs`).
 pub(super) fn modern_checks(
     headers: &HeaderMap,
     method: &str,
     params: Option<&RawParams>,
     registry: &Registry,
+    callers: &Callers,
 ) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
     // One pass over the params for everything compared (a large argument is skipped, not built).
     let read = read_params(params).map_err(bad)?;
-    let meta = read.meta;
-    let meta_version = meta.as_ref().and_then(|m| m.protocol_version.clone());
-    // `_meta` first: without it nothing else can be compared.
     let invalid = |details: String| {
         bad(Error::InvalidParams { reason: crate::error::ParamsProblem::InvalidMeta, details })
     };
+    // The caller this very `_meta` made before (then it passed the checks of `_meta` below), or
+    // the `_meta` read now.
+    let known = read.meta.and_then(|raw| callers.get(raw.get()));
+    let meta = match (&known, read.meta) {
+        (None, Some(raw)) => {
+            serde_json::from_str::<Option<ModernMeta>>(raw.get()).map_err(|e| invalid(e.to_string()))?
+        }
+        _ => None,
+    };
+    let meta_version = match (&known, &meta) {
+        (Some(caller), _) => Some(caller.version.as_str()),
+        (None, meta) => meta.as_ref().and_then(|m| m.protocol_version.as_deref()),
+    };
+    // `_meta` first: without it nothing else can be compared.
     let Some(meta_version) = meta_version else {
         return Err(invalid(format!(
             "every request of protocol 2026-07-28 carries `_meta[\"{META_PROTOCOL_VERSION}\"]`"
@@ -53,7 +67,7 @@ pub(super) fn modern_checks(
         Some(_) => {}
     }
     if !ProtocolVersion::MODERN.iter().any(|v| v.as_str() == meta_version) {
-        return Err(bad(Error::UnsupportedVersion { requested: meta_version }));
+        return Err(bad(Error::UnsupportedVersion { requested: meta_version.to_owned() }));
     }
     match text(headers, &names::METHOD) {
         None => return Err(mismatch("the Mcp-Method header is missing".into())),
@@ -89,14 +103,25 @@ pub(super) fn modern_checks(
     }
     // A method this server does not have is answered by the pipeline itself (`404` from
     // `status_of`): the router is the one list of methods.
-    modern_caller(method, meta).map_err(|e| {
+    let not_found = |e: Error| {
         let status = if matches!(e, Error::MethodNotFound { .. }) {
             StatusCode::NOT_FOUND
         } else {
             StatusCode::BAD_REQUEST
         };
         (status, e)
-    })
+    };
+    if let Some(caller) = known {
+        return match REMOVED_IN_MODERN.contains(&method) {
+            true => Err(not_found(Error::MethodNotFound { method: method.to_owned() })),
+            false => Ok(caller),
+        };
+    }
+    let caller = modern_caller(method, meta).map_err(not_found)?;
+    if let Some(raw) = read.meta {
+        callers.keep(raw.get(), &caller);
+    }
+    Ok(caller)
 }
 
 /// What the checks read of a request's params: its `_meta`, the `name`, `uri` or `taskId` the
@@ -105,8 +130,8 @@ pub(super) fn modern_checks(
 /// Each raw value is borrowed from the params' text (nothing is copied out of it).
 #[derive(Default, serde::Deserialize)]
 struct Read<'a> {
-    #[serde(rename = "_meta", default)]
-    meta: Option<ModernMeta>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<&'a RawValue>,
     #[serde(default, borrow)]
     name: Option<&'a RawValue>,
     #[serde(default, borrow)]
