@@ -190,13 +190,18 @@ pub fn read_regular(fd: impl Into<OwnedFd>, path: &Path, limit: u64) -> Result<V
         return Err(OwnFileError::NotRegular { path: path.to_path_buf(), kind: kind_name(file_type) });
     }
     let too_large = || OwnFileError::TooLarge { path: path.to_path_buf(), limit };
-    if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > limit {
+    let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+    if size > limit {
         return Err(too_large());
     }
     // A regular file never blocks; read it the ordinary way (and never past the bound, even if
-    // it grows meanwhile).
+    // it grows meanwhile). Room for the whole file and one byte more (at least 1 KiB, within the
+    // bound: `/proc` files say they are empty): one read for its bytes and one that finds its
+    // end. From an empty buffer, the reads would start at 32 bytes and double: nine of them for
+    // the lock registry's page.
     let _ = rustix::fs::fcntl_setfl(&fd, OFlags::empty());
-    let mut bytes = Vec::new();
+    let room = size.saturating_add(1).max(1024).min(limit.saturating_add(1));
+    let mut bytes = Vec::with_capacity(usize::try_from(room).unwrap_or(0));
     File::from(fd).take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io_err)?;
     if bytes.len() as u64 > limit {
         return Err(too_large());
