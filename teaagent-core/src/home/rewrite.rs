@@ -43,8 +43,10 @@ impl Home {
         if bytes.len() <= PAGE && self.overwrite(name, bytes) {
             return Ok(());
         }
-        let body = if bytes.len() < PAGE { padded(bytes, PAGE) } else { bytes.to_vec() };
-        self.replace(name, &body, Durability::Unsynced)
+        if bytes.len() >= PAGE {
+            return self.replace(name, bytes, Durability::Unsynced);
+        }
+        self.replace(name, &padded(bytes, PAGE), Durability::Unsynced)
     }
 
     /// Overwrites `name` in place if [`Home::rewrite_padded`] may; whether it did (a short or
