@@ -2,13 +2,14 @@
 //!
 //! One file per wire concept: [`id`] keeps a client's id exactly as it was written, [`message`]
 //! classifies an incoming line (its envelope read first by `scan`, for the common case),
-//! [`response`] writes the bytes of an answer. The gateway reads its external servers' replies
-//! with `scan` too.
+//! [`response`] writes the bytes of an answer, and `value` reads a large request's params the way
+//! `serde_json` does, faster. The gateway reads its external servers' replies with `scan` too.
 
 pub mod id;
 pub mod message;
 pub mod response;
 pub(crate) mod scan;
+pub(crate) mod value;
 
 pub use id::{IdKey, RequestId};
 pub use message::{

@@ -10,7 +10,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{self, CallOutcome};
-use super::params::parse_params;
+use super::params::{parse_large_params, parse_params};
 use super::prompts::PromptOutcome;
 use super::shared::Shared;
 use crate::error::{Error, InvalidRequest};
@@ -111,7 +111,7 @@ pub(crate) async fn dispatch(
             "tools/call" => {
                 // Boxed: the params are handed down through every step of the call, and each
                 // hand-over of an unboxed one copied its bytes.
-                let parsed = parse_params::<Box<CallToolParams>>(params);
+                let parsed = parse_large_params::<Box<CallToolParams>>(params);
                 // The message's text (a large argument, say) is not kept while the tool runs.
                 drop(raw);
                 match parsed {
