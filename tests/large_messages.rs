@@ -153,36 +153,10 @@ fn a_client_that_does_not_read_its_answers_cannot_make_the_server_hold_them() {
 /// three seconds; then reads them all (each must be a result). Returns the server's peak memory
 /// before the answers were read.
 fn unread_answers(method: &str, params: Value, count: u64) -> u64 {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::BufRead;
     let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
-    tree.write("ws/big.txt", &format!("{}\n", "x".repeat(99)).repeat(9000));
-    let mut child = Command::new(Bin::Teaagent.path())
-        .args(["mcp", "serve", "--root"])
-        .arg(tree.root())
-        .env("TEAAGENT_HOME", home.base())
-        .env("RUST_LOG", "off")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start teaagent");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
-    writeln!(stdin, "{hello}").expect("write");
+    let (mut child, mut stdout, writer) = flood(&tree, &home, Stdio::null(), method, params, count);
     let mut line = String::new();
-    stdout.read_line(&mut line).expect("initialize answered");
-    let method = method.to_owned();
-    let writer = std::thread::spawn(move || {
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).ok()?;
-        for id in 1..=count {
-            let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            // Blocks once the server stops reading: it is waiting for this client to read.
-            writeln!(stdin, "{request}").ok()?;
-        }
-        Some(stdin) // kept open until the answers are read
-    });
     // Long enough for the server to have read and answered everything, had it kept reading.
     std::thread::sleep(Duration::from_secs(3));
     let peak = peak_memory(child.id());
@@ -203,4 +177,68 @@ fn unread_answers(method: &str, params: Value, count: u64) -> u64 {
     drop(writer.join().expect("writer"));
     assert!(child.wait().expect("exit").success());
     peak
+}
+
+/// `teaagent mcp serve` on `tree` (with a 900 KB `big.txt`), after its handshake, with a thread
+/// that sends `count` requests of `method` (blocking once the server stops reading) and gives
+/// stdin back when done.
+fn flood(
+    tree: &teaagent_tests::Tree,
+    home: &teaagent_tests::Tree,
+    stderr: Stdio,
+    method: &str,
+    params: Value,
+    count: u64,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+    std::thread::JoinHandle<Option<std::process::ChildStdin>>,
+) {
+    use std::io::{BufRead, BufReader, Write};
+    tree.write("ws/big.txt", &format!("{}\n", "x".repeat(99)).repeat(9000));
+    let mut child = Command::new(Bin::Teaagent.path())
+        .args(["mcp", "serve", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("start teaagent");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let hello = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    writeln!(stdin, "{hello}").expect("write");
+    stdout.read_line(&mut String::new()).expect("initialize answered");
+    let method = method.to_owned();
+    let writer = std::thread::spawn(move || {
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).ok()?;
+        for id in 1..=count {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            // Blocks once the server stops reading: it is waiting for this client to read.
+            writeln!(stdin, "{request}").ok()?;
+        }
+        Some(stdin) // kept open until the answers are read
+    });
+    (child, stdout, writer)
+}
+
+#[test]
+fn a_client_that_goes_away_unread_does_not_hold_the_server_for_its_grace_period() {
+    // 400 reads of 900 KB: past the unread bound, calls wait for the client to read. It closes
+    // both pipes instead: what waited goes on at once (its answers go nowhere), and the server
+    // ends before its grace period (3 s) would cancel anything.
+    let (tree, home) = (teaagent_tests::Tree::new(), teaagent_tests::Tree::new());
+    let read = json!({"name": "read_file", "arguments": {"path": "big.txt"}});
+    let (mut child, stdout, writer) = flood(&tree, &home, Stdio::piped(), "tools/call", read, 400);
+    std::thread::sleep(Duration::from_secs(2));
+    drop(stdout);
+    drop(writer.join().expect("writer"));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("stderr");
+    assert!(child.wait().expect("exit").success(), "{stderr}");
+    assert!(stderr.contains("the client is gone"), "the client went away unread: {stderr}");
+    assert!(!stderr.contains("grace period over"), "calls were held until the grace period: {stderr}");
 }

@@ -108,10 +108,13 @@ pub(crate) async fn write_loop(
     match output {
         Output::Async(w) => write_async(w, rx, &backlog, broken).await,
         Output::Blocking(w) => {
-            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, &backlog, broken));
+            let counted = backlog.clone();
+            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, &counted, broken));
             let _ = done.await;
         }
     }
+    // Calls that wait for the client to read their predecessors' answers go on: it never will.
+    backlog.close();
 }
 
 /// Collects the next batch: the first message, then whatever is already queued (up to ~1 MiB).

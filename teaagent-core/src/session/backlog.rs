@@ -10,7 +10,7 @@
 //! nothing is dropped, and what waits is bounded by the limit plus what the running calls
 //! (at most `ServerConfig::max_in_flight`) answer.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tokio::sync::Notify;
 
@@ -24,6 +24,9 @@ pub(crate) const RESUME_AT: usize = 4 << 20;
 pub(crate) struct Backlog {
     bytes: AtomicUsize,
     drained: Notify,
+    /// The writer is gone (the client went away, or the session ended): nothing will be written
+    /// any more, and nothing waits for it.
+    closed: AtomicBool,
 }
 
 impl Backlog {
@@ -43,9 +46,17 @@ impl Backlog {
         }
     }
 
-    /// Whether the backlog is past [`MAX_BACKLOG`] (then [`Backlog::room`] waits).
+    /// The writer stopped: whoever waits for room goes on (the session is ending; what is still
+    /// sent goes nowhere).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        self.drained.notify_waiters();
+    }
+
+    /// Whether the backlog is past [`MAX_BACKLOG`] (then [`Backlog::room`] waits), while the
+    /// writer is there.
     pub(crate) fn is_over(&self) -> bool {
-        self.bytes.load(Ordering::Relaxed) > MAX_BACKLOG
+        self.bytes.load(Ordering::Relaxed) > MAX_BACKLOG && !self.closed.load(Ordering::Relaxed)
     }
 
     /// Returns at once while the backlog is under [`MAX_BACKLOG`]; past it, once it is down to
@@ -59,7 +70,7 @@ impl Backlog {
             let drained = self.drained.notified();
             let mut drained = std::pin::pin!(drained);
             drained.as_mut().enable();
-            if self.bytes.load(Ordering::Relaxed) <= RESUME_AT {
+            if self.bytes.load(Ordering::Relaxed) <= RESUME_AT || self.closed.load(Ordering::Relaxed) {
                 return;
             }
             drained.await;
@@ -96,5 +107,23 @@ mod tests {
         // More written than was counted never wraps around.
         backlog.written(usize::MAX);
         tokio::time::timeout(std::time::Duration::from_secs(1), backlog.room()).await.expect("room");
+    }
+
+    #[tokio::test]
+    async fn a_writer_gone_lets_every_waiter_go_on() {
+        let backlog = std::sync::Arc::new(Backlog::default());
+        backlog.add(MAX_BACKLOG + 1);
+        let waiting = tokio::spawn({
+            let backlog = backlog.clone();
+            async move { backlog.room().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "past the limit, no room");
+        backlog.close();
+        tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .expect("went on")
+            .expect("task");
+        assert!(!backlog.is_over(), "nothing is behind once nothing can be written");
     }
 }
