@@ -54,6 +54,9 @@ mod tests {
             ),
             // A duplicate field, a wrong type, a surrogate, trailing text: serde_json's own errors.
             format!(r#"{{"name": "echo", "name": "again", "arguments": {{"text": {escaped}}}}}"#),
+            // The same field spelled another way is the same field.
+            format!(r#"{{"n\u0061me": "echo", "name": "again", "arguments": {{"text": {escaped}}}}}"#),
+            format!(r#"{{"n\u0061me": "echo", "arguments": {{"text": {escaped}}}}}"#),
             format!(r#"{{"name": 5, "arguments": {{"text": {escaped}}}}}"#),
             format!(r#"{{"name": "echo", "arguments": {{"text": {escaped}, "s": "\ud83d\ude00"}}}}"#),
             format!(r#"{{"name": "echo", "arguments": {{"text": {escaped}}}}} x"#),
