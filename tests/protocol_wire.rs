@@ -323,6 +323,17 @@ fn duplicate_in_flight_ids_are_refused() {
         (json!(7), json!("duplicate_id"))
     );
     assert_eq!(server.recv()["result"]["content"][0]["text"], "slept 800 ms");
+    // The same id spelled another way (an escape) is the same id.
+    server.send(
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"slow","arguments":{"ms":800}}}"#,
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":"\u0078","method":"ping"}"#);
+    let first = server.recv();
+    assert_eq!(
+        (first["id"].clone(), first["error"]["data"]["reason"].clone()),
+        (json!("x"), json!("duplicate_id"))
+    );
+    assert_eq!(server.recv()["result"]["content"][0]["text"], "slept 800 ms");
     server.finish();
 }
 

@@ -8,6 +8,7 @@
 pub(crate) mod backlog;
 mod caller;
 pub(crate) mod fairness;
+pub(crate) mod outbox;
 pub(crate) mod peer;
 
 pub(crate) use caller::Caller;

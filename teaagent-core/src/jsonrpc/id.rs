@@ -6,7 +6,7 @@
 //! `notifications/cancelled`, which may spell the same id differently.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
 
@@ -16,9 +16,16 @@ use serde_json::value::RawValue;
 pub struct RequestId(Arc<Id>);
 
 struct Id {
-    /// The id's JSON text (a string or an integer, checked by [`IdKey::of`]).
+    /// The id's JSON text (a string or an integer, checked by [`IdKey::is_id`]).
     raw: Box<str>,
-    key: IdKey,
+    /// Made when first asked for: most requests are answered without it.
+    key: OnceLock<IdKey>,
+}
+
+impl Id {
+    fn new(raw: Box<str>, key: Option<IdKey>) -> Self {
+        Self { raw, key: key.map(OnceLock::from).unwrap_or_default() }
+    }
 }
 
 /// The meaning of an id, independent of how it was spelled (escapes, whitespace).
@@ -35,21 +42,21 @@ impl RequestId {
     /// Anything else (`null`, floats, booleans, objects) is `None`.
     pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
         let key = IdKey::of(raw.get())?;
-        Some(Self(Arc::new(Id { raw: raw.into(), key })))
+        Some(Self(Arc::new(Id::new(raw.into(), Some(key)))))
     }
 
     /// [`RequestId::from_raw`] of an id's JSON text, as a message's member is read (only a
-    /// string or an integer is one: anything else, valid JSON or not, is `None`).
+    /// string or an integer is one: anything else, valid JSON or not, is `None`). The text must
+    /// be valid JSON (the message was read whole); its key is made when first asked for.
     pub(crate) fn from_text(raw: &str) -> Option<Self> {
-        let key = IdKey::of(raw)?;
-        Some(Self(Arc::new(Id { raw: raw.into(), key })))
+        IdKey::is_id(raw).then(|| Self(Arc::new(Id::new(raw.into(), None))))
     }
 
     /// An id of the server's own (for requests the server sends to the client).
     pub fn server(n: u64) -> Self {
         let text = format!("\"teaagent-{n}\"");
         let key = IdKey::String(format!("teaagent-{n}"));
-        Self(Arc::new(Id { raw: text.into_boxed_str(), key }))
+        Self(Arc::new(Id::new(text.into_boxed_str(), Some(key))))
     }
 
     /// The JSON text to echo.
@@ -59,7 +66,11 @@ impl RequestId {
 
     /// The normalised key.
     pub fn key(&self) -> &IdKey {
-        &self.0.key
+        self.0.key.get_or_init(|| match IdKey::of(&self.0.raw) {
+            Some(key) => key,
+            // (`from_text` took only what `IdKey::is_id` accepts, and that is what `of` reads.)
+            None => IdKey::String(self.0.raw.to_string()),
+        })
     }
 }
 
@@ -97,6 +108,20 @@ impl IdKey {
         }
     }
 
+    /// Whether a valid JSON value's text is an id (a string or an integer), as [`IdKey::of`]
+    /// decides it, without making the key.
+    pub(crate) fn is_id(raw: &str) -> bool {
+        let text = raw.trim();
+        match text.as_bytes().first() {
+            Some(b'"') => true,
+            Some(b'-' | b'0'..=b'9') => {
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            }
+            _ => false,
+        }
+    }
+
     /// The key of a parsed JSON value (as found in `notifications/cancelled`).
     pub fn of_value(value: &serde_json::Value) -> Option<Self> {
         match value {
@@ -128,8 +153,19 @@ mod tests {
 
     #[test]
     fn other_values_are_not_ids() {
-        for bad in ["null", "1.5", "1e3", "true", "{}", "[]", "-", "-x"] {
+        for bad in ["null", "1.5", "1e3", "true", "{}", "[]", "-", "-x", " 1.0 "] {
             assert!(IdKey::of(bad).is_none(), "{bad} must not be an id");
+            assert!(!IdKey::is_id(bad), "{bad} must not be an id");
+            assert!(RequestId::from_text(bad).is_none(), "{bad} must not be an id");
+        }
+    }
+
+    #[test]
+    fn a_key_made_late_is_the_key_made_at_once() {
+        for text in [r#""caf\u00e9""#, r#" "a\"b" "#, "007", "-0", "-12", "123456789012345678901234567890"] {
+            let late = RequestId::from_text(text).expect("an id");
+            assert_eq!(late.raw(), text);
+            assert_eq!(Some(late.key()), IdKey::of(text).as_ref(), "{text}");
         }
     }
 

@@ -26,6 +26,7 @@ use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
 use crate::session::Caller;
 use crate::session::backlog::Backlog;
+use crate::session::outbox::Outbox;
 use crate::session::peer::{Out, Peer, SessionInfo};
 
 /// Serves until the input ends or `shutdown` is cancelled, then drains.
@@ -38,9 +39,12 @@ pub(crate) async fn run(
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     // What the client has not read yet: past a bound, no further request is read.
     let backlog = Arc::new(Backlog::default());
+    // Where the answers wait for the writer, gathered as they are sent.
+    let outbox = Arc::new(Outbox::default());
     // A failed write means the client is gone: that stops the loop like EOF.
-    let writer = tokio::spawn(write_loop(output, out_rx, backlog.clone(), shutdown.clone()));
-    let peer = Peer::with_backlog(out_tx, backlog.clone());
+    let written = (backlog.clone(), outbox.clone());
+    let writer = tokio::spawn(write_loop(output, out_rx, written, shutdown.clone()));
+    let peer = Peer::with_backlog(out_tx, backlog.clone(), outbox);
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
     // Calls that wait register their deadlines without waking this thread (`server/timer.rs`).
@@ -55,19 +59,32 @@ pub(crate) async fn run(
         settle_lock(lock);
     }
     let mut reader = FrameReader::new(input, shared.config.max_line_bytes);
+    // One wait for the stop, made once: a wait made afresh for every line registers with the
+    // token and unregisters again (a lock each way), on every request.
+    let stop = shutdown.cancelled();
+    let mut stop = std::pin::pin!(stop);
     loop {
         if backlog.is_over() {
             // The client is not reading its answers: no further request until it does.
             tokio::select! {
                 biased;
-                () = shutdown.cancelled() => break,
+                () = &mut stop => break,
                 () = backlog.room() => {}
             }
+        }
+        // Stop first: once asked to stop, no new line is started.
+        if shutdown.is_cancelled() {
+            break;
+        }
+        // A line already read (pipelined requests arrive many to a read) needs no wait.
+        if let Some(frame) = reader.buffered() {
+            shared.handle_frame(frame);
+            continue;
         }
         tokio::select! {
             // Stop first: once asked to stop, no new line is started.
             biased;
-            () = shutdown.cancelled() => break,
+            () = &mut stop => break,
             frame = reader.next() => match frame {
                 Some(frame) => shared.handle_frame(frame),
                 None => {
@@ -199,7 +216,12 @@ impl Shared {
                 return reply.send(error_line(Some(&id), &error.to_error_object_for(modern)));
             }
         };
-        if self.in_flight().contains_key(id.key()) {
+        // (An id's key is made only when a request is still running to compare it with.)
+        let duplicate = {
+            let in_flight = self.in_flight();
+            !in_flight.is_empty() && in_flight.contains_key(id.key())
+        };
+        if duplicate {
             let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
             return reply.send(error_line(Some(&id), &error.to_error_object()));
         }

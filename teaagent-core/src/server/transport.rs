@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::framing::{Frame, LineFramer};
 use crate::session::backlog::Backlog;
+use crate::session::outbox::Outbox;
 use crate::session::peer::Out;
 
 const CHUNK: usize = super::framing::READ_CHUNK;
@@ -56,6 +57,11 @@ pub(crate) struct FrameReader {
 impl FrameReader {
     pub(crate) fn new(input: Input, max_line_bytes: usize) -> Self {
         Self { input, framer: LineFramer::new(max_line_bytes), eof: false }
+    }
+
+    /// The next frame when it is already read, without reading.
+    pub(crate) fn buffered(&mut self) -> Option<Frame> {
+        self.framer.next_frame()
     }
 
     /// The next frame, or `None` at end of input (read errors end the input too, logged).
@@ -102,14 +108,14 @@ impl FrameReader {
 pub(crate) async fn write_loop(
     output: Output,
     rx: mpsc::UnboundedReceiver<Out>,
-    backlog: Arc<Backlog>,
+    (backlog, outbox): (Arc<Backlog>, Arc<Outbox>),
     broken: CancellationToken,
 ) {
     match output {
-        Output::Async(w) => write_async(w, rx, &backlog, broken).await,
+        Output::Async(w) => write_async(w, rx, &backlog, &outbox, broken).await,
         Output::Blocking(w) => {
             let counted = backlog.clone();
-            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, &counted, broken));
+            let done = tokio::task::spawn_blocking(move || write_blocking(w, rx, &counted, &outbox, broken));
             let _ = done.await;
         }
     }
@@ -117,19 +123,31 @@ pub(crate) async fn write_loop(
     backlog.close();
 }
 
-/// Collects the next batch: the first message, then whatever is already queued (up to ~1 MiB).
+/// Collects the next batch: the first message, then whatever is already queued (up to ~1 MiB),
+/// lines waiting in the outbox taken where the channel says so.
 fn gather(
     first: Out,
     rx: &mut mpsc::UnboundedReceiver<Out>,
+    outbox: &Outbox,
 ) -> (Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>) {
-    let mut batch = match first {
-        Out::Line(l) => l,
-        Out::Close(tx) => return (Vec::new(), Some(tx)),
-    };
-    while batch.len() < 1 << 20 {
+    let mut batch = Vec::new();
+    let mut next = first;
+    loop {
+        let lines = match next {
+            Out::Line(line) => line,
+            Out::Queued => outbox.take(),
+            Out::Close(tx) => return (batch, Some(tx)),
+        };
+        if batch.is_empty() {
+            batch = lines;
+        } else {
+            batch.extend_from_slice(&lines);
+        }
+        if batch.len() >= 1 << 20 {
+            break;
+        }
         match rx.try_recv() {
-            Ok(Out::Line(l)) => batch.extend_from_slice(&l),
-            Ok(Out::Close(tx)) => return (batch, Some(tx)),
+            Ok(out) => next = out,
             Err(_) => break,
         }
     }
@@ -140,10 +158,11 @@ async fn write_async(
     mut w: Box<dyn AsyncWrite + Unpin + Send>,
     mut rx: mpsc::UnboundedReceiver<Out>,
     backlog: &Backlog,
+    outbox: &Outbox,
     broken: CancellationToken,
 ) {
     while let Some(first) = rx.recv().await {
-        let (batch, close) = gather(first, &mut rx);
+        let (batch, close) = gather(first, &mut rx, outbox);
         if !batch.is_empty()
             && let Err(e) = async {
                 w.write_all(&batch).await?;
@@ -167,10 +186,11 @@ fn write_blocking(
     mut w: Box<dyn Write + Send>,
     mut rx: mpsc::UnboundedReceiver<Out>,
     backlog: &Backlog,
+    outbox: &Outbox,
     broken: CancellationToken,
 ) {
     while let Some(first) = rx.blocking_recv() {
-        let (batch, close) = gather(first, &mut rx);
+        let (batch, close) = gather(first, &mut rx, outbox);
         if !batch.is_empty()
             && let Err(e) = w.write_all(&batch).and_then(|()| w.flush())
         {

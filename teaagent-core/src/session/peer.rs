@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::backlog::Backlog;
+use super::outbox::{Outbox, Put};
 use crate::jsonrpc::{ErrorObject, IdKey, RequestId, ResponseFromClient, notification_line};
 use crate::mcp::{ClientCapabilities, Implementation, ProtocolVersion};
 
@@ -19,6 +20,8 @@ use crate::mcp::{ClientCapabilities, Implementation, ProtocolVersion};
 pub(crate) enum Out {
     /// One complete line (with its `\n`).
     Line(Vec<u8>),
+    /// Lines wait in the session's outbox (`session/outbox.rs`): take them all.
+    Queued,
     /// Flush everything before this and stop; the sender is told when done.
     Close(oneshot::Sender<()>),
 }
@@ -78,6 +81,8 @@ struct Inner {
     out: mpsc::UnboundedSender<Out>,
     /// What `out`'s writer has not yet written, where one writer serves the whole session.
     backlog: Option<Arc<Backlog>>,
+    /// Where that one writer takes its lines from (its channel then carries only the news).
+    outbox: Option<Arc<Outbox>>,
     session: Arc<Session>,
     /// Whether requests to the client can go out here (an HTTP answer the client takes as JSON
     /// only cannot carry one).
@@ -96,16 +101,23 @@ impl Peer {
         Self::opening(out, None)
     }
 
-    /// A peer whose lines go to one writer that counts what it writes against `backlog` (stdio).
-    pub(crate) fn with_backlog(out: mpsc::UnboundedSender<Out>, backlog: Arc<Backlog>) -> Self {
-        Self::opening(out, Some(backlog))
+    /// A peer whose lines go to one writer (stdio), through `outbox`, which counts what it
+    /// writes against `backlog`.
+    pub(crate) fn with_backlog(
+        out: mpsc::UnboundedSender<Out>,
+        backlog: Arc<Backlog>,
+        outbox: Arc<Outbox>,
+    ) -> Self {
+        Self::opening(out, Some((backlog, outbox)))
     }
 
     /// A new session's peer.
-    fn opening(out: mpsc::UnboundedSender<Out>, backlog: Option<Arc<Backlog>>) -> Self {
+    fn opening(out: mpsc::UnboundedSender<Out>, writer: Option<(Arc<Backlog>, Arc<Outbox>)>) -> Self {
         let session =
             Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        Self { inner: Arc::new(Inner { out, backlog, session: Arc::new(session), requests: true }) }
+        let (backlog, outbox) = writer.unzip();
+        let inner = Inner { out, backlog, outbox, session: Arc::new(session), requests: true };
+        Self { inner: Arc::new(inner) }
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
@@ -116,7 +128,13 @@ impl Peer {
     #[cfg(feature = "http")]
     pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>, requests: bool) -> Self {
         Self {
-            inner: Arc::new(Inner { out, backlog: None, session: Arc::clone(&self.inner.session), requests }),
+            inner: Arc::new(Inner {
+                out,
+                backlog: None,
+                outbox: None,
+                session: Arc::clone(&self.inner.session),
+                requests,
+            }),
         }
     }
 
@@ -173,8 +191,17 @@ impl Peer {
             if let Some(backlog) = backlog {
                 backlog.add(len);
             }
+            let message = match self.inner.outbox.as_deref() {
+                None => Out::Line(line),
+                Some(outbox) => match outbox.put(line) {
+                    Put::Whole(line) => Out::Line(line),
+                    Put::First => Out::Queued,
+                    // The writer has been told, and takes this line with those before it.
+                    Put::Behind => return,
+                },
+            };
             // A closed channel means the writer is gone (shutdown): nothing left to tell.
-            if self.inner.out.send(Out::Line(line)).is_err()
+            if self.inner.out.send(message).is_err()
                 && let Some(backlog) = backlog
             {
                 backlog.written(len);
