@@ -165,12 +165,12 @@ async fn checked_call(
         }
     };
     let Checked { tool, args, digest, legacy, as_task, may_become_task, progress_token, .. } = checked;
-    let Admitted { mut earlier, approved_now, turn, resolved, binding, responses, allowed_by } = admitted;
+    let Admitted { modern: mut modern_part, approved_now, turn, resolved, allowed_by } = admitted;
     let name = tool.name();
     let policy = &shared.policy;
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
-    let carried = match earlier.take() {
+    let carried = match modern_part.as_mut().and_then(|part| part.earlier.take()) {
         Some(held) => {
             let carried = held.carried.clone();
             held.spend();
@@ -212,7 +212,7 @@ async fn checked_call(
     let ctx = ToolContext::new(
         tool.name_cow(),
         Some(id.clone()),
-        progress_token,
+        progress_token.map(|token| *token),
         Some(caller.peer.clone()),
         run_cancel,
         shared.workspace.clone(),
@@ -225,6 +225,7 @@ async fn checked_call(
     // One clock read for the run's start, its deadline and the questions' deadline.
     let started = Instant::now();
     let deadline = started.checked_add(timeout);
+    let responses = modern_part.as_mut().map(|part| std::mem::take(&mut part.responses)).unwrap_or_default();
     let inputs = inputs_for(client, &caller.peer, responses, carried, deadline);
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
@@ -297,7 +298,7 @@ async fn checked_call(
             match next_round(
                 shared,
                 name,
-                binding.as_ref(),
+                modern_part.as_ref().map(|part| &part.binding),
                 pending,
                 failed.as_deref(),
                 approved_until,
@@ -364,10 +365,15 @@ struct Checked {
     legacy: bool,
     as_task: bool,
     may_become_task: bool,
-    progress_token: Option<Value>,
-    /// The retry's `inputResponses` and `requestState`.
-    answers: (Option<Value>, Option<Value>),
+    /// Boxed, as `answers`: few calls carry one.
+    progress_token: Option<Box<Value>>,
+    /// The retry's `inputResponses` and `requestState`, when it carries either (boxed: only a
+    /// modern retry does, and every call moves this value).
+    answers: Option<Box<Answers>>,
 }
+
+/// A modern retry's `inputResponses` and `requestState`.
+pub(super) type Answers = (Option<Value>, Option<Value>);
 
 /// Steps 1 and 2 (see [`Checked`]).
 fn check(
@@ -378,8 +384,11 @@ fn check(
     caller: &Caller,
 ) -> Result<Checked, Error> {
     let CallToolParams { name, arguments, meta, input_responses, request_state, task } = params;
-    let answers = (input_responses, request_state);
-    let progress_token = meta.and_then(|m| m.progress_token);
+    let answers = match (input_responses, request_state) {
+        (None, None) => None,
+        both => Some(Box::new(both)),
+    };
+    let progress_token = meta.and_then(|m| m.progress_token).map(Box::new);
     // 1. Unknown tool.
     let Some(at) = position else {
         return Err(Error::UnknownTool { tool: name });
@@ -451,8 +460,9 @@ fn check(
     // when a modern call may open or seal a round-trip state (bound to its arguments): it
     // carries one, or its client declared something it can be asked through.
     let modern = client.filter(|c| c.version.is_modern());
-    let round_trips =
-        modern.is_some_and(|c| answers.1.is_some() || ClientCapability::any_declared_in(&c.capabilities));
+    let round_trips = modern.is_some_and(|c| {
+        answers.as_ref().is_some_and(|a| a.1.is_some()) || ClientCapability::any_declared_in(&c.capabilities)
+    });
     let digest = if shared.policy.needs_digest(&tool) || round_trips {
         call_digest(name, &raw)
     } else {

@@ -51,7 +51,7 @@ pub(crate) fn inputs_for(
 ) -> Arc<Inputs> {
     Arc::new(Inputs::new(match client.filter(|c| c.version.is_modern()) {
         Some(modern) => Mode::Modern {
-            capabilities: modern.capabilities.clone(),
+            capabilities: Box::new(modern.capabilities.clone()),
             responses: tool_answers(responses),
             asked: carried.asked,
             carried: carried.answers,

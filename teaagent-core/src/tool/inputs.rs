@@ -263,8 +263,8 @@ pub(crate) fn tool_answers(responses: JsonObject) -> JsonObject {
 }
 
 /// How a call's questions reach the client.
-// Made once per call and kept in the call's `Arc<Inputs>`: the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
+// Made for every call: the capabilities, large and only in the modern era's and tasks' variants,
+// are boxed, so that a legacy call (most of them) moves a small value.
 pub(crate) enum Mode {
     /// Nobody to ask.
     None,
@@ -279,7 +279,7 @@ pub(crate) enum Mode {
     /// question asked under it: its digest), and those of earlier rounds from the sealed state
     /// (`carried`, by key: `{"q": digest, "a": answer}`).
     Modern {
-        capabilities: ClientCapabilities,
+        capabilities: Box<ClientCapabilities>,
         responses: JsonObject,
         asked: std::collections::BTreeMap<String, String>,
         carried: JsonObject,
@@ -287,7 +287,7 @@ pub(crate) enum Mode {
     /// A task's tool: questions are posted on its board and the tool waits there for the
     /// client's answers (`tasks/update`), until the task is cancelled.
     Task {
-        capabilities: ClientCapabilities,
+        capabilities: Box<ClientCapabilities>,
         board: std::sync::Arc<super::board::TaskBoard>,
         cancel: tokio_util::sync::CancellationToken,
     },
@@ -503,7 +503,7 @@ mod tests {
         // A carried answer to another question (same key) does not count.
         carried.insert("other".into(), json!({"q": "not this question", "a": {"roots": []}}));
         let inputs = Inputs::new(Mode::Modern {
-            capabilities: caps(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
+            capabilities: Box::new(caps(json!({"elicitation": {}, "roots": {}, "sampling": {}}))),
             responses,
             asked,
             carried,
@@ -553,7 +553,7 @@ mod tests {
     #[test]
     fn an_undeclared_capability_is_never_asked() {
         let inputs = Inputs::new(Mode::Modern {
-            capabilities: caps(json!({"sampling": {}})),
+            capabilities: Box::new(caps(json!({"sampling": {}}))),
             responses: JsonObject::new(),
             asked: Default::default(),
             carried: JsonObject::new(),

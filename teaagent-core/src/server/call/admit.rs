@@ -1,7 +1,6 @@
 //! Steps 3 to 6 of a call (`call.rs`): the policy (and asking the user), the rate limit, the
 //! workspace lock, admission. Each refusal is a [`Refusal`] the pipeline audits once.
 
-use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::lock::check_lock;
@@ -23,20 +22,27 @@ use crate::workspace::Resolved;
 
 /// A call admitted to run, and what it takes with it.
 pub(super) struct Admitted<'a> {
-    /// The `requestState` of the call's earlier round, held (spent when the call runs).
-    pub(super) earlier: Option<Reservation<'a>>,
+    /// Modern era: the retry's answers, the binding, the earlier round's state.
+    pub(super) modern: Option<Box<ModernAdmission<'a>>>,
     /// The user approved the call just now (a later round carries the approval).
     pub(super) approved_now: bool,
     /// The call's turn to run.
     pub(super) turn: OwnedSemaphorePermit,
     /// Every `#[path]` argument resolved again at admission: name, entry, target.
     pub(super) resolved: Vec<(String, Resolved, Resolved)>,
-    /// Modern era: what the call's round-trip states are bound to.
-    pub(super) binding: Option<Binding>,
-    /// Modern era: the retry's answers.
-    pub(super) responses: JsonObject,
     /// The rule that allowed it (its completion record names it too; a mode's is borrowed).
     pub(super) allowed_by: std::borrow::Cow<'static, str>,
+}
+
+/// What only a modern call brings to its admission. Boxed wherever it is kept: every call is
+/// admitted and moves what its admission holds, few calls are modern.
+pub(super) struct ModernAdmission<'a> {
+    /// The retry's answers.
+    pub(super) responses: JsonObject,
+    /// What the call's round-trip states are bound to.
+    pub(super) binding: Binding,
+    /// The `requestState` of the call's earlier round, held (spent when the call runs).
+    pub(super) earlier: Option<Reservation<'a>>,
 }
 
 /// What steps 3 to 6 come to when nothing refused the call.
@@ -58,7 +64,7 @@ pub(super) async fn admit<'a>(
     caller: &Caller,
     modern: Option<&SessionInfo>,
     digest: Option<&str>,
-    answers: (Option<Value>, Option<Value>),
+    answers: Option<Box<super::Answers>>,
 ) -> Result<AdmitOutcome<'a>, Refusal> {
     let tool = facts.tool;
     let name = tool.name();
@@ -93,32 +99,12 @@ pub(super) async fn admit<'a>(
     };
     // Modern era: the `requestState` of this call's earlier round (its approval, the answers
     // given so far), held for this call and spent only if it runs.
-    let (responses, state) = answers;
-    let responses = match modern {
-        Some(_) => crate::tool::inputs::responses(responses)?,
-        None => JsonObject::new(),
-    };
-    let binding = modern.map(|_| Binding {
-        tool: name.to_owned(),
-        digest: digest.map(str::to_owned),
-        targets: targets_digest(paths),
-        principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
-    });
-    let earlier = match (&binding, state) {
-        (Some(binding), Some(state)) => {
-            let what = format!("this call to `{name}`");
-            // Boxed: only a modern retry carries a state to open.
-            let opened = Box::pin(open_state(shared, &what, binding, &state)).await;
-            Some(opened.map_err(|(refusal, error)| {
-                Refusal::audited(
-                    error,
-                    format!("requestState refused: {refusal}"),
-                    "refused",
-                    RefusalRule::RequestState,
-                )
-            })?)
+    let modern_part = match modern {
+        // Boxed: only a modern call gets here.
+        Some(_) => {
+            Some(Box::new(Box::pin(modern_admission(shared, name, paths, caller, digest, answers)).await?))
         }
-        _ => None,
+        None => None,
     };
     let mut approved_now = false;
     let mut asked = false;
@@ -129,11 +115,11 @@ pub(super) async fn admit<'a>(
             // Only a person can approve it: first make sure the rate limit would let it run,
             // so nobody is asked about a call that is refused anyway.
             shared.limiter.look(name).await.map_err(rate_refused)?;
-            let round = modern.zip(binding.as_ref()).map(|(client, binding)| ModernRound {
+            let round = modern.zip(modern_part.as_deref()).map(|(client, part)| ModernRound {
                 client,
-                binding,
-                responses: &responses,
-                earlier: earlier.as_ref().map(|e| &e.carried),
+                binding: &part.binding,
+                responses: &part.responses,
+                earlier: part.earlier.as_ref().map(|e| &e.carried),
             });
             // Boxed: asking a person is rare, and its future would grow every call's.
             match Box::pin(approve(shared, facts, caller, question, round)).await? {
@@ -216,5 +202,42 @@ pub(super) async fn admit<'a>(
     }
     // Kept: the call runs (dropped, an admission stays counted).
     drop(admission);
-    Ok(AdmitOutcome::Run(Admitted { earlier, approved_now, turn, resolved, binding, responses, allowed_by }))
+    Ok(AdmitOutcome::Run(Admitted { modern: modern_part, approved_now, turn, resolved, allowed_by }))
+}
+
+/// A modern call's part of its admission: its retry's answers read, what its round-trip states
+/// are bound to, and the state of its earlier round opened and held (`digest`, `answers`: as for
+/// [`admit`]).
+async fn modern_admission<'a>(
+    shared: &'a Shared,
+    name: &str,
+    paths: &[PathArg],
+    caller: &Caller,
+    digest: Option<&str>,
+    answers: Option<Box<super::Answers>>,
+) -> Result<ModernAdmission<'a>, Refusal> {
+    let (responses, state) = answers.map(|a| *a).unwrap_or_default();
+    let responses = crate::tool::inputs::responses(responses)?;
+    let binding = Binding {
+        tool: name.to_owned(),
+        digest: digest.map(str::to_owned),
+        targets: targets_digest(paths),
+        principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
+    };
+    let earlier = match state {
+        Some(state) => {
+            let what = format!("this call to `{name}`");
+            let opened = open_state(shared, &what, &binding, &state).await;
+            Some(opened.map_err(|(refusal, error)| {
+                Refusal::audited(
+                    error,
+                    format!("requestState refused: {refusal}"),
+                    "refused",
+                    RefusalRule::RequestState,
+                )
+            })?)
+        }
+        None => None,
+    };
+    Ok(ModernAdmission { responses, binding, earlier })
 }

@@ -136,7 +136,11 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
         Some(session) => {
             Mode::Legacy { peer: peer.clone(), session, deadline: Some(Instant::now() + timeout) }
         }
-        None => Mode::Task { capabilities, board: Arc::clone(&record.board), cancel: cancel.clone() },
+        None => Mode::Task {
+            capabilities: Box::new(capabilities),
+            board: Arc::clone(&record.board),
+            cancel: cancel.clone(),
+        },
     };
     let inputs = Inputs::new(mode);
     let ctx = ToolContext::new(
