@@ -110,6 +110,34 @@ pub struct CallToolParams {
     pub task: Option<Value>,
 }
 
+/// [`CallToolParams`] as the server reads them.
+pub(crate) use boxed::CallToolParams as CallRequest;
+
+mod boxed {
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    use super::RequestMeta;
+
+    /// [`CallToolParams`](super::CallToolParams) as the server reads them: the same members, read
+    /// the same way, with those few calls carry boxed, so that what every call moves through its
+    /// steps is small (128 bytes, not 456). Named as the public type: serde's errors name it.
+    #[derive(Debug, Deserialize)]
+    pub(crate) struct CallToolParams {
+        pub(crate) name: String,
+        #[serde(default)]
+        pub(crate) arguments: Option<Value>,
+        #[serde(default, rename = "_meta")]
+        pub(crate) meta: Option<Box<RequestMeta>>,
+        #[serde(default, rename = "inputResponses")]
+        pub(crate) input_responses: Option<Box<Value>>,
+        #[serde(default, rename = "requestState")]
+        pub(crate) request_state: Option<Box<Value>>,
+        #[serde(default)]
+        pub(crate) task: Option<Box<Value>>,
+    }
+}
+
 /// `_meta` of a request.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -79,7 +79,7 @@ use crate::error::{ArgumentError, Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tasks::{TASKS_EXTENSION, TaskStart, TaskSupport};
-use crate::mcp::tools::CallToolParams;
+use crate::mcp::tools::CallRequest;
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::policy::request_state::{Carried, approval_deadline};
 use crate::policy::{CallFacts, Completion};
@@ -111,7 +111,7 @@ pub(crate) enum CallOutcome {
 pub(crate) async fn call_tool(
     shared: &Arc<Shared>,
     id: &RequestId,
-    params: Box<CallToolParams>,
+    params: Box<CallRequest>,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
     caller: &Caller,
@@ -140,7 +140,7 @@ async fn checked_call(
     shared: &Arc<Shared>,
     id: &RequestId,
     position: Option<usize>,
-    params: Box<CallToolParams>,
+    params: Box<CallRequest>,
     cancel: CancellationToken,
     client: Option<&SessionInfo>,
     caller: &Caller,
@@ -379,14 +379,14 @@ pub(super) type Answers = (Option<Value>, Option<Value>);
 fn check(
     shared: &Shared,
     position: Option<usize>,
-    params: CallToolParams,
+    params: CallRequest,
     client: Option<&SessionInfo>,
     caller: &Caller,
 ) -> Result<Checked, Error> {
-    let CallToolParams { name, arguments, meta, input_responses, request_state, task } = params;
+    let CallRequest { name, arguments, meta, input_responses, request_state, task } = params;
     let answers = match (input_responses, request_state) {
         (None, None) => None,
-        both => Some(Box::new(both)),
+        (responses, state) => Some(Box::new((responses.map(|r| *r), state.map(|s| *s)))),
     };
     let progress_token = meta.and_then(|m| m.progress_token).map(Box::new);
     // 1. Unknown tool.

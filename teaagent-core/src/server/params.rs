@@ -67,4 +67,50 @@ mod tests {
             assert_eq!(fast, plain, "{}", &text[..80]);
         }
     }
+
+    #[test]
+    fn the_servers_reading_of_tools_call_params_is_the_public_types() {
+        use crate::mcp::tools::CallRequest;
+        let public = |text: &str| {
+            parse_params::<CallToolParams>(Some(text))
+                .map(|p| {
+                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version));
+                    format!(
+                        "{} {:?} {meta:?} {:?} {:?} {:?}",
+                        p.name, p.arguments, p.input_responses, p.request_state, p.task
+                    )
+                })
+                .map_err(|e| e.to_string())
+        };
+        let ours = |text: &str| {
+            parse_params::<CallRequest>(Some(text))
+                .map(|p| {
+                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version));
+                    let unbox = |v: Option<Box<serde_json::Value>>| v.map(|v| *v);
+                    format!(
+                        "{} {:?} {meta:?} {:?} {:?} {:?}",
+                        p.name,
+                        p.arguments,
+                        unbox(p.input_responses),
+                        unbox(p.request_state),
+                        unbox(p.task)
+                    )
+                })
+                .map_err(|e| e.to_string())
+        };
+        for text in [
+            r#"{"name": "echo", "arguments": {"text": "hi"}}"#,
+            r#"{"name": "echo", "arguments": null, "_meta": {"progressToken": "p", "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}"#,
+            r#"{"name": "echo", "inputResponses": {"a": 1}, "requestState": "s", "task": {"ttl": 5}}"#,
+            r#"{"name": "echo", "inputResponses": null, "requestState": null, "task": null, "_meta": null}"#,
+            r#"{"name": "echo", "_meta": {"progressToken": [1]}, "other": true}"#,
+            r#"{"name": "echo", "_meta": 5}"#,
+            r#"{"name": "echo", "name": "again"}"#,
+            r#"{"arguments": {}}"#,
+            r#"{"name": 5}"#,
+            "[]",
+        ] {
+            assert_eq!(ours(text), public(text), "{text}");
+        }
+    }
 }

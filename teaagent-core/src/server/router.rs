@@ -25,7 +25,7 @@ use crate::mcp::prompts::{CompleteParams, GetPromptParams, ListPromptsResult};
 use crate::mcp::resources::{ListResourceTemplatesResult, ReadResourceParams, ReadResourceResult};
 use crate::mcp::skills::{DirectoryReadParams, GetSkillParams};
 use crate::mcp::tasks::{TASKS_EXTENSION, TaskIdParams, UpdateTaskParams};
-use crate::mcp::tools::{CallToolParams, PaginatedParams};
+use crate::mcp::tools::{CallRequest, PaginatedParams};
 use crate::session::Caller;
 use crate::session::fairness::MAX_LISTENERS;
 use crate::session::peer::SessionInfo;
@@ -111,7 +111,7 @@ pub(crate) async fn dispatch(
             "tools/call" => {
                 // Boxed: the params are handed down through every step of the call, and each
                 // hand-over of an unboxed one copied its bytes.
-                let parsed = parse_large_params::<Box<CallToolParams>>(params);
+                let parsed = parse_large_params::<Box<CallRequest>>(params);
                 // The message's text (a large argument, say) is not kept while the tool runs.
                 drop(raw);
                 match parsed {

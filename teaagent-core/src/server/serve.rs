@@ -201,7 +201,7 @@ impl Server {
         // Notifications (progress, logs) have no client to go to.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let shared = Arc::new(shared::Shared::new(self, Peer::new(tx)));
-        let params = Box::new(crate::mcp::tools::CallToolParams {
+        let params = Box::new(crate::mcp::tools::CallRequest {
             name: name.to_owned(),
             arguments: Some(arguments),
             meta: None,
