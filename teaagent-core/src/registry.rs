@@ -29,6 +29,7 @@ use crate::error::{ArgumentError, Error};
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::schema::Validator;
 use crate::schema::headers::{HeaderParam, header_params};
+use crate::schema::validate::lookup::member;
 use crate::tool::ToolDef;
 
 mod check;
@@ -121,7 +122,8 @@ impl Registry {
         args: &mut JsonObject,
     ) -> Result<(), Vec<ArgumentError>> {
         let validator = &self.inner.validators[at];
-        let required = self.inner.tools[at].input_schema().get("required").and_then(Value::as_array);
+        let schema = self.inner.tools[at].input_schema().as_object();
+        let required = schema.and_then(|s| member(s, "required")).and_then(Value::as_array);
         args.retain(|key, value| !value.is_null() || required.is_some_and(|r| r.iter().any(|k| k == key)));
         let instance = Value::Object(std::mem::take(args));
         // A valid call (nearly every call) is one pass; only a refused one builds the report.

@@ -96,6 +96,7 @@ mod compiler;
 mod equality;
 mod error;
 mod evaluated;
+pub(crate) mod lookup;
 mod numbers;
 #[cfg(test)]
 mod tests;

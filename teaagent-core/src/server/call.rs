@@ -197,7 +197,8 @@ async fn checked_call(
             },
             legacy: if legacy { caller.peer.legacy() } else { None },
         };
-        return task::start(shared, caller, run).await;
+        // Boxed: a call that runs as a task is rare, and its future would grow every call's.
+        return Box::pin(task::start(shared, caller, run)).await;
     }
     let Some(handler) = tool.handler() else {
         return Err(Error::Internal { details: format!("tool `{name}` has no handler") });

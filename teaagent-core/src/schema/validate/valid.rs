@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::budget::Visit;
 use super::compiled::{Check, NodeId, Validator};
 use super::equality::{all_unique, equal};
+use super::lookup::{has_member, member};
 use super::numbers::{compare, is_multiple_of, number};
 
 impl Validator {
@@ -29,7 +30,7 @@ impl Validator {
             Check::Const(expected) => equal(expected, value),
             Check::Properties(props) => match value {
                 Value::Object(o) => {
-                    props.iter().all(|(name, node)| o.get(name).is_none_or(|v| self.valid(*node, v)))
+                    props.iter().all(|(name, node)| member(o, name).is_none_or(|v| self.valid(*node, v)))
                 }
                 _ => true,
             },
@@ -64,12 +65,12 @@ impl Validator {
                 _ => true,
             },
             Check::Required(names) => {
-                value.as_object().is_none_or(|o| names.iter().all(|n| o.contains_key(n)))
+                value.as_object().is_none_or(|o| names.iter().all(|n| has_member(o, n)))
             }
             Check::MinProperties(n) => value.as_object().is_none_or(|o| o.len() as u64 >= *n),
             Check::MaxProperties(n) => value.as_object().is_none_or(|o| o.len() as u64 <= *n),
             Check::DependentRequired(deps) => value.as_object().is_none_or(|o| {
-                deps.iter().all(|(p, wanted)| !o.contains_key(p) || wanted.iter().all(|w| o.contains_key(w)))
+                deps.iter().all(|(p, wanted)| !has_member(o, p) || wanted.iter().all(|w| has_member(o, w)))
             }),
             Check::PrefixItems(nodes) => value
                 .as_array()
