@@ -5,6 +5,8 @@
 //! [`response`] writes the bytes of an answer, and `value` reads a large request's params the way
 //! `serde_json` does, faster. The gateway reads its external servers' replies with `scan` too.
 
+#[cfg(test)]
+mod arbitrary;
 pub mod id;
 pub mod message;
 pub mod response;

@@ -213,29 +213,9 @@ mod tests {
         }
     }
 
-    /// Any JSON value: nested arrays and objects of every kind of leaf.
-    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
-        use proptest::prelude::*;
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            any::<f64>().prop_map(Value::from),
-            "(?s).{0,40}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 64, 8, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-                proptest::collection::vec(("(?s).{0,12}", inner), 0..8)
-                    .prop_map(|members| Value::Object(members.into_iter().collect())),
-            ]
-        })
-    }
-
     proptest::proptest! {
         #[test]
-        fn any_value_is_written_as_serde_json_writes_it(value in any_value()) {
+        fn any_value_is_written_as_serde_json_writes_it(value in crate::jsonrpc::arbitrary::any_json_value()) {
             let mut ours = Vec::new();
             write_json_value(&mut ours, &value);
             proptest::prop_assert_eq!(ours, serde_json::to_vec(&value).expect("json"));

@@ -259,30 +259,11 @@ mod tests {
         );
     }
 
-    fn any_value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
-            any::<String>().prop_map(Value::String),
-            "[\"\\\\\u{0}-\u{1f}a-z\u{e9}\u{1f600}]{0,40}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(6, 64, 8, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-                prop::collection::vec(("[a-c\"\\\\\u{e9}]{0,3}", inner), 0..8)
-                    .prop_map(|members| Value::Object(members.into_iter().collect())),
-            ]
-        })
-    }
-
     proptest! {
         /// Whatever serde_json writes (compact or pretty, with the escapes it chooses) reads
         /// back here as serde_json reads it.
         #[test]
-        fn serde_jsons_own_text_reads_back_the_same(value in any_value()) {
+        fn serde_jsons_own_text_reads_back_the_same(value in crate::jsonrpc::arbitrary::any_json_value()) {
             for text in [serde_json::to_string(&value).expect("json"), serde_json::to_string_pretty(&value).expect("json")] {
                 prop_assert_eq!(read_value(&text), serde(&text));
             }

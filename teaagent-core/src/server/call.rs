@@ -368,13 +368,13 @@ struct Checked {
     may_become_task: bool,
     /// Boxed, as `answers`: few calls carry one.
     progress_token: Option<Box<Value>>,
-    /// The retry's `inputResponses` and `requestState`, when it carries either (boxed: only a
-    /// modern retry does, and every call moves this value).
-    answers: Option<Box<Answers>>,
+    /// The retry's `inputResponses` and `requestState`, as read (boxed: only a modern retry
+    /// carries them, and every call moves this value).
+    answers: Answers,
 }
 
 /// A modern retry's `inputResponses` and `requestState`.
-pub(super) type Answers = (Option<Value>, Option<Value>);
+pub(super) type Answers = (Option<Box<Value>>, Option<Box<Value>>);
 
 /// Steps 1 and 2 (see [`Checked`]).
 fn check(
@@ -385,10 +385,7 @@ fn check(
     caller: &Caller,
 ) -> Result<Checked, Error> {
     let CallRequest { name, arguments, meta, input_responses, request_state, task } = params;
-    let answers = match (input_responses, request_state) {
-        (None, None) => None,
-        (responses, state) => Some(Box::new((responses.map(|r| *r), state.map(|s| *s)))),
-    };
+    let answers = (input_responses, request_state);
     let progress_token = meta.and_then(|m| m.progress_token).map(Box::new);
     // 1. Unknown tool.
     let Some(at) = position else {
@@ -461,9 +458,8 @@ fn check(
     // when a modern call may open or seal a round-trip state (bound to its arguments): it
     // carries one, or its client declared something it can be asked through.
     let modern = client.filter(|c| c.version.is_modern());
-    let round_trips = modern.is_some_and(|c| {
-        answers.as_ref().is_some_and(|a| a.1.is_some()) || ClientCapability::any_declared_in(&c.capabilities)
-    });
+    let round_trips =
+        modern.is_some_and(|c| answers.1.is_some() || ClientCapability::any_declared_in(&c.capabilities));
     let digest = if shared.policy.needs_digest(&tool) || round_trips {
         call_digest(name, &raw)
     } else {

@@ -25,9 +25,7 @@ use crate::jsonrpc::{IdKey, Incoming, Notification, RawParams, Request, RequestI
 use crate::mcp::modern::ModernMeta;
 use crate::mcp::notifications::CancelledParams;
 use crate::session::Caller;
-use crate::session::backlog::Backlog;
-use crate::session::outbox::Outbox;
-use crate::session::peer::{Out, Peer, SessionInfo};
+use crate::session::peer::{OneWriter, Out, Peer, SessionInfo};
 
 /// Serves until the input ends or `shutdown` is cancelled, then drains.
 pub(crate) async fn run(
@@ -38,13 +36,12 @@ pub(crate) async fn run(
 ) -> io::Result<()> {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     // What the client has not read yet: past a bound, no further request is read.
-    let backlog = Arc::new(Backlog::default());
-    // Where the answers wait for the writer, gathered as they are sent.
-    let outbox = Arc::new(Outbox::default());
+    // (And where the answers wait for the writer, gathered as they are sent.)
+    let one_writer = OneWriter::default();
+    let backlog = Arc::clone(&one_writer.backlog);
     // A failed write means the client is gone: that stops the loop like EOF.
-    let written = (backlog.clone(), outbox.clone());
-    let writer = tokio::spawn(write_loop(output, out_rx, written, shutdown.clone()));
-    let peer = Peer::with_backlog(out_tx, backlog.clone(), outbox);
+    let writer = tokio::spawn(write_loop(output, out_rx, one_writer.clone(), shutdown.clone()));
+    let peer = Peer::with_one_writer(out_tx, one_writer);
     crate::logging::attach(&peer);
     let shared = Arc::new(Shared::new(server, peer));
     // Calls that wait register their deadlines without waking this thread (`server/timer.rs`).

@@ -10,7 +10,6 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{BorrowedFd, OwnedFd};
-use std::sync::Arc;
 
 use rustix::fs::{FileType, OFlags};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -20,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::framing::{Frame, LineFramer};
 use crate::session::backlog::Backlog;
 use crate::session::outbox::Outbox;
-use crate::session::peer::Out;
+use crate::session::peer::{OneWriter, Out};
 
 const CHUNK: usize = super::framing::READ_CHUNK;
 
@@ -108,7 +107,7 @@ impl FrameReader {
 pub(crate) async fn write_loop(
     output: Output,
     rx: mpsc::UnboundedReceiver<Out>,
-    (backlog, outbox): (Arc<Backlog>, Arc<Outbox>),
+    OneWriter { backlog, outbox }: OneWriter,
     broken: CancellationToken,
 ) {
     match output {

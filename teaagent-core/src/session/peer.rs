@@ -79,14 +79,22 @@ pub struct Peer {
 
 struct Inner {
     out: mpsc::UnboundedSender<Out>,
-    /// What `out`'s writer has not yet written, where one writer serves the whole session.
-    backlog: Option<Arc<Backlog>>,
-    /// Where that one writer takes its lines from (its channel then carries only the news).
-    outbox: Option<Arc<Outbox>>,
+    /// Where one writer serves the whole session (stdio): what it shares with the senders.
+    writer: Option<OneWriter>,
     session: Arc<Session>,
     /// Whether requests to the client can go out here (an HTTP answer the client takes as JSON
     /// only cannot carry one).
     requests: bool,
+}
+
+/// What a session whose lines all go to one writer (stdio) shares with that writer. Cheap to
+/// clone.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct OneWriter {
+    /// What the writer has not written yet.
+    pub(crate) backlog: Arc<Backlog>,
+    /// Where the writer takes its lines from (its channel then carries only the news).
+    pub(crate) outbox: Arc<Outbox>,
 }
 
 /// What a session keeps whatever its messages go out on.
@@ -101,23 +109,17 @@ impl Peer {
         Self::opening(out, None)
     }
 
-    /// A peer whose lines go to one writer (stdio), through `outbox`, which counts what it
-    /// writes against `backlog`.
-    pub(crate) fn with_backlog(
-        out: mpsc::UnboundedSender<Out>,
-        backlog: Arc<Backlog>,
-        outbox: Arc<Outbox>,
-    ) -> Self {
-        Self::opening(out, Some((backlog, outbox)))
+    /// A peer whose lines all go to one writer (stdio), through `writer`'s outbox, counted
+    /// against its backlog.
+    pub(crate) fn with_one_writer(out: mpsc::UnboundedSender<Out>, writer: OneWriter) -> Self {
+        Self::opening(out, Some(writer))
     }
 
     /// A new session's peer.
-    fn opening(out: mpsc::UnboundedSender<Out>, writer: Option<(Arc<Backlog>, Arc<Outbox>)>) -> Self {
+    fn opening(out: mpsc::UnboundedSender<Out>, writer: Option<OneWriter>) -> Self {
         let session =
             Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        let (backlog, outbox) = writer.unzip();
-        let inner = Inner { out, backlog, outbox, session: Arc::new(session), requests: true };
-        Self { inner: Arc::new(inner) }
+        Self { inner: Arc::new(Inner { out, writer, session: Arc::new(session), requests: true }) }
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
@@ -128,13 +130,7 @@ impl Peer {
     #[cfg(feature = "http")]
     pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>, requests: bool) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                out,
-                backlog: None,
-                outbox: None,
-                session: Arc::clone(&self.inner.session),
-                requests,
-            }),
+            inner: Arc::new(Inner { out, writer: None, session: Arc::clone(&self.inner.session), requests }),
         }
     }
 
@@ -186,14 +182,15 @@ impl Peer {
     pub(crate) fn send_line(&self, line: Vec<u8>) {
         if !line.is_empty() {
             // Counted before it is sent: the writer may write it at once.
-            let backlog = self.inner.backlog.as_deref();
+            let writer = self.inner.writer.as_ref();
+            let backlog = writer.map(|w| &*w.backlog);
             let len = line.len();
             if let Some(backlog) = backlog {
                 backlog.add(len);
             }
-            let message = match self.inner.outbox.as_deref() {
+            let message = match writer {
                 None => Out::Line(line),
-                Some(outbox) => match outbox.put(line) {
+                Some(writer) => match writer.outbox.put(line) {
                     Put::Whole(line) => Out::Line(line),
                     Put::First => Out::Queued,
                     // The writer has been told, and takes this line with those before it.
@@ -212,14 +209,14 @@ impl Peer {
     /// Whether the client has left too much unread (never where nothing is counted): then
     /// [`Peer::room`] waits. See `session/backlog.rs`.
     pub(crate) fn is_behind(&self) -> bool {
-        self.inner.backlog.as_deref().is_some_and(Backlog::is_over)
+        self.inner.writer.as_ref().is_some_and(|w| w.backlog.is_over())
     }
 
     /// Returns once what the client has not yet read is within bounds (at once where nothing is
     /// counted).
     pub(crate) async fn room(&self) {
-        if let Some(backlog) = &self.inner.backlog {
-            backlog.room().await;
+        if let Some(writer) = &self.inner.writer {
+            writer.backlog.room().await;
         }
     }
 

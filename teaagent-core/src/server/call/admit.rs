@@ -64,7 +64,7 @@ pub(super) async fn admit<'a>(
     caller: &Caller,
     modern: Option<&SessionInfo>,
     digest: Option<&str>,
-    answers: Option<Box<super::Answers>>,
+    answers: super::Answers,
 ) -> Result<AdmitOutcome<'a>, Refusal> {
     let tool = facts.tool;
     let name = tool.name();
@@ -214,10 +214,9 @@ async fn modern_admission<'a>(
     paths: &[PathArg],
     caller: &Caller,
     digest: Option<&str>,
-    answers: Option<Box<super::Answers>>,
+    (responses, state): super::Answers,
 ) -> Result<ModernAdmission<'a>, Refusal> {
-    let (responses, state) = answers.map(|a| *a).unwrap_or_default();
-    let responses = crate::tool::inputs::responses(responses)?;
+    let responses = crate::tool::inputs::responses(responses.map(|r| *r))?;
     let binding = Binding {
         tool: name.to_owned(),
         digest: digest.map(str::to_owned),
