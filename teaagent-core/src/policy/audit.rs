@@ -24,9 +24,14 @@
 //! never interleave, and nothing is synced: a record costs an append, not a disk flush.
 //!
 //! The log and its lock file stay open between records (an [`AuditLog`] and its clones share
-//! them): a record is the shared lock, a look at what the two names are now, the write, and
-//! the unlock. A name that no longer leads to the file kept open (another server rotated the
-//! log, someone removed or replaced a file) is opened again, with every check of a first open.
+//! them): a record is the shared lock, a look at what `audit.jsonl` names now, the write, and
+//! the unlock. When the name no longer leads to the file kept open (another server rotated the
+//! log, someone removed or replaced it), it is opened again, with every check of a first open;
+//! so is the lock file, if its name no longer leads to the one kept open either. The lock
+//! file's name is looked at then and before a rotation, not at every record: the lock orders
+//! rotations, and whatever replaced it shows in `audit.jsonl` by the next rotation at the
+//! latest. (A record costs four system calls; looking at the lock's name every time made it
+//! five, and a fifth more time.)
 //!
 //! # Rotation
 //!
@@ -176,6 +181,13 @@ pub struct AuditLog {
     open: Arc<Mutex<Option<OpenLog>>>,
 }
 
+/// Whether [`AuditLog::write_locked`] wrote its line.
+enum Written {
+    Yes,
+    /// No: the lock file kept open no longer has the lock's name; it must be opened again.
+    LockReplaced,
+}
+
 /// The two files a record is written with, kept open between records.
 #[derive(Debug)]
 struct OpenLog {
@@ -221,36 +233,51 @@ impl AuditLog {
     }
 
     fn append_line(&self, kept: &mut Option<OpenLog>, line: &[u8]) -> io::Result<()> {
-        let open = match kept.take() {
-            Some(open) if self.still_named(LOCK_NAME, &open.lock_id)?.is_some() => open,
-            _ => {
-                let lock = self.home.lock_file(LOCK_NAME)?;
-                let lock_id = FileStat::of_file(&lock)?;
-                let log = self.home.open_append(FILE_NAME)?;
-                let log_id = FileStat::of_file(&log)?;
-                OpenLog { lock, lock_id, log, log_id }
+        // Twice at most: a lock file found replaced is opened again, once.
+        for _ in 0..2 {
+            let open = match kept.take() {
+                Some(open) => kept.insert(open),
+                None => kept.insert(self.open_log()?),
+            };
+            rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
+            let written = self.write_locked(open, line);
+            let unlocked = rustix::fs::flock(&open.lock, FlockOperation::Unlock);
+            match written? {
+                Written::Yes => return Ok(unlocked?),
+                Written::LockReplaced => *kept = None,
             }
-        };
-        let open = kept.insert(open);
-        rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
-        let written = self.write_locked(open, line);
-        let unlocked = rustix::fs::flock(&open.lock, FlockOperation::Unlock);
-        written?;
-        Ok(unlocked?)
+        }
+        Err(io::Error::other(format!("{LOCK_NAME} keeps being replaced")))
+    }
+
+    /// The lock file and the log, as a first record opens them.
+    fn open_log(&self) -> io::Result<OpenLog> {
+        let lock = self.home.lock_file(LOCK_NAME)?;
+        let lock_id = FileStat::of_file(&lock)?;
+        let log = self.home.open_append(FILE_NAME)?;
+        let log_id = FileStat::of_file(&log)?;
+        Ok(OpenLog { lock, lock_id, log, log_id })
     }
 
     /// Writes `line` holding the lock shared: to `audit.jsonl` as it is named now, rotated first
-    /// if the line is due to start a new file.
-    fn write_locked(&self, open: &mut OpenLog, line: &[u8]) -> io::Result<()> {
+    /// if the line is due to start a new file. Writes nothing when the lock file kept open is no
+    /// longer the one named `audit.lock` (module docs).
+    fn write_locked(&self, open: &mut OpenLog, line: &[u8]) -> io::Result<Written> {
         let size = match self.still_named(FILE_NAME, &open.log_id)? {
             Some(size) => size,
             None => {
+                if self.still_named(LOCK_NAME, &open.lock_id)?.is_none() {
+                    return Ok(Written::LockReplaced);
+                }
                 open.log = self.home.open_append(FILE_NAME)?;
                 open.log_id = FileStat::of_file(&open.log)?;
                 open.log_id.size
             }
         };
         if self.rotation.is_due(size, line.len()) {
+            if self.still_named(LOCK_NAME, &open.lock_id)?.is_none() {
+                return Ok(Written::LockReplaced);
+            }
             // Not atomic: the shared lock is dropped, then the exclusive one taken once every
             // other writer is done; the size is looked at again under it.
             rustix::fs::flock(&open.lock, FlockOperation::LockExclusive)?;
@@ -259,7 +286,8 @@ impl AuditLog {
             open.log = self.home.open_append(FILE_NAME)?;
             open.log_id = FileStat::of_file(&open.log)?;
         }
-        open.log.write_all(line)
+        open.log.write_all(line)?;
+        Ok(Written::Yes)
     }
 
     /// The size of the file `name` leads to in the home now, if it is still `kept` (the same

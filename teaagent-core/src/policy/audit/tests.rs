@@ -175,6 +175,50 @@ fn a_log_kept_open_follows_its_name_when_another_server_rotates_removes_or_repla
     assert!(text.contains("mine-4") && !text.contains("mine-5"), "{text}");
 }
 
+#[test]
+fn a_replaced_lock_file_is_taken_up_when_the_log_moves_and_before_a_rotation() {
+    let dir = Scratch::new("audit-lock-replaced");
+    let home = Home::at(dir.path()).expect("home");
+    let rotation = Rotation { max_bytes: 600, keep: 5 };
+    let mine = AuditLog::in_dir(home.clone()).rotation(rotation);
+    mine.append(&record("mine-0", "")).expect("append");
+    // Someone removes the lock file; a server started after that makes a new one, and rotates.
+    std::fs::remove_file(dir.path().join(LOCK_NAME)).expect("remove");
+    let other = AuditLog::in_dir(home.clone()).rotation(rotation);
+    for _ in 0..4 {
+        other.append(&record("other", "")).expect("append"); // the fourth rotates
+    }
+    mine.append(&record("mine-1", "")).expect("append"); // fits: `mine` does not rotate
+    let in_new_file = all_records(&home).iter().any(|(n, r)| n == FILE_NAME && r["tool"] == "mine-1");
+    assert!(in_new_file, "the line after the rotation is in the new audit.jsonl");
+
+    // `mine` now takes the new lock: a writer holding it exclusive (as a rotation does) holds
+    // `mine`'s next line back until it lets go.
+    let held = home.lock_file(LOCK_NAME).expect("lock");
+    rustix::fs::flock(&held, FlockOperation::LockExclusive).expect("exclusive");
+    let clone = mine.clone(); // clones share the files kept open
+    let writer = std::thread::spawn(move || clone.append(&record("mine-2", "")));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!writer.is_finished(), "the line waited for the lock of the file named audit.lock");
+    rustix::fs::flock(&held, FlockOperation::Unlock).expect("unlock");
+    writer.join().expect("thread").expect("append");
+    assert!(all_records(&home).iter().any(|(_, r)| r["tool"] == "mine-2"));
+
+    // Replaced again, and this time `mine` is the one to rotate: it looks at the lock's name
+    // first, and rotates under the new lock.
+    drop(held);
+    std::fs::remove_file(dir.path().join(LOCK_NAME)).expect("remove");
+    let held = home.lock_file(LOCK_NAME).expect("lock");
+    rustix::fs::flock(&held, FlockOperation::LockExclusive).expect("exclusive");
+    let writer = std::thread::spawn(move || mine.append(&record("mine-3", &"y".repeat(500))));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!writer.is_finished(), "the rotation waited for the lock of the file named audit.lock");
+    rustix::fs::flock(&held, FlockOperation::Unlock).expect("unlock");
+    writer.join().expect("thread").expect("append");
+    let last = all_records(&home).into_iter().last().expect("a record");
+    assert_eq!((last.0.as_str(), last.1["tool"].as_str()), (FILE_NAME, Some("mine-3")));
+}
+
 proptest::proptest! {
     /// A record's line is the bytes `serde_json` writes for it, whatever its strings hold.
     #[test]
