@@ -45,7 +45,7 @@ impl PathArg {
 /// still to be created. The entry's own inode is left out on purpose: a file replaced by another
 /// file under the same name in the same directory (an editor saving, another write of this
 /// server) is still what was approved; a link, or another directory on the way, is not.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Identity {
     pub(super) parent: Option<(u64, u64)>,
     pub(super) kind: Option<u32>,
@@ -75,15 +75,18 @@ pub(super) fn resolve_arg(workspace: &Workspace, given: &str) -> Result<Option<B
         Ok(entry) => entry,
         Err(e) => return skip(e),
     };
-    let target = if entry.target() == Target::Symlink {
-        match workspace.resolve_for_create(given) {
+    let (target, identity) = if entry.target() == Target::Symlink {
+        let target = match workspace.resolve_for_create(given) {
             Ok(target) => target,
             Err(e) => return skip(e),
-        }
+        };
+        let identities = (identity(&entry), identity(&target));
+        (target, identities)
     } else {
-        entry.clone()
+        // One entry: looked at once.
+        let one = identity(&entry);
+        (entry.clone(), (one.clone(), one))
     };
-    let identity = (identity(&entry), identity(&target));
     let shown = (entry.display(), target.display());
     Ok(Some(Both { entry, target, identity, shown }))
 }
