@@ -24,7 +24,10 @@ pub fn call_digest(name: &str, arguments: &Value) -> String {
     out.put(",\"name\":");
     string(name, &mut out);
     out.put("}");
-    format!("sha256:{}", super::hex(&out.finish()))
+    let mut digest = String::with_capacity(71);
+    digest.push_str("sha256:");
+    super::push_hex(&mut digest, &out.finish());
+    digest
 }
 
 /// Whether `text` is a well-formed digest (`sha256:` and 64 lowercase hex digits).
