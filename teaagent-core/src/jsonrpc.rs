@@ -6,7 +6,7 @@
 //! `serde_json` does, faster. The gateway reads its external servers' replies with `scan` too.
 
 #[cfg(test)]
-mod arbitrary;
+pub(crate) mod arbitrary;
 pub mod id;
 pub mod message;
 pub mod response;

@@ -43,10 +43,27 @@ const MAX_DEPTH: usize = 100;
 
 /// The envelope of `text`, or `None` when `serde_json` must decide (see the module docs).
 pub(crate) fn members(text: &str) -> Option<Members<'_>> {
+    let [jsonrpc, id, method, params, result, error] =
+        object_members(text, [b"jsonrpc", b"id", b"method", b"params", b"result", b"error"])?;
+    Some(Members { jsonrpc: unless_null(jsonrpc), id, method: unless_null(method), params, result, error })
+}
+
+/// A member's text, `None` for a `null` (as an optional field reads it).
+pub(crate) fn unless_null(raw: Option<&str>) -> Option<&str> {
+    raw.filter(|raw| *raw != "null")
+}
+
+/// The members `names` of the object `text`, each as its JSON text as written (no surrounding
+/// whitespace; a `null` that is present is `Some("null")`), or `None` when `serde_json` must
+/// decide, on the terms of [`members`] (see the module docs): strict JSON, an object at the
+/// top, no escape in a key at its top level, none of `names` twice, nesting well under
+/// `serde_json`'s limit.
+pub(crate) fn object_members<'a, const N: usize>(
+    text: &'a str,
+    names: [&[u8]; N],
+) -> Option<[Option<&'a str>; N]> {
     let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
-    let mut members = Members::default();
-    // Which members were seen, `null` included: a member named twice is `serde_json`'s to refuse.
-    let mut seen = 0u8;
+    let mut found = [None; N];
     scan.whitespace();
     scan.expect(b'{')?;
     scan.items(b'}', |scan| {
@@ -56,26 +73,16 @@ pub(crate) fn members(text: &str) -> Option<Members<'_>> {
         scan.value(1)?;
         // Both ends are ASCII bytes (a value starts and ends with one), so char boundaries.
         let raw = text.get(start..scan.at)?;
-        let member = match key {
-            b"jsonrpc" => Some((1, &mut members.jsonrpc, true)),
-            b"id" => Some((2, &mut members.id, false)),
-            b"method" => Some((4, &mut members.method, true)),
-            b"params" => Some((8, &mut members.params, false)),
-            b"result" => Some((16, &mut members.result, false)),
-            b"error" => Some((32, &mut members.error, false)),
-            _ => None,
-        };
-        if let Some((bit, slot, null_is_absent)) = member {
-            if seen & bit != 0 {
+        if let Some(slot) = names.iter().position(|name| *name == key).map(|i| &mut found[i]) {
+            // A member named twice is `serde_json`'s to refuse.
+            if slot.replace(raw).is_some() {
                 return None;
             }
-            seen |= bit;
-            *slot = (!(null_is_absent && raw == "null")).then_some(raw);
         }
         Some(())
     })?;
     scan.whitespace();
-    (scan.at == scan.bytes.len()).then_some(members)
+    (scan.at == scan.bytes.len()).then_some(found)
 }
 
 struct Scanner<'a> {

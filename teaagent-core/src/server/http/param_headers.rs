@@ -10,7 +10,6 @@
 
 use hyper::header::HeaderMap;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::error::{Error, ParamHeaderProblem};
 use crate::registry::Registry;
@@ -26,14 +25,14 @@ pub(super) fn check_param_headers(
     headers: &HeaderMap,
     registry: &Registry,
     tool: &str,
-    arguments: Option<&RawValue>,
+    arguments: Option<&str>,
 ) -> Result<(), Error> {
     let mirrored = registry.header_params(tool);
     if mirrored.is_empty() {
         return Ok(());
     }
     let Some(arguments) = arguments else { return Ok(()) };
-    let Ok(arguments) = serde_json::from_str::<serde_json::Map<String, Value>>(arguments.get()) else {
+    let Ok(arguments) = serde_json::from_str::<serde_json::Map<String, Value>>(arguments) else {
         return Ok(());
     };
     for param in mirrored {
