@@ -81,7 +81,7 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::mcp::tasks::{TASKS_EXTENSION, TaskStart, TaskSupport};
 use crate::mcp::tools::CallRequest;
 use crate::mcp::{CallToolResult, JsonObject};
-use crate::policy::request_state::{Carried, approval_deadline};
+use crate::policy::request_state::approval_deadline;
 use crate::policy::{CallFacts, Completion};
 use crate::schema::validate::JsonType;
 use crate::session::Caller;
@@ -154,8 +154,10 @@ async fn checked_call(
         let facts = facts(shared, &checked, caller);
         let bound_digest = checked.round_trips.then_some(checked.digest.as_str());
         // 3.–6. Policy, rate limit, workspace lock, admission (`admit.rs`); a refusal at any of
-        //    them is audited here, once.
-        match admit(shared, &facts, &checked.paths, caller, modern, bound_digest, answers).await {
+        //    them is audited here, once. Its future is boxed: held here, it made this one about
+        //    1,500 bytes, past what glibc's allocator keeps at hand per size (1,032), and every
+        //    call's allocation took its slow path; two small ones take the quick one.
+        match Box::pin(admit(shared, &facts, &checked.paths, caller, modern, bound_digest, answers)).await {
             Ok(AdmitOutcome::Run(admitted)) => admitted,
             Ok(AdmitOutcome::InputRequired(result)) => return Ok(CallOutcome::InputRequired(result)),
             Err(refusal) => {
@@ -170,17 +172,15 @@ async fn checked_call(
     let policy = &shared.policy;
     // 7. Run (the turn was taken before admission): the handler under its timeout, panics
     //    caught. The earlier round's state is spent now (refused for overload, it stayed good).
-    let carried = match modern_part.as_mut().and_then(|part| part.earlier.take()) {
-        Some(held) => {
-            let carried = held.carried.clone();
-            held.spend();
-            carried
-        }
-        None => Carried::default(),
-    };
+    // Boxed, and only when there is one: held here, it was 120 bytes of every call's future.
+    let carried = modern_part.as_mut().and_then(|part| part.earlier.take()).map(|held| {
+        let carried = Box::new(held.carried.clone());
+        held.spend();
+        carried
+    });
     let approved_until = match approved_now {
         true => Some(approval_deadline(policy.question_lifetime())),
-        false => carried.approved_until.filter(|_| carried.approved()),
+        false => carried.as_deref().filter(|c| c.approved()).and_then(|c| c.approved_until),
     };
     if as_task {
         let run = task::TaskRun {
@@ -222,12 +222,13 @@ async fn checked_call(
     .with_states(shared.states.clone());
     // The questions this call may ask the client (`crate::tool::inputs`).
     let timeout = shared.config.timeout_for(&tool);
-    let round = carried.round;
+    let round = carried.as_deref().map_or(0, |c| c.round);
     // One clock read for the run's start, its deadline and the questions' deadline.
     let started = Instant::now();
     let deadline = started.checked_add(timeout);
     let responses = modern_part.as_mut().map(|part| std::mem::take(&mut part.responses)).unwrap_or_default();
-    let inputs = inputs_for(client, &caller.peer, responses, carried, deadline);
+    let inputs =
+        inputs_for(client, &caller.peer, responses, carried.map(|c| *c).unwrap_or_default(), deadline);
     let ctx = ctx.with_inputs(Arc::clone(&inputs));
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
     // The call's own handle on the context (and its token), kept while the handler has it.
