@@ -611,6 +611,9 @@ mod tests {
         assert_eq!(named, open);
         let std = std::fs::symlink_metadata(dir.join("audit.jsonl")).expect("metadata");
         assert_eq!((named.dev, named.ino, named.links, named.size), (std.dev(), std.ino(), 1, 9));
+        // The fallback where there is no `statx` reads the same identity.
+        let by_stat = rustix::fs::statat(home.dir.as_fd(), "audit.jsonl", AtFlags::SYMLINK_NOFOLLOW);
+        assert_eq!(FileStat::of_stat(&by_stat.expect("stat")), named);
 
         std::fs::write(dir.join("other"), b"x").expect("write");
         std::fs::rename(dir.join("other"), dir.join("audit.jsonl")).expect("replace");
