@@ -85,9 +85,11 @@ pub(super) async fn checked(
             "send the token in the Authorization header, never in the URL",
         )));
     }
+    // Boxed: checking a JWT (and maybe fetching the issuer's keys) is a future of about 4.8 KB,
+    // and held here it made every request's future that large, OAuth or not.
     #[cfg(feature = "oauth")]
     if let Some(oauth) = &endpoint.oauth {
-        return oauth.authenticate(headers).await;
+        return Box::pin(oauth.authenticate(headers)).await;
     }
     if !endpoint.options.tokens.is_empty() {
         if headers.get_all(header::AUTHORIZATION).iter().count() > 1 {
