@@ -19,7 +19,9 @@
 //! name: a lone surrogate passes here, and is refused where the value is read (for the
 //! gateway's replies, `gateway/result.rs`).
 //!
-//! The gateway reads its external servers' replies with it too (`gateway/child.rs`).
+//! The gateway reads its external servers' replies with it too (`gateway/child.rs`), and the
+//! checks of a 2026-07-28 HTTP request read the members of its params they compare with the
+//! headers through [`object_members`] (`server/http/modern.rs`), on the same terms.
 
 use crate::json_escapes::next_special;
 
