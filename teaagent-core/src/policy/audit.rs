@@ -31,7 +31,7 @@
 //! file's name is looked at then and before a rotation, not at every record: the lock orders
 //! rotations, and whatever replaced it shows in `audit.jsonl` by the next rotation at the
 //! latest. (A record costs four system calls; looking at the lock's name every time made it
-//! five, and a fifth more time.)
+//! five, and a record took a third longer.)
 //!
 //! # Rotation
 //!
