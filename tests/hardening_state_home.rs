@@ -125,6 +125,39 @@ fn links_inside_the_home_are_never_written_through() {
     }
 }
 
+/// The audit log's two files swapped for links while a server runs (after its first records):
+/// nothing is written through either, and a write that cannot be audited is refused. The log is
+/// looked at before every record; the lock file when the log has moved, and there the link is
+/// refused as at a first open.
+#[test]
+fn audit_files_swapped_for_links_while_serving_are_never_written_through() {
+    let tree = Tree::new();
+    let root = tree.root();
+    let outside = tempfile::tempdir().expect("outside");
+    for swapped in [&["audit.jsonl"][..], &["audit.lock", "audit.jsonl"]] {
+        let home = new_home();
+        let mut server = serve(&root, home.path(), &["--permission-mode", "danger-full-access"]);
+        let first = write_call(&mut server, "first.txt");
+        assert_eq!(first["result"]["isError"], false, "{first}");
+        let mut targets = Vec::new();
+        for name in swapped {
+            let target = outside.path().join(format!("{}-{name}", swapped.len()));
+            std::fs::write(&target, "").expect("target");
+            let file = home.path().join(name);
+            std::fs::remove_file(&file).expect("the server made it");
+            std::os::unix::fs::symlink(&target, &file).expect("link");
+            targets.push(target);
+        }
+        let answer = write_call(&mut server, "second.txt");
+        server.finish();
+        for target in &targets {
+            assert_eq!(std::fs::read_to_string(target).expect("target"), "", "{swapped:?}: {answer}");
+        }
+        assert!(!root.join("second.txt").exists(), "{swapped:?}: no unaudited write: {answer}");
+        let _ = std::fs::remove_file(root.join("first.txt"));
+    }
+}
+
 /// A configuration that declares `name` as the tests' MCP server (`allow` starts it once).
 fn rogue_config(name: &str) -> String {
     format!("[mcp_servers.{name}]\ncommand = {:?}\n", Bin::Rogue.path().display().to_string())
