@@ -1,10 +1,11 @@
 //! Running a request through the pipeline and answering it: as JSON while the call is quick and
 //! quiet, else as a stream (the `http` module docs, "JSON or a stream").
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
 use hyper::StatusCode;
+use memchr::memmem::Finder;
 use tokio::sync::mpsc;
 
 use super::Authenticated;
@@ -240,8 +241,11 @@ fn status_of(line: &[u8]) -> StatusCode {
     // Only an error changes the status, and an error answer always has this member. An answer
     // names `result` or `error` right after its id, and neither key can appear unescaped inside
     // a string: whichever comes first says which it is, without scanning a large result whole.
-    let result_at = memchr::memmem::find(line, b"\"result\":").unwrap_or(line.len());
-    if memchr::memmem::find(&line[..result_at], b"\"error\":{").is_none() {
+    // The searchers are built once: building one took more than searching a short answer.
+    static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"result\":"));
+    static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"error\":{"));
+    let result_at = RESULT.find(line).unwrap_or(line.len());
+    if ERROR.find(&line[..result_at]).is_none() {
         return StatusCode::OK;
     }
     let Ok(Answered { error: Some(failed) }) = serde_json::from_slice::<Answered>(line) else {
