@@ -32,7 +32,8 @@ pub(super) fn preflight(endpoint: &Endpoint, request: &Request<Incoming>) -> Rep
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
-    if !host_allowed(endpoint, host) || !origin.is_some_and(|o| origin_allowed(endpoint, o)) {
+    if !host_allowed(endpoint, host, host_name(host)) || !origin.is_some_and(|o| origin_allowed(endpoint, o))
+    {
         return refused(StatusCode::FORBIDDEN, "requests from that Origin are not allowed");
     }
     let mut reply = empty(StatusCode::NO_CONTENT);
@@ -53,16 +54,18 @@ pub(super) fn preflight(endpoint: &Endpoint, request: &Request<Incoming>) -> Rep
 pub(super) fn allowed_here(endpoint: &Endpoint, headers: &HeaderMap) -> Result<(), Box<Reply>> {
     let mut hosts = headers.get_all(header::HOST).iter();
     let host = match (hosts.next(), hosts.next()) {
-        (Some(host), None) => host.to_str().ok().filter(|h| !host_name(h).is_empty()),
+        (Some(host), None) => {
+            host.to_str().ok().map(|h| (h, host_name(h))).filter(|(_, name)| !name.is_empty())
+        }
         _ => None,
     };
-    let Some(host) = host else {
+    let Some((host, name)) = host else {
         return Err(Box::new(refused(
             StatusCode::BAD_REQUEST,
             "a request needs exactly one Host header: a host name and an optional numeric port",
         )));
     };
-    if !host_allowed(endpoint, host) {
+    if !host_allowed(endpoint, host, name) {
         return Err(Box::new(refused(
             StatusCode::FORBIDDEN,
             "this server does not answer to that Host (DNS rebinding protection)",
@@ -110,8 +113,8 @@ fn host_name(host: &str) -> &str {
     if valid { name } else { "" }
 }
 
-fn host_allowed(endpoint: &Endpoint, host: &str) -> bool {
-    let name = host_name(host);
+/// Whether this server answers to `host`, whose name is `name` ([`host_name`]).
+fn host_allowed(endpoint: &Endpoint, host: &str, name: &str) -> bool {
     if LOOPBACK_NAMES.iter().any(|l| name.eq_ignore_ascii_case(l)) {
         return true;
     }

@@ -53,7 +53,10 @@ impl Sessions {
     fn get(&self, id: &str, principal: Option<&str>) -> Option<Arc<Session>> {
         let mut table = lock(&self.table);
         let session = table.get(id)?.clone();
-        if lock(&session.last_used).elapsed() > IDLE {
+        let now = Instant::now();
+        let mut last_used = lock(&session.last_used);
+        if now.saturating_duration_since(*last_used) > IDLE {
+            drop(last_used);
             table.remove(id);
             session.end();
             return None;
@@ -61,7 +64,8 @@ impl Sessions {
         if session.principal.as_deref() != principal {
             return None;
         }
-        *lock(&session.last_used) = Instant::now();
+        *last_used = now;
+        drop(last_used);
         Some(session)
     }
 

@@ -20,23 +20,24 @@ use crate::server::era::modern_meta;
 
 /// The MCP endpoint.
 pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticated) -> Reply {
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let session_id = text(&headers, &names::SESSION_ID);
     // A legacy session's notification stream and its end.
-    if let Some(id) = text(request.headers(), &names::SESSION_ID) {
-        if request.method() == Method::GET {
-            return endpoint.sessions.listen(endpoint, &id, request.headers(), auth.principal.as_deref());
+    if let Some(id) = &session_id {
+        if parts.method == Method::GET {
+            return endpoint.sessions.listen(endpoint, id, &headers, auth.principal.as_deref());
         }
-        if request.method() == Method::DELETE {
-            return endpoint.sessions.end(&id, auth.principal.as_deref());
+        if parts.method == Method::DELETE {
+            return endpoint.sessions.end(id, auth.principal.as_deref());
         }
     }
-    if request.method() != Method::POST {
+    if parts.method != Method::POST {
         let mut reply =
             refused(StatusCode::METHOD_NOT_ALLOWED, "the MCP endpoint takes POST (protocol 2026-07-28)");
         reply.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return reply;
     }
-    let (parts, body) = request.into_parts();
-    let headers = parts.headers;
     let (accepts, body) = match read_body(endpoint, &headers, body).await {
         Ok(read) => read,
         Err(refusal) => return *refusal,
@@ -58,10 +59,10 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
     let modern_header = header_version.is_some() && !legacy_header;
     if !modern_header {
-        if let Some(session) = text(&headers, &names::SESSION_ID) {
+        if let Some(session) = &session_id {
             let context =
                 legacy::Context { accepts, auth, version: header_version.map(std::borrow::Cow::into_owned) };
-            return endpoint.sessions.message(endpoint, &session, message, context).await;
+            return endpoint.sessions.message(endpoint, session, message, context).await;
         }
         match message {
             Message::Request(request) if request.method == "initialize" => {

@@ -62,12 +62,13 @@ impl Session {
     /// A call is about to start (for `notifications/cancelled`); `false` when a call with its
     /// id is still in flight.
     pub(crate) fn started(&self, id: IdKey, cancel: CancellationToken) -> bool {
-        let mut in_flight = lock(&self.in_flight);
-        if in_flight.contains_key(&id) {
-            return false;
+        match lock(&self.in_flight).entry(id) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert((cancel, None));
+                true
+            }
         }
-        in_flight.insert(id, (cancel, None));
-        true
     }
 
     /// The task of a call that started.
