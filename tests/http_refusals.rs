@@ -266,6 +266,60 @@ fn framing_and_headers_are_strict() {
     }
 }
 
+/// Requests one after another on one kept-alive connection, each with its own secrets in its
+/// headers: no answer carries a header of any request, its own or one before it on the
+/// connection (hyper reads a request into the header map of the answer before it).
+#[test]
+fn answers_carry_none_of_the_requests_headers() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let token = "ci-token-0123456789abcdef";
+    let server = Http::teaagent(&tree, &home, &[], &[("TEAAGENT_HTTP_TOKENS", &format!("ci:{token}"))]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+    let mut pending = Vec::new();
+    for i in 0..4 {
+        let ping = json!({"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {"_meta": meta()}});
+        let body = ping.to_string();
+        let mut head =
+            format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n", server.addr, body.len());
+        head.push_str(&format!("Authorization: Bearer {token}\r\nCookie: session=secret-cookie-{i}\r\n"));
+        for n in 0..(3 * i) {
+            head.push_str(&format!("X-Secret-{n}: secret-value-{i}-{n}\r\n"));
+        }
+        for (k, v) in modern_headers(&ping) {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("send head");
+        stream.write_all(body.as_bytes()).expect("send body");
+        let reply = read_kept_alive(&mut stream, &mut pending);
+        assert_eq!(reply.status, 200, "request {i}: {reply:?}");
+        assert_eq!(reply.json()["id"], i, "request {i}: {reply:?}");
+        let names: Vec<&str> = reply.headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["content-type", "content-length", "date"], "request {i}: {reply:?}");
+        assert!(!reply.headers.iter().any(|(_, v)| v.contains("secret")), "request {i}: {reply:?}");
+    }
+}
+
+/// The next whole response on a kept-alive connection (its body as long as `Content-Length`
+/// says); `pending` holds what was read past it.
+fn read_kept_alive(stream: &mut TcpStream, pending: &mut Vec<u8>) -> Reply {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = Reply::parse(&pending[..end + 4]).expect("a head");
+            let length: usize = head.header("content-length").and_then(|l| l.parse().ok()).expect("a length");
+            if pending.len() >= end + 4 + length {
+                let whole: Vec<u8> = pending.drain(..end + 4 + length).collect();
+                return Reply::parse(&whole).expect("a response");
+            }
+        }
+        let n = stream.read(&mut chunk).expect("read");
+        assert!(n > 0, "the connection closed mid-answer");
+        pending.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// Sends a POST's head declaring `length` bytes of body and one byte of it, and returns the
 /// start of the answer (the status line).
 fn status_of_head_only(server: &Http, headers: &[(String, String)], length: usize) -> String {

@@ -21,12 +21,12 @@ use crate::server::era::modern_meta;
 /// The MCP endpoint.
 pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticated) -> Reply {
     let (parts, body) = request.into_parts();
-    let headers = parts.headers;
-    let session_id = text(&headers, &names::SESSION_ID);
+    let headers = &parts.headers;
+    let session_id = text(headers, &names::SESSION_ID);
     // A legacy session's notification stream and its end.
     if let Some(id) = &session_id {
         if parts.method == Method::GET {
-            return endpoint.sessions.listen(endpoint, id, &headers, auth.principal.as_deref());
+            return endpoint.sessions.listen(endpoint, id, headers, auth.principal.as_deref());
         }
         if parts.method == Method::DELETE {
             return endpoint.sessions.end(id, auth.principal.as_deref());
@@ -38,7 +38,7 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         reply.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return reply;
     }
-    let (accepts, body) = match read_body(endpoint, &headers, body).await {
+    let (accepts, body) = match read_body(endpoint, headers, body).await {
         Ok(read) => read,
         Err(refusal) => return *refusal,
     };
@@ -54,7 +54,7 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         }
     };
     // The era, per request (the `http` module docs, "Both eras").
-    let header_version = text(&headers, &names::PROTOCOL_VERSION);
+    let header_version = text(headers, &names::PROTOCOL_VERSION);
     let legacy_header =
         header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
     let modern_header = header_version.is_some() && !legacy_header;
@@ -89,7 +89,8 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         }
     };
     let caller = match modern_checks(
-        &headers,
+        headers,
+        header_version.as_deref(),
         &request.method,
         request.params.as_ref(),
         &endpoint.shared.registry,

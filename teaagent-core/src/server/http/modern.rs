@@ -19,10 +19,12 @@ use crate::registry::Registry;
 use crate::server::era::{REMOVED_IN_MODERN, modern_caller};
 use crate::session::SessionInfo;
 
-/// The modern checks of the `http` module docs' table, in order; the caller's session on success.
+/// The modern checks of the `http` module docs' table, in order (`header_version`: the request's
+/// `MCP-Protocol-Version`, as [`text`] reads it); the caller's session on success.
 /// A `_meta` seen before is not read again: its caller is remembered (`callers.rs`).
 pub(super) fn modern_checks(
     headers: &HeaderMap,
+    header_version: Option<&str>,
     method: &str,
     params: Option<&RawParams>,
     registry: &Registry,
@@ -59,7 +61,7 @@ pub(super) fn modern_checks(
             "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
         ));
     }
-    match text(headers, &names::PROTOCOL_VERSION) {
+    match header_version {
         None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
         Some(v) if v != meta_version => {
             return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
