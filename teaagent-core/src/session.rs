@@ -10,6 +10,8 @@ mod caller;
 pub(crate) mod fairness;
 pub(crate) mod outbox;
 pub(crate) mod peer;
+#[cfg(feature = "http")]
+pub(crate) mod request_lines;
 
 pub(crate) use caller::Caller;
 pub use fairness::CallerLimits;

@@ -99,7 +99,7 @@ pub(crate) async fn run(
     crate::logging::detach();
     shared.peer.close_pending();
     let (done_tx, done_rx) = oneshot::channel();
-    if shared.peer.sender().send(Out::Close(done_tx)).is_ok() {
+    if shared.peer.sender().is_some_and(|out| out.send(Out::Close(done_tx)).is_ok()) {
         let _ = tokio::time::timeout(shared.config.shutdown_grace, done_rx).await;
     }
     writer.abort();

@@ -12,6 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::backlog::Backlog;
 use super::outbox::{Outbox, Put};
+#[cfg(feature = "http")]
+use super::request_lines::RequestLines;
 use crate::jsonrpc::{ErrorObject, IdKey, RequestId, ResponseFromClient, notification_line};
 use crate::mcp::{ClientCapabilities, Implementation, ProtocolVersion};
 
@@ -78,7 +80,7 @@ pub struct Peer {
 }
 
 struct Inner {
-    out: mpsc::UnboundedSender<Out>,
+    out: Sink,
     /// Where one writer serves the whole session (stdio): what it shares with the senders.
     writer: Option<OneWriter>,
     session: Arc<Session>,
@@ -97,11 +99,26 @@ pub(crate) struct OneWriter {
     pub(crate) outbox: Arc<Outbox>,
 }
 
+/// Where a peer's lines go.
+enum Sink {
+    /// A writer's channel (stdio; the server's own peer).
+    Writer(mpsc::UnboundedSender<Out>),
+    /// The answer of one Streamable HTTP request (`session/request_lines.rs`).
+    #[cfg(feature = "http")]
+    Request(Arc<RequestLines>),
+}
+
 /// What a session keeps whatever its messages go out on.
 struct Session {
     era: OnceLock<Era>,
     pending: Mutex<HashMap<IdKey, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicU64,
+}
+
+impl Session {
+    fn new() -> Self {
+        Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) }
+    }
 }
 
 impl Peer {
@@ -117,9 +134,11 @@ impl Peer {
 
     /// A new session's peer.
     fn opening(out: mpsc::UnboundedSender<Out>, writer: Option<OneWriter>) -> Self {
-        let session =
-            Session { era: OnceLock::new(), pending: Mutex::new(HashMap::new()), next_id: AtomicU64::new(1) };
-        Self { inner: Arc::new(Inner { out, writer, session: Arc::new(session), requests: true }) }
+        Self::in_session(Sink::Writer(out), writer, Arc::new(Session::new()), true)
+    }
+
+    fn in_session(out: Sink, writer: Option<OneWriter>, session: Arc<Session>, requests: bool) -> Self {
+        Self { inner: Arc::new(Inner { out, writer, session, requests }) }
     }
 
     /// The same session, with its messages going out on `out` (one HTTP response of a legacy
@@ -128,10 +147,14 @@ impl Peer {
     /// `requests`: whether a request to the client can go out on `out` (else
     /// [`Peer::request`] fails at once with [`PeerError::Closed`]).
     #[cfg(feature = "http")]
-    pub(crate) fn answering_on(&self, out: mpsc::UnboundedSender<Out>, requests: bool) -> Self {
-        Self {
-            inner: Arc::new(Inner { out, writer: None, session: Arc::clone(&self.inner.session), requests }),
-        }
+    pub(crate) fn answering_on(&self, out: Arc<RequestLines>, requests: bool) -> Self {
+        Self::in_session(Sink::Request(out), None, Arc::clone(&self.inner.session), requests)
+    }
+
+    /// A session of its own, whose messages go out on `out` (a modern request over HTTP).
+    #[cfg(feature = "http")]
+    pub(crate) fn for_request(out: Arc<RequestLines>) -> Self {
+        Self::in_session(Sink::Request(out), None, Arc::new(Session::new()), true)
     }
 
     /// What `initialize` settled, once it has happened (never in the modern era, which has no
@@ -198,9 +221,15 @@ impl Peer {
                 },
             };
             // A closed channel means the writer is gone (shutdown): nothing left to tell.
-            if self.inner.out.send(message).is_err()
-                && let Some(backlog) = backlog
-            {
+            let sent = match &self.inner.out {
+                Sink::Writer(out) => out.send(message).is_ok(),
+                #[cfg(feature = "http")]
+                Sink::Request(out) => match message {
+                    Out::Line(line) => out.push(line),
+                    Out::Queued | Out::Close(_) => false,
+                },
+            };
+            if !sent && let Some(backlog) = backlog {
                 backlog.written(len);
             }
         }
@@ -220,8 +249,13 @@ impl Peer {
         }
     }
 
-    pub(crate) fn sender(&self) -> &mpsc::UnboundedSender<Out> {
-        &self.inner.out
+    /// The writer's channel (none where the lines go to an HTTP request's answer).
+    pub(crate) fn sender(&self) -> Option<&mpsc::UnboundedSender<Out>> {
+        match &self.inner.out {
+            Sink::Writer(out) => Some(out),
+            #[cfg(feature = "http")]
+            Sink::Request(_) => None,
+        }
     }
 
     /// Sends a request to the client and waits for its result.

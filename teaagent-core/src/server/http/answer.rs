@@ -19,7 +19,8 @@ use crate::jsonrpc::{RawParams, RequestId, error_line};
 use crate::server::router;
 use crate::session::Caller;
 use crate::session::SessionInfo;
-use crate::session::peer::{Out, Peer, REQUEST_PEER};
+use crate::session::peer::{Peer, REQUEST_PEER};
+use crate::session::request_lines::RequestLines;
 
 /// How one request runs: who asks, at which log level, on whose behalf, and (legacy) in which
 /// session.
@@ -65,12 +66,12 @@ pub(super) async fn answer(
     }
     let (principal, counted_as) = (auth.principal, auth.caller);
     let shared = endpoint.shared.clone();
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Out>();
+    let (lines, out) = RequestLines::open();
     let peer = match &session {
         // Requests to the client (an approval) need a stream to go out on.
-        Some(session) => session.peer.answering_on(out_tx, accepts.stream),
+        Some(session) => session.peer.answering_on(lines, accepts.stream),
         None => {
-            let peer = Peer::new(out_tx);
+            let peer = Peer::for_request(lines);
             peer.choose_modern();
             peer
         }
@@ -135,19 +136,20 @@ pub(super) async fn answer(
         tokio::select! {
             biased;
             line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
-            event = out_rx.recv() => match event {
-                Some(Out::Line(line)) if accepts.stream => { early.push(line); break None; }
-                Some(_) => {} // notifications are dropped for a client that takes JSON only
-                None => {}
-            },
+            () = out.changed() => {
+                // Notifications are dropped for a client that takes JSON only.
+                let sent = out.take();
+                if accepts.stream && !sent.is_empty() {
+                    early = sent;
+                    break None;
+                }
+            }
             () = &mut deadline, if accepts.stream => break None,
         }
     };
     // Notifications sent just before the response still go out (then as a stream).
     if accepts.stream {
-        while let Ok(Out::Line(line)) = out_rx.try_recv() {
-            early.push(line);
-        }
+        early.extend(out.take());
     }
     match ended {
         Some(Ended::Answered(line)) if early.is_empty() => {
@@ -185,7 +187,7 @@ pub(super) async fn answer(
                 biased;
                 line = &mut done_rx => {
                     // Notifications queued before the response go first.
-                    while let Ok(Out::Line(event)) = out_rx.try_recv() {
+                    for event in out.take() {
                         if events_tx.try_send(sse_event(&event)).is_err() {
                             dropped += 1;
                         }
@@ -196,13 +198,21 @@ pub(super) async fn answer(
                     }
                     break;
                 }
-                event = out_rx.recv() => {
-                    if let Some(Out::Line(event)) = event {
+                () = out.changed() => {
+                    let mut gone = false;
+                    for event in out.take() {
                         match events_tx.try_send(sse_event(&event)) {
                             Ok(()) => {}
                             Err(mpsc::error::TrySendError::Full(_)) => dropped += 1,
-                            Err(mpsc::error::TrySendError::Closed(_)) => break,
+                            Err(mpsc::error::TrySendError::Closed(_)) => {
+                                gone = true;
+                                break;
+                            }
                         }
+                    }
+                    // The client left (its stream is gone): nothing more to forward.
+                    if gone {
+                        break;
                     }
                 }
                 _ = tick.tick() => {
