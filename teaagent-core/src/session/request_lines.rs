@@ -6,7 +6,7 @@
 //! here cost a sixth of the HTTP path's own work a call: its state is allocated 128-byte
 //! aligned, which the allocator serves only on its slow path, plus a block of slots.)
 //!
-//! The answer takes the lines as they come ([`RequestLines::changed`], [`RequestLines::take`])
+//! The answer takes the lines as they come ([`Taking::changed`], [`Taking::take`])
 //! and, once it has ended, closes the queue ([`Taking`]): a line sent after that (a tool's
 //! background task that outlived its call) is dropped, as it was on a closed channel.
 
