@@ -41,7 +41,7 @@ pub(crate) struct Members<'a> {
 
 /// Deepest nesting [`members`] reads itself (`serde_json` refuses beyond 128 levels; anything
 /// near that is left to it).
-const MAX_DEPTH: usize = 100;
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// The envelope of `text`, or `None` when `serde_json` must decide (see the module docs).
 pub(crate) fn members(text: &str) -> Option<Members<'_>> {

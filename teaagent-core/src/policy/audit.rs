@@ -236,9 +236,10 @@ impl AuditLog {
         // Twice at most: a lock file found replaced is opened again, once.
         for _ in 0..2 {
             let open = match kept.take() {
-                Some(open) => kept.insert(open),
-                None => kept.insert(self.open_log()?),
+                Some(open) => open,
+                None => self.open_log()?,
             };
+            let open = kept.insert(open);
             rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
             let written = self.write_locked(open, line);
             let unlocked = rustix::fs::flock(&open.lock, FlockOperation::Unlock);

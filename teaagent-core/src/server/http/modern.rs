@@ -219,6 +219,11 @@ mod tests {
         ] {
             agree(text);
         }
+        // Nesting at the quick reading's limit and past it (past it, and past `serde_json`'s
+        // own, the reading and its error are `serde_json`'s).
+        for depth in [crate::jsonrpc::scan::MAX_DEPTH - 2, crate::jsonrpc::scan::MAX_DEPTH, 200] {
+            agree(&format!(r#"{{"name":"a","_meta":{}1{}}}"#, "[".repeat(depth), "]".repeat(depth)));
+        }
     }
 
     proptest! {
