@@ -242,11 +242,11 @@ impl Gateway {
     fn build(servers: Vec<External>, reserved: &dyn Fn(&str) -> bool, options: GatewayOptions) -> Started {
         let mut problems = Vec::new();
         // Names first: every clash is refused on every side.
-        let mut wanted: Vec<(String, usize, Value)> = Vec::new();
+        // (name, server, the tool's place in the server's pinned list)
+        let mut wanted: Vec<(String, usize, usize)> = Vec::new();
         for (i, server) in servers.iter().enumerate() {
-            for tool in server.pinned.tools() {
-                let own = name_of(tool).to_owned();
-                wanted.push((format!("{}{SEPARATOR}{own}", server.launch.name), i, tool.clone()));
+            for (at, tool) in server.pinned.tools().iter().enumerate() {
+                wanted.push((format!("{}{SEPARATOR}{}", server.launch.name, name_of(tool)), i, at));
             }
         }
         let mut count: HashMap<&str, usize> = HashMap::new();
@@ -256,7 +256,7 @@ impl Gateway {
         let clashing: std::collections::HashSet<String> =
             count.into_iter().filter(|(_, n)| *n > 1).map(|(name, _)| name.to_owned()).collect();
         let mut kept = Vec::new();
-        for (name, i, tool) in wanted {
+        for (name, i, at) in wanted {
             if clashing.contains(&name) {
                 problems.push(format!("left out external tool `{name}`: two external tools have that name"));
             } else if reserved(&name) {
@@ -266,11 +266,13 @@ impl Gateway {
                     "left out external tool `{name}`: the name must match `^[A-Za-z0-9_-]{{1,64}}$` (rename the server in [mcp_servers] to make it shorter)"
                 ));
             } else {
-                kept.push((name, i, tool));
+                kept.push((name, i, at));
             }
         }
-        let by_tool: HashMap<String, (usize, String)> =
-            kept.iter().map(|(name, i, tool)| (name.clone(), (*i, name_of(tool).to_owned()))).collect();
+        let by_tool: HashMap<String, (usize, String)> = kept
+            .iter()
+            .map(|(name, i, at)| (name.clone(), (*i, name_of(&servers[*i].pinned.tools()[*at]).to_owned())))
+            .collect();
         let (changed, _) = watch::channel(0);
         let links = servers
             .into_iter()
@@ -290,8 +292,8 @@ impl Gateway {
             options,
         });
         let mut tools = Vec::new();
-        for (name, i, tool) in kept {
-            match tool_def(&inner, &name, i, &tool) {
+        for (name, i, at) in kept {
+            match tool_def(&inner, &name, i, &inner.links[i].external.pinned.tools()[at]) {
                 Ok(def) => tools.push(def),
                 Err(why) => problems.push(format!("left out external tool `{name}`: {why}")),
             }
@@ -447,15 +449,16 @@ fn tool_def(inner: &Arc<Inner>, name: &str, index: usize, tool: &Value) -> Resul
     }
     builder = builder.foreign(foreign);
     let running = inner.clone();
-    let def = builder
+    let mut def = builder
         .handler(Handler::new(move |ctx, args| {
             let running = running.clone();
             let own = own.clone();
             async move { call::call(&running, index, &own, ctx, args).await }
         }))
         .build();
-    // Checked alone now (a bad pinned schema leaves this tool out, not the whole server).
-    crate::registry::Registry::builder().tool(def.clone()).build().map_err(|e| e.problems.join("; "))?;
+    // Checked alone now (a bad pinned schema leaves this tool out, not the whole server); what
+    // the check derives is kept for the registry.
+    crate::registry::prepare_alone(&mut def).map_err(|problems| problems.join("; "))?;
     Ok(def)
 }
 
@@ -464,6 +467,16 @@ mod tests {
     use super::*;
 
     fn external(name: &str, tools: &[&str]) -> External {
+        external_of(
+            name,
+            tools
+                .iter()
+                .map(|t| json!({"name": t, "description": "d", "inputSchema": {"type": "object"}}))
+                .collect(),
+        )
+    }
+
+    fn external_of(name: &str, tools: Vec<Value>) -> External {
         External {
             launch: Launch {
                 name: name.into(),
@@ -475,12 +488,7 @@ mod tests {
                 sandbox: None,
                 max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             },
-            pinned: ToolList::new(
-                tools
-                    .iter()
-                    .map(|t| json!({"name": t, "description": "d", "inputSchema": {"type": "object"}}))
-                    .collect(),
-            ),
+            pinned: ToolList::new(tools),
             tier: Tier::High,
             tiers: BTreeMap::new(),
             roles: DeclaredRoles::new(),
@@ -515,6 +523,31 @@ mod tests {
             def.input_schema()["properties"],
             json!({}),
             "an object schema without properties gets them"
+        );
+    }
+
+    #[test]
+    fn a_pinned_tool_the_validator_cannot_check_is_left_out_alone() {
+        let tools = vec![
+            json!({"name": "odd", "description": "d", "inputSchema": {"type": "object", "properties": {
+                "s": {"type": "string", "pattern": "^(?!x)"}}}}),
+            json!({"name": "fine", "description": "d", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": "integer", "minimum": 1}}, "required": ["n"]}}),
+        ];
+        let started = Gateway::definitions(vec![external_of("ext", tools)], &|_| false);
+        let names: Vec<&str> = started.tools.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["ext__fine"]);
+        let problems = started.problems.join("\n");
+        assert!(
+            problems.contains("left out external tool `ext__odd`") && problems.contains("look-around"),
+            "{problems}"
+        );
+        // What is kept builds, with what its check derived: its arguments are checked.
+        let registry = crate::Registry::builder().tools(started.tools).build().expect("the kept tools build");
+        let mut below = json!({"n": 0}).as_object().cloned().expect("object");
+        assert_eq!(
+            registry.check_arguments("ext__fine", &mut below).expect_err("below the minimum")[0].pointer,
+            "/n"
         );
     }
 }

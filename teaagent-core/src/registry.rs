@@ -28,16 +28,19 @@ use crate::cursor::{Cursor, fingerprint};
 use crate::error::{ArgumentError, Error};
 use crate::mcp::{CallToolResult, JsonObject};
 use crate::schema::Validator;
-use crate::schema::headers::{HeaderParam, header_params};
+use crate::schema::headers::HeaderParam;
 use crate::schema::validate::lookup::member;
 use crate::tool::ToolDef;
 
 mod check;
 mod output;
+mod prepare;
 pub(crate) mod registration;
-use check::check;
 pub use check::is_valid_tool_name;
 pub use output::{OUTPUT_MISMATCH_REASON, OutputMismatch};
+use prepare::prepare;
+#[cfg(feature = "gateway")]
+pub(crate) use prepare::prepare_alone;
 
 /// The checked, immutable set of tools a server offers.
 #[derive(Debug, Clone)]
@@ -345,7 +348,6 @@ impl RegistryBuilder {
         let mut problems = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for (i, def) in self.defs.iter().enumerate() {
-            check(def, &mut problems);
             if let Some(&first) = by_name.get(def.name()) {
                 problems.push(format!(
                     "duplicate tool name `{}`: defined by `{}` and by `{}`",
@@ -357,47 +359,20 @@ impl RegistryBuilder {
                 by_name.insert(def.name().to_owned(), i);
             }
         }
-        // Compiled now, not at the first call: a schema the validator cannot check (an unknown
-        // keyword, a pattern the regex engine refuses) stops the server at its start.
         let mut validators = Vec::with_capacity(self.defs.len());
-        for def in &self.defs {
-            match Validator::compile(def.checked_input_schema()) {
-                Ok(v) => validators.push(v),
-                Err(e) => problems.push(format!(
-                    "tool `{}` ({}): the input schema cannot be validated: {e}",
-                    def.name(),
-                    def.origin()
-                )),
-            }
-        }
         let mut outputs = Vec::with_capacity(self.defs.len());
-        for def in &self.defs {
-            match def.checked_output_schema().map(Validator::compile).transpose() {
-                Ok(v) => outputs.push(v),
-                Err(e) => problems.push(format!(
-                    "tool `{}` ({}): the output schema cannot be validated: {e}",
-                    def.name(),
-                    def.origin()
-                )),
-            }
-        }
-        // An external server's tool with a broken annotation is still served (clients leave it
-        // out); nothing of it is mirrored.
         let mut headers = Vec::with_capacity(self.defs.len());
-        for def in &self.defs {
-            match header_params(def.input_schema()) {
-                Ok(found) => headers.push(found),
-                Err(_) if def.foreign().is_some() => headers.push(Vec::new()),
-                Err(broken) => problems.extend(
-                    broken.into_iter().map(|p| format!("tool `{}` ({}): {p}", def.name(), def.origin())),
-                ),
-            }
-        }
         let mut listing = Vec::with_capacity(self.defs.len());
-        for def in &self.defs {
-            match serde_json::value::to_raw_value(&def.tool_entry()) {
-                Ok(raw) => listing.push(raw),
-                Err(e) => problems.push(format!("tool `{}`: cannot serialise: {e}", def.name())),
+        for def in &mut self.defs {
+            // Derived before (`prepare_alone`) or now.
+            match def.prepared.take().map_or_else(|| prepare(def), Ok) {
+                Ok(prepared) => {
+                    validators.push(prepared.input);
+                    outputs.push(prepared.output);
+                    headers.push(prepared.headers);
+                    listing.push(prepared.entry);
+                }
+                Err(found) => problems.extend(found),
             }
         }
         if !problems.is_empty() {

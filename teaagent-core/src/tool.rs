@@ -23,6 +23,7 @@ mod context;
 pub(crate) mod escalation;
 pub mod inputs;
 mod output;
+pub(crate) mod prepared;
 pub mod state;
 
 pub use bounded::Bounded;
@@ -162,6 +163,8 @@ pub struct ToolDef {
     pub(crate) task: crate::mcp::tasks::TaskSupport,
     /// When its call becomes a task (`#[tool(task_start = "body")]`).
     pub(crate) task_start: crate::mcp::tasks::TaskStart,
+    /// What a registry derives from it, when derived before the registry was built.
+    pub(crate) prepared: prepared::PreparedSlot,
 }
 
 impl ToolDef {
@@ -187,6 +190,7 @@ impl ToolDef {
             foreign: None,
             task: crate::mcp::tasks::TaskSupport::Forbidden,
             task_start: crate::mcp::tasks::TaskStart::Call,
+            prepared: prepared::PreparedSlot::default(),
         })
     }
 

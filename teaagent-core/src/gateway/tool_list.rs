@@ -2,16 +2,18 @@
 //! what the user allowed"): its SHA-256, the text shown when the user decides, and what changed.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::visible::{escape, shown};
 
 /// An external server's tool list, as pinned or as read: each tool object without `_meta`,
-/// sorted by name, and the SHA-256 of their canonical JSON (RFC 8785).
+/// sorted by name, and the SHA-256 of their canonical JSON (RFC 8785). Cloned without copying
+/// the tools (a pin read once serves every server of its package and every restart).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolList {
-    tools: Vec<Value>,
+    tools: Arc<[Value]>,
     sha256: String,
 }
 
@@ -24,8 +26,13 @@ impl ToolList {
             }
         }
         tools.sort_by(|a, b| name_of(a).cmp(name_of(b)));
-        let canonical = crate::digest::canonical_json(&Value::Array(tools.clone()));
+        let list = Value::Array(tools);
+        let canonical = crate::digest::canonical_json(&list);
         let sha256 = crate::digest::hex(&crate::digest::sha256(canonical.as_bytes()));
+        let tools = match list {
+            Value::Array(tools) => tools.into(),
+            _ => Arc::from([]),
+        };
         Self { tools, sha256 }
     }
 
@@ -44,7 +51,7 @@ impl ToolList {
     /// invisible characters shown as escapes) and nothing cut or folded.
     pub fn describe(&self) -> String {
         let mut out = String::new();
-        for tool in &self.tools {
+        for tool in self.tools.iter() {
             out.push_str(&format!("tool {}\n", escape(name_of(tool))));
             for (key, value) in tool.as_object().into_iter().flatten() {
                 if key == "name" {
