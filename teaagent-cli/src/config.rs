@@ -10,18 +10,27 @@
 use teaagent_core::config::{Choices, Settings, Sources};
 use teaagent_core::{Registry, Workspace};
 
-pub(crate) use teaagent_core::config::{ConfigError, McpServer, UserFile};
+pub(crate) use teaagent_core::config::{ConfigError, McpServer, ReadUserFile, UserFile};
 
 use crate::cli::CallFlags;
 
-/// Loads the user's and the workspace's files and the environment, and applies the flags.
+/// The user's file (`--config`, else the home's, the home created when missing), read once
+/// for both what [`load`] takes from it and the external servers the registry is built with.
+pub(crate) fn read_user(flags: &CallFlags) -> Result<ReadUserFile, ConfigError> {
+    ReadUserFile::read(UserFile::locate(flags.config.as_deref())?)
+}
+
+/// Applies the user's file (as [`read_user`] read it), the workspace's file and the
+/// environment, then the flags.
 pub(crate) fn load(
     flags: &CallFlags,
+    user: &ReadUserFile,
     workspace: &Workspace,
     registry: &Registry,
 ) -> Result<Settings, ConfigError> {
     let sources = Sources {
         user_file: flags.config.as_deref(),
+        user_read: Some(user),
         create_home: true,
         workspace: Some(workspace),
         // The command's settings are the user's file's (a server's own file is for servers

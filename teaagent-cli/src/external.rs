@@ -10,7 +10,7 @@ use teaagent_core::gateway::{ArgRole, DeclaredRoles, External, Gateway, GatewayO
 use teaagent_core::{Registry, ToolDef, visible};
 
 use crate::cli::CallFlags;
-use crate::config::McpServer;
+use crate::config::{McpServer, ReadUserFile};
 use crate::setup::registry;
 use crate::{config, one_line, trust};
 
@@ -37,9 +37,12 @@ impl Listing {
 /// The external servers of the user's configuration that may start (allowed, unchanged, with
 /// a pinned tool list; `wanted` picks among them), ready for the gateway. Each one that may not
 /// start is said on stderr, with why; none of those is ever started.
-fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result<Vec<External>> {
-    let user = config::UserFile::locate(flags.config.as_deref())?;
-    let Some(file) = user.read()? else { return Ok(Vec::new()) };
+fn externals(
+    flags: &CallFlags,
+    user: &ReadUserFile,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<Vec<External>> {
+    let Some(file) = &user.contents else { return Ok(Vec::new()) };
     if file.mcp_servers.is_empty() {
         return Ok(Vec::new());
     }
@@ -53,28 +56,28 @@ fn externals(flags: &CallFlags, wanted: impl Fn(&str) -> bool) -> anyhow::Result
         .and_then(|root| std::fs::canonicalize(root).ok())
         .context("cannot resolve the workspace root")?;
     let mut out = Vec::new();
-    for (name, server) in file.mcp_servers {
-        if !wanted(&name) {
+    for (name, server) in &file.mcp_servers {
+        if !wanted(name) {
             continue;
         }
-        let now = trust::fingerprint_in(&server, &base);
-        let pinned = match trust::verdict(records.get(&name), &now) {
+        let now = trust::fingerprint_in(server, &base);
+        let pinned = match trust::verdict(records.get(name), &now) {
             trust::Verdict::Start(pinned) => pinned,
             trust::Verdict::Refuse(why) => {
                 crate::say::warning(&format!(
                     "not starting external server `{}`: {}",
-                    visible::shown(&name),
+                    visible::shown(name),
                     visible::escape(&why)
                 ));
                 continue;
             }
         };
-        let mut external = match external(&name, &server, &now, pinned) {
+        let mut external = match external(name, server, &now, pinned) {
             Ok(external) => external,
             Err(e) => {
                 crate::say::warning(&format!(
                     "not starting external server `{}`: {}",
-                    visible::shown(&name),
+                    visible::shown(name),
                     one_line(&e)
                 ));
                 continue;
@@ -150,9 +153,10 @@ pub(crate) fn announce_unchecked(registry: &Registry, gateway: &Gateway, policy:
 /// servers by name.
 pub(crate) fn registry_with_gateway(
     flags: &CallFlags,
+    user: &ReadUserFile,
     wanted: impl Fn(&str) -> bool,
 ) -> anyhow::Result<(Registry, Gateway)> {
-    let servers = externals(flags, wanted)?;
+    let servers = externals(flags, user, wanted)?;
     if servers.is_empty() {
         return Ok((registry()?, Gateway::none()));
     }

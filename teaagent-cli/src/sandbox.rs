@@ -72,7 +72,7 @@ pub(crate) fn in_force() -> anyhow::Result<String> {
     let matches = CallFlags::augment_args(clap::Command::new("tools")).try_get_matches_from(["tools"])?;
     let flags = CallFlags::from_arg_matches(&matches)?;
     let workspace = workspace(&flags)?;
-    let settings = config::load(&flags, &workspace, &registry()?)?;
+    let settings = config::load(&flags, &config::read_user(&flags)?, &workspace, &registry()?)?;
     let sandbox = command_sandbox(&settings);
     let missing = sandbox.missing();
     let enforced = if missing.is_empty() {

@@ -57,8 +57,9 @@ pub(crate) fn server(
             "warning: --approve-call-id {id} is deprecated and approves nothing; use --grant or --preapprove"
         ));
     }
-    let (registry, gateway) = external::registry_with_gateway(flags, wanted)?;
-    let settings = match config::load(flags, &workspace, &registry) {
+    let user = config::read_user(flags)?;
+    let (registry, gateway) = external::registry_with_gateway(flags, &user, wanted)?;
+    let settings = match config::load(flags, &user, &workspace, &registry) {
         Ok(settings) => settings,
         Err(e) => {
             gateway.shutdown();

@@ -199,7 +199,7 @@ use bounds::{MAX_CALLS, TIMEOUT_SECS, ToolConfig, WINDOW_SECS};
 pub use choices::Choices;
 pub use error::ConfigError;
 use files::read_workspace;
-pub use files::{Sources, UserFile, server_file};
+pub use files::{ReadUserFile, Sources, UserFile, server_file};
 pub use fleet::StateSettings;
 use fleet::{StateConfig, state_settings};
 pub use mcp_server::McpServer;
@@ -214,7 +214,7 @@ pub const WORKSPACE_FILE: &str = ".teaagent/config.toml";
 
 /// One configuration file as written. Numbers are kept as TOML values and range-checked by
 /// `Bounds::check`, so that a wrong one is reported with its key and its range.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     permission_mode: Option<PermissionMode>,
@@ -269,15 +269,20 @@ pub struct Settings {
 impl Settings {
     /// Reads the sources in order (module docs) for a server of `registry`.
     pub fn load(sources: &Sources<'_>, registry: &Registry) -> Result<Settings, ConfigError> {
-        let user = match (sources.user_file, sources.create_home) {
-            (Some(path), _) => UserFile::Named(path.to_path_buf()),
-            (None, true) => UserFile::locate(None)?,
-            (None, false) => UserFile::locate_existing()?,
+        let (user_path, user_contents) = match sources.user_read {
+            Some(read) => (read.file.path(), read.contents.clone()),
+            None => {
+                let user = match (sources.user_file, sources.create_home) {
+                    (Some(path), _) => UserFile::Named(path.to_path_buf()),
+                    (None, true) => UserFile::locate(None)?,
+                    (None, false) => UserFile::locate_existing()?,
+                };
+                (user.path(), user.read()?)
+            }
         };
-        let user_path = user.path();
         let mut settings = Settings { user_file: user_path.clone(), ..Settings::default() };
         let strict = sources.strict_tool_names;
-        if let Some(file) = user.read()? {
+        if let Some(file) = user_contents {
             settings.apply_user(file, &user_path, registry, strict)?;
         }
         if let Some(path) = sources.server_file.filter(|p| p.is_file())

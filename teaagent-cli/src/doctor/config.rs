@@ -34,6 +34,7 @@ pub(super) fn check(subject: &Subject, findings: &mut Vec<Finding>) -> Option<Se
     };
     let sources = Sources {
         user_file: subject.config.as_deref(),
+        user_read: None,
         create_home: false,
         workspace: workspace.as_ref(),
         server_file: None,

@@ -19,7 +19,7 @@ use super::bounds::{AUDIT_KEEP, AUDIT_MAX_BYTES};
 use crate::policy::audit::Rotation;
 
 /// `[audit]` as written.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AuditConfig {
     max_bytes: Option<toml::Value>,

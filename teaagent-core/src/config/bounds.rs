@@ -7,14 +7,14 @@ use serde::Deserialize;
 
 use super::ConfigError;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ToolConfig {
     pub(super) rate_limit: Option<RateLimitConfig>,
     pub(super) timeout_secs: Option<toml::Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RateLimitConfig {
     pub(super) max_calls: toml::Value,

@@ -177,11 +177,36 @@ pub(super) fn key_at(text: &str, at: usize) -> Option<String> {
     })
 }
 
+/// The user's file, read once: where it is and what it holds.
+///
+/// For a program that needs the file before its settings (the `teaagent` command takes its
+/// external servers from it to build the registry the settings are checked against): given to
+/// [`Settings::load`](super::Settings::load) as [`Sources::user_read`], the one reading is the
+/// one in force, and a warning about the file is said once.
+#[derive(Debug)]
+pub struct ReadUserFile {
+    /// Where it is.
+    pub file: UserFile,
+    /// What it holds; `None` when there is no such file (only the home's may be missing).
+    pub contents: Option<ConfigFile>,
+}
+
+impl ReadUserFile {
+    /// Reads `file`.
+    pub fn read(file: UserFile) -> Result<Self, ConfigError> {
+        let contents = file.read()?;
+        Ok(ReadUserFile { file, contents })
+    }
+}
+
 /// Which sources [`Settings::load`](super::Settings::load) reads.
 #[derive(Debug, Default)]
 pub struct Sources<'a> {
     /// The user's file, if not the home's `config.toml` (`--config FILE`).
     pub user_file: Option<&'a Path>,
+    /// The user's file as the program already read it: when set, it is not read again
+    /// (`user_file` and `create_home` are then not used).
+    pub user_read: Option<&'a ReadUserFile>,
     /// Whether to create the home directory when it is missing (the `teaagent` command keeps
     /// its state there); otherwise a missing home means no user file.
     pub create_home: bool,

@@ -11,7 +11,7 @@ use crate::env::ENV_REDIS_URL;
 use crate::visible;
 
 /// `[state]` as written.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct StateConfig {
     pub(super) redis_url: Option<String>,

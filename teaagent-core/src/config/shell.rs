@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::ConfigError;
 
 /// `[shell]` as written: the command sandbox (`teaagent_core::sandbox`).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ShellConfig {
     /// Commands may reach the network.
