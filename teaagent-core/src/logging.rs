@@ -3,9 +3,9 @@
 //! the whole session), with `_meta["io.modelcontextprotocol/logLevel"]` in the modern era (for
 //! that request only, while it runs, before its response).
 //!
-//! [`init`] installs a `tracing` subscriber with two layers, each with its own filter:
-//! stderr honours `RUST_LOG` (or the level given), the client layer honours the level the client
-//! set (nothing until it sets one). A panic anywhere is logged through the same path, so a
+//! [`init`] installs a `tracing` subscriber of its own (`logging/subscriber.rs`: no registry of
+//! spans, the spans open kept for the context a line shows) with two filters: stderr honours
+//! `RUST_LOG` (or the level given), the client the level it set (nothing until it sets one). A panic anywhere is logged through the same path, so a
 //! panicking tool leaves a trace on stderr and, when asked for, at the client.
 //!
 //! Forwarding is per process: the server that is serving receives the process's events.
@@ -17,15 +17,15 @@ use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Metadata, Subscriber};
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::{Context, Filter, Layer, SubscriberExt};
+use tracing_subscriber::layer::{Context, Filter, Layer};
 use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::mcp::LoggingLevel;
 use crate::mcp::logging::LoggingMessageParams;
 use crate::session::Peer;
 
 pub mod stderr;
+mod subscriber;
 
 const OFF: u8 = u8::MAX;
 
@@ -73,19 +73,8 @@ pub fn init_as(default_directive: &str, format: LogFormat) {
         Some(Ok(targets)) => targets.clone(),
         _ => default_directive.parse().unwrap_or_else(|_| Targets::new().with_default(tracing::Level::INFO)),
     };
-    let (text, json) = match format {
-        LogFormat::Text => {
-            let text = tracing_subscriber::fmt::layer()
-                .with_writer(|| stderr::StderrWriter)
-                .with_ansi(false)
-                .with_target(true)
-                .with_filter(filter);
-            (Some(text), None)
-        }
-        LogFormat::Json => (None, Some(JsonLines.with_filter(filter))),
-    };
-    let installed = tracing_subscriber::registry().with(text).with(json).with(layer()).try_init();
-    if installed.is_err() {
+    let logger = subscriber::Logger::new(filter, format == LogFormat::Json);
+    if tracing::subscriber::set_global_default(logger).is_err() {
         tracing::debug!("a tracing subscriber was already installed; keeping it");
         return;
     }
@@ -194,37 +183,28 @@ struct ClientLayer;
 
 impl<S: Subscriber> Layer<S> for ClientLayer {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        // The request's own peer (an HTTP response) first, else the process's.
-        let request = crate::session::peer::REQUEST_PEER.try_with(Peer::clone).ok();
-        let Some(peer) = request.or_else(|| SINK.lock().unwrap_or_else(|p| p.into_inner()).clone()) else {
-            return;
-        };
-        let mut fields = FieldsToJson(Map::new());
-        event.record(&mut fields);
-        let meta = event.metadata();
-        peer.notify(
-            "notifications/message",
-            &LoggingMessageParams {
-                level: LoggingLevel::of_tracing(*meta.level()),
-                logger: meta.target(),
-                data: Value::Object(fields.0),
-            },
-        );
+        forward(event);
     }
 }
 
-/// The stderr layer of [`LogFormat::Json`]: each event one JSON object on one line, written
-/// whole at once (lines of concurrent events never interleave).
-struct JsonLines;
-
-impl<S: Subscriber> Layer<S> for JsonLines {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let mut fields = FieldsToJson(Map::new());
-        event.record(&mut fields);
-        let message = fields.0.remove("message").unwrap_or(Value::String(String::new()));
-        let meta = event.metadata();
-        stderr::write(json_line(meta.level().as_str(), meta.target(), message, fields.0).as_bytes());
-    }
+/// Passes `event` to the client: the request's own peer (an HTTP response) first, else the
+/// process's.
+fn forward(event: &Event<'_>) {
+    let request = crate::session::peer::REQUEST_PEER.try_with(Peer::clone).ok();
+    let Some(peer) = request.or_else(|| SINK.lock().unwrap_or_else(|p| p.into_inner()).clone()) else {
+        return;
+    };
+    let mut fields = FieldsToJson(Map::new());
+    event.record(&mut fields);
+    let meta = event.metadata();
+    peer.notify(
+        "notifications/message",
+        &LoggingMessageParams {
+            level: LoggingLevel::of_tracing(*meta.level()),
+            logger: meta.target(),
+            data: Value::Object(fields.0),
+        },
+    );
 }
 
 /// One event as a line of [`LogFormat::Json`] (with its `\n`).
