@@ -313,6 +313,22 @@ mod tests {
     }
 
     #[test]
+    fn field_values_shown_to_a_person_carry_no_control_characters() {
+        let hostile = "a\u{1b}[2J\r\nb\u{202e}";
+        let (lines, _) = lines("info", false, || {
+            let span = tracing::info_span!("s", name = hostile);
+            span.in_scope(|| tracing::info!(target: "t", v = hostile, "m"));
+        });
+        assert_eq!(lines.len(), 1);
+        let line = lines[0].trim_end_matches('\n');
+        assert!(!line.chars().any(|c| c.is_control() || c == '\u{202e}'), "{line:?}");
+        assert!(
+            line.ends_with(r#"s{name="a\u{1b}[2J\r\nb\u{202e}"}: t: m v="a\u{1b}[2J\r\nb\u{202e}""#),
+            "{line}"
+        );
+    }
+
+    #[test]
     fn directives_choose_by_target_and_level() {
         let (lines, _) = lines("warn,chatty=debug", false, || {
             tracing::info!(target: "quiet", "no");
