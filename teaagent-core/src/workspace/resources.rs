@@ -6,15 +6,17 @@
 //! paging through everything costs one walk. The cursor names that paused walk and the last path
 //! returned; when the walk is gone (expired, evicted, another server's cursor), a new walk resumes
 //! right after that path, pruning every directory that sorts entirely before it: either way a
-//! page costs what it holds plus the path down to it, not the tree before it.
+//! page costs what it holds plus the path down to it, not the tree before it. A page's files
+//! are statted for their sizes by a helper thread while the walk goes on (see `page`).
 //!
 //! `resources/read` parses the URI strictly ([`super::uri`]), resolves it like any tool path
 //! (confinement, no special files), and returns `text` for UTF-8 files without NUL bytes and
 //! base64 `blob` otherwise, up to a size cap. A file policy hides (a deny rule on paths, also
 //! reached through a link) is refused with `-32602`, reason `hidden_by_policy`.
 
+mod page;
+
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +32,7 @@ use crate::BoxFuture;
 use crate::cursor::{Cursor, fingerprint};
 use crate::error::{Error, PathRefusal, ResourceRefusal};
 use crate::mcp::EmbeddedResource;
-use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, Resource, ResourceTemplate};
+use crate::mcp::resources::{ListResourcesResult, ReadResourceResult, ResourceTemplate};
 use crate::resource::ResourceProvider;
 
 /// Default entries per `resources/list` page.
@@ -51,6 +53,7 @@ struct Inner {
     fingerprint: u64,
     paused: Mutex<Vec<Paused>>,
     next_walk: AtomicU64,
+    helper: page::Helper,
 }
 
 impl std::fmt::Debug for Inner {
@@ -94,6 +97,7 @@ impl WorkspaceResources {
                 fingerprint,
                 paused: Mutex::new(Vec::new()),
                 next_walk: AtomicU64::new(1),
+                helper: page::Helper::default(),
             }),
         }
     }
@@ -127,23 +131,18 @@ impl WorkspaceResources {
                 paused_at: Instant::now(),
             },
         };
-        let mut page: Vec<WalkEntry> = Vec::with_capacity(self.inner.page_size.min(4096));
-        page.extend(paused.pending.take());
-        while page.len() <= self.inner.page_size {
-            match paused.walk.find(|file| skip_to.as_deref().is_none_or(|a| file.relative() > a)) {
-                Some(file) => page.push(file),
-                None => break,
-            }
-        }
-        let more = page.len() > self.inner.page_size;
-        if more {
-            paused.pending = page.pop();
-        }
-        let next_cursor = match (more, page.last()) {
-            (true, Some(last)) => {
-                paused.last = last.relative().to_path_buf();
-                let position =
-                    format!("{}/{}", paused.id, &uri::to_uri(last.relative())[uri::PREFIX.len()..]);
+        let page::Page { resources, last, next } = page::take(
+            &self.inner.helper,
+            &mut paused.walk,
+            paused.pending.take(),
+            self.inner.page_size,
+            |file| skip_to.as_deref().is_none_or(|a| file.relative() > a),
+        );
+        let next_cursor = match (next, last) {
+            (Some(next), Some(last)) => {
+                let position = format!("{}/{}", paused.id, &uri::to_uri(&last)[uri::PREFIX.len()..]);
+                paused.pending = Some(next);
+                paused.last = last;
                 self.pause(paused);
                 Some(
                     Cursor { list: "resources".into(), position, fingerprint: self.inner.fingerprint }
@@ -152,7 +151,6 @@ impl WorkspaceResources {
             }
             _ => None,
         };
-        let resources = describe(&page);
         Ok(ListResourcesResult { resources, next_cursor })
     }
 
@@ -258,44 +256,6 @@ fn invalid_cursor(text: &str) -> Error {
     }
 }
 
-/// The page's files as resources.
-fn describe(page: &[WalkEntry]) -> Vec<Resource> {
-    let mut mime = MimeMemo::default();
-    page.iter().map(|file| resource(file, &mut mime)).collect()
-}
-
-/// One file as a resource.
-fn resource(file: &WalkEntry, mime: &mut MimeMemo) -> Resource {
-    Resource {
-        uri: uri::to_uri(file.relative()),
-        name: uri::display(file.relative()),
-        mime_type: Some(mime.guess(Path::new(file.name())).to_owned()),
-        // Through the directory's handle; a file gone since the walk has no size.
-        size: file.size(),
-        description: None,
-    }
-}
-
-/// [`guess_mime`] for files in sorted order, which come in runs of one extension: the table is
-/// searched once a run.
-#[derive(Default)]
-struct MimeMemo {
-    extension: Vec<u8>,
-    known: Option<&'static str>,
-}
-
-impl MimeMemo {
-    fn guess(&mut self, name: &Path) -> &'static str {
-        let Some(extension) = name.extension() else { return guess_mime(name, None) };
-        if extension.as_bytes() != self.extension.as_slice() {
-            self.extension.clear();
-            self.extension.extend_from_slice(extension.as_bytes());
-            self.known = extension.to_str().and_then(|e| mime_guess::from_ext(e).first_raw());
-        }
-        self.known.unwrap_or_else(|| guess_mime(name, None))
-    }
-}
-
 /// A MIME type from the file name; `is_text` (when known from the contents) settles names the
 /// table does not know.
 fn guess_mime(relative: &Path, is_text: Option<bool>) -> &'static str {
@@ -352,34 +312,5 @@ async fn blocking<T: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(result) => result,
         Err(e) => Err(Error::Internal { details: e.to_string() }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_memo_guesses_as_the_table_does() {
-        let names = [
-            "a.rs",
-            "b.rs",
-            "c.RS",
-            "d.txt",
-            "Makefile",
-            ".env",
-            "e.",
-            "f.unknownext",
-            "Cargo.lock",
-            "g.lock",
-            "h.rs",
-            "i.json",
-            "j.unknownext",
-            ".hidden.rs",
-        ];
-        let mut memo = MimeMemo::default();
-        for name in names.iter().chain(names.iter().rev()) {
-            assert_eq!(memo.guess(Path::new(name)), guess_mime(Path::new(name), None), "{name}");
-        }
     }
 }

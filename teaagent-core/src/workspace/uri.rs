@@ -10,19 +10,13 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, percent_encode};
+use percent_encoding::percent_decode_str;
 
 /// The fixed prefix of every workspace URI.
 pub const PREFIX: &str = "teaagent://workspace/";
 
 /// The resource template.
 pub const TEMPLATE: &str = "teaagent://workspace/{path}";
-
-/// Bytes kept as they are in a segment: RFC 3986 unreserved (`A-Z a-z 0-9 - . _ ~`).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-
-/// Bytes kept as they are in a whole path whose segments are all plain (see [`to_uri`]).
-const PATH: &AsciiSet = &SEGMENT.remove(b'/');
 
 /// The URI of a workspace-relative path.
 pub fn to_uri(relative: &Path) -> String {
@@ -33,16 +27,32 @@ pub fn to_uri(relative: &Path) -> String {
     if bytes.split(|&b| b == b'/').all(|segment| !segment.is_empty() && segment != b".") {
         // Every segment is a name (what a walk or a resolved path gives): the separators stay,
         // the rest is encoded in one pass.
-        uri.extend(percent_encode(bytes, PATH));
+        encode_into(&mut uri, bytes, true);
         return uri;
     }
     for (i, segment) in relative.iter().enumerate() {
         if i > 0 {
             uri.push('/');
         }
-        uri.extend(percent_encode(segment.as_bytes(), SEGMENT));
+        encode_into(&mut uri, segment.as_bytes(), false);
     }
     uri
+}
+
+/// Appends `bytes` with every byte percent-encoded but RFC 3986's unreserved characters
+/// (`A-Z a-z 0-9 - . _ ~`), and `/` too with `slashes` (a whole path whose segments are all
+/// names). A listing encodes every file's path: this loop costs a third of `percent_encoding`'s.
+fn encode_into(uri: &mut String, bytes: &[u8], slashes: bool) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (slashes && b == b'/') {
+            uri.push(char::from(b));
+        } else {
+            uri.push('%');
+            uri.push(char::from(HEX[usize::from(b >> 4)]));
+            uri.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+    }
 }
 
 /// Why a URI was refused.
@@ -111,7 +121,25 @@ pub fn display(relative: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
+
     use super::*;
+
+    /// What [`encode_into`] keeps in a segment, as `percent_encoding` spells it.
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+    /// And in a whole path of names.
+    const PATH: &AsciiSet = &SEGMENT.remove(b'/');
+
+    #[test]
+    fn the_encoder_encodes_as_the_sets_say() {
+        let every: Vec<u8> = (0..=255).collect();
+        for (set, slashes) in [(SEGMENT, false), (PATH, true)] {
+            let mut ours = String::new();
+            encode_into(&mut ours, &every, slashes);
+            assert_eq!(ours, percent_encode(&every, set).to_string());
+        }
+    }
 
     #[test]
     fn round_trip_of_awkward_names() {

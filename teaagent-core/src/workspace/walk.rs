@@ -29,6 +29,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
+use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ use std::sync::Arc;
 use ignore::Match;
 use ignore::gitignore::Gitignore;
 use ignore::overrides::Override;
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 use rustix::io::Errno;
 
 use super::Workspace;
@@ -255,7 +256,9 @@ impl Iterator for Walk {
             if name == ".git" {
                 continue;
             }
-            let relative = frame.relative.join(&name);
+            let mut relative = PathBuf::with_capacity(frame.relative.as_os_str().len() + 1 + name.len());
+            relative.push(&frame.relative);
+            relative.push(&name);
             let dir = Arc::clone(&frame.dir);
             let kind = match kind {
                 Some(kind) => kind,
@@ -300,10 +303,18 @@ impl Iterator for Walk {
 }
 
 /// A directory's entries, sorted by name, with their kind when the directory says it.
+///
+/// Read through a handle of its own to the directory (`openat(dir, ".")`), whose position no
+/// other reader shares, into a buffer on the stack; each name is copied out once.
 fn read_entries(dir: &OwnedFd) -> Result<Vec<(OsString, Option<FileType>)>, PathError> {
-    let mut listing = rustix::fs::Dir::read_from(dir).map_err(|e| PathError::Io(e.into()))?;
+    let own =
+        rustix::fs::openat(dir, c".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| PathError::Io(e.into()))?;
+    // Larger than any one record (a name is at most 255 bytes), so `EINVAL` cannot come back.
+    let mut buffer = [MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut listing = RawDir::new(&own, &mut buffer);
     let mut entries = Vec::new();
-    while let Some(entry) = listing.read() {
+    while let Some(entry) = listing.next() {
         let entry = entry.map_err(|e| PathError::Io(e.into()))?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {

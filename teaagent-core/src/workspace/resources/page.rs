@@ -1,0 +1,365 @@
+//! One `resources/list` page: the next files of a walk, described as resources on two threads.
+//!
+//! Describing a file takes its size, a `stat` of it by name in its directory's handle, and those
+//! calls cost more than the rest of a listing together (the walk's reading of the directories
+//! included). So while this thread walks on, a helper thread takes the files found so far a chunk
+//! at a time and stats them; this thread describes each chunk the helper is done with (its URI,
+//! name and MIME type) between steps of the walk, and when the walk has found the page it stats
+//! what the helper has not taken yet. Every allocation and free of a page happens on this thread
+//! (the helper only fills in sizes), which keeps the allocator's per-thread caches working.
+//!
+//! The helper is one thread a listing keeps ([`Helper`]), started by the first page that needs it
+//! and waiting between pages; it ends when the listing is dropped. It helps one page at a time:
+//! a page listed while it helps another is done by its own thread alone, as is a page smaller
+//! than one chunk, or any page when the system would not start the helper. The page comes out
+//! in the walk's order whoever statted which chunk.
+
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::super::uri;
+use super::super::walk::{Walk, WalkEntry};
+use super::guess_mime;
+use crate::mcp::resources::Resource;
+
+/// Files statted together.
+const CHUNK: usize = 32;
+
+/// The files a page took from a walk.
+pub(super) struct Page {
+    /// Its files, described, in the walk's order.
+    pub resources: Vec<Resource>,
+    /// The path of the last of them (the page's end, which its cursor names).
+    pub last: Option<PathBuf>,
+    /// The first file after the page, taken from the walk to know the page is not the last.
+    pub next: Option<WalkEntry>,
+}
+
+/// The thread that stats files for a listing's pages (see the module docs).
+#[derive(Default)]
+pub(super) struct Helper {
+    /// Where pages hand it their queue; `None` when it could not be started.
+    pages: OnceLock<Option<Sender<Arc<Queue>>>>,
+}
+
+impl Helper {
+    /// Asks the helper to stat `queue`'s chunks, starting it the first time.
+    fn help(&self, queue: &Arc<Queue>) {
+        let pages = self.pages.get_or_init(|| {
+            let (pages, waiting) = channel::<Arc<Queue>>();
+            std::thread::Builder::new()
+                .name("resources/list".into())
+                // It only stats, through `rustix`, whose paths are copied on the stack.
+                .stack_size(128 * 1024)
+                .spawn(move || {
+                    for queue in waiting {
+                        queue.stat_while_walking();
+                    }
+                })
+                .ok()
+                .map(|_| pages)
+        });
+        if let Some(pages) = pages {
+            // Fails only when the thread is gone; the page is then done by its own thread.
+            let _ = pages.send(Arc::clone(queue));
+        }
+    }
+}
+
+/// Takes the next `size` files `wanted` keeps from `walk` (starting with `first`, a file taken
+/// from it before) and describes them, with `helper`'s help.
+pub(super) fn take(
+    helper: &Helper,
+    walk: &mut Walk,
+    first: Option<WalkEntry>,
+    size: usize,
+    mut wanted: impl FnMut(&WalkEntry) -> bool,
+) -> Page {
+    let queue = Arc::new(Queue::default());
+    let mut described = Described::default();
+    let mut taken = 0;
+    let mut last = None;
+    let mut next = None;
+    let mut files = Vec::with_capacity(CHUNK);
+    let found = first.into_iter().chain(std::iter::from_fn(|| walk.find(|file| wanted(file))));
+    for file in found {
+        if taken == size {
+            next = Some(file);
+            break;
+        }
+        taken += 1;
+        files.push(file);
+        if files.len() == CHUNK {
+            last = files.last().map(|file| file.relative().to_path_buf());
+            let full = std::mem::replace(&mut files, described.spare());
+            queue.push(Chunk::new(taken - CHUNK, full));
+            if taken == CHUNK {
+                helper.help(&queue);
+            }
+            for chunk in queue.statted() {
+                described.add(chunk);
+            }
+        }
+    }
+    if let Some(file) = files.last() {
+        last = Some(file.relative().to_path_buf());
+        queue.push(Chunk::new(taken - files.len(), files));
+    }
+    queue.finish();
+    while let Some(chunk) = queue.next_for_walker() {
+        described.add(chunk);
+    }
+    Page { resources: described.in_order(taken), last, next }
+}
+
+/// Files found together, with their sizes once statted.
+struct Chunk {
+    /// The index of its first file in the page.
+    at: usize,
+    files: Vec<WalkEntry>,
+    sizes: Vec<Option<u64>>,
+}
+
+impl Chunk {
+    fn new(at: usize, files: Vec<WalkEntry>) -> Chunk {
+        let sizes = Vec::with_capacity(files.len());
+        Chunk { at, files, sizes }
+    }
+
+    /// Stats its files (through their directories' handles; a file gone since has no size).
+    fn stat(mut self) -> Chunk {
+        self.sizes.extend(self.files.iter().map(WalkEntry::size));
+        self
+    }
+}
+
+/// A page's chunks waiting to be statted, and statted chunks waiting to be described.
+#[derive(Default)]
+pub(super) struct Queue {
+    state: Mutex<State>,
+    /// A chunk came, or no more will.
+    found: Condvar,
+    /// The helper statted a chunk.
+    statted: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    waiting: VecDeque<Chunk>,
+    statted: Vec<Chunk>,
+    /// The helper is statting a chunk now.
+    statting: bool,
+    /// No chunk will come any more.
+    finished: bool,
+}
+
+impl Queue {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, chunk: Chunk) {
+        self.state().waiting.push_back(chunk);
+        self.found.notify_one();
+    }
+
+    fn finish(&self) {
+        self.state().finished = true;
+        self.found.notify_all();
+    }
+
+    /// The chunks statted so far.
+    fn statted(&self) -> Vec<Chunk> {
+        std::mem::take(&mut self.state().statted)
+    }
+
+    /// The helper: stats waiting chunks until none is waiting and none will come.
+    fn stat_while_walking(&self) {
+        let mut state = self.state();
+        loop {
+            if let Some(chunk) = state.waiting.pop_front() {
+                state.statting = true;
+                drop(state);
+                let chunk = chunk.stat();
+                state = self.state();
+                state.statting = false;
+                state.statted.push(chunk);
+                self.statted.notify_one();
+            } else if state.finished {
+                return;
+            } else {
+                state = self.found.wait(state).unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+    }
+
+    /// The walker once the walk is done: the next chunk statted by the helper, or one it stats
+    /// itself, until every chunk is statted.
+    fn next_for_walker(&self) -> Option<Chunk> {
+        let mut state = self.state();
+        loop {
+            if let Some(chunk) = state.statted.pop() {
+                return Some(chunk);
+            }
+            if let Some(chunk) = state.waiting.pop_back() {
+                drop(state);
+                return Some(chunk.stat());
+            }
+            if !state.statting {
+                return None;
+            }
+            state = self.statted.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// The chunks described so far, by index of their first file, and their emptied file lists
+/// (reused for chunks to come).
+#[derive(Default)]
+struct Described {
+    chunks: Vec<(usize, Vec<Resource>)>,
+    spare: Vec<Vec<WalkEntry>>,
+}
+
+impl Described {
+    fn add(&mut self, chunk: Chunk) {
+        let Chunk { at, mut files, sizes } = chunk;
+        let mut mime = MimeMemo::default();
+        let resources = files.iter().zip(sizes).map(|(file, size)| resource(file, size, &mut mime)).collect();
+        self.chunks.push((at, resources));
+        files.clear();
+        self.spare.push(files);
+    }
+
+    fn spare(&mut self) -> Vec<WalkEntry> {
+        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK))
+    }
+
+    fn in_order(mut self, files: usize) -> Vec<Resource> {
+        self.chunks.sort_unstable_by_key(|(at, _)| *at);
+        let mut resources = Vec::with_capacity(files);
+        for (_, chunk) in self.chunks {
+            resources.extend(chunk);
+        }
+        resources
+    }
+}
+
+/// One file as a resource.
+fn resource(file: &WalkEntry, size: Option<u64>, mime: &mut MimeMemo) -> Resource {
+    Resource {
+        uri: uri::to_uri(file.relative()),
+        name: uri::display(file.relative()),
+        mime_type: Some(mime.guess(file.name()).to_owned()),
+        size,
+        description: None,
+    }
+}
+
+/// [`guess_mime`] for files in sorted order, which come in runs of one extension: the table is
+/// searched once a run.
+#[derive(Default)]
+struct MimeMemo {
+    extension: Vec<u8>,
+    known: Option<&'static str>,
+}
+
+impl MimeMemo {
+    fn guess(&mut self, name: &OsStr) -> &'static str {
+        let Some(extension) = extension(name.as_bytes()) else { return guess_mime(Path::new(name), None) };
+        if extension != self.extension.as_slice() {
+            self.extension.clear();
+            self.extension.extend_from_slice(extension);
+            self.known =
+                std::str::from_utf8(extension).ok().and_then(|e| mime_guess::from_ext(e).first_raw());
+        }
+        self.known.unwrap_or_else(|| guess_mime(Path::new(name), None))
+    }
+}
+
+/// A file name's extension as [`Path::extension`] gives it, without parsing a path: after the
+/// last dot, unless that dot starts the name (`.env` has none).
+fn extension(name: &[u8]) -> Option<&[u8]> {
+    if name == b".." {
+        return None;
+    }
+    let dot = name.iter().rposition(|&b| b == b'.')?;
+    (dot > 0).then(|| &name[dot + 1..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::WorkspaceResources;
+    use super::*;
+    use crate::scratch::Scratch;
+    use crate::workspace::Workspace;
+
+    /// Every page size around the chunk's gives every file once, in the walk's order, each with
+    /// its own size (the chunks statted by either thread are put back in place).
+    #[test]
+    fn pages_keep_the_walks_order_and_each_files_size() {
+        let s = Scratch::new("resources-pages");
+        let mut expected = Vec::new();
+        for d in 0..3 {
+            for f in 0..45 {
+                let relative = format!("d{d}/f{f:02}.txt");
+                let contents = "x".repeat(d * 45 + f);
+                s.write(&relative, &contents);
+                expected.push((relative, contents.len() as u64));
+            }
+        }
+        let workspace = Workspace::open(s.path()).expect("workspace");
+        for page_size in [1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 100, 135, 136, 500] {
+            let resources = WorkspaceResources::with_limits(workspace.clone(), page_size, 1 << 20);
+            let mut listed = Vec::new();
+            let mut cursor = None;
+            loop {
+                let page = resources.list_blocking(cursor.as_deref()).expect("page");
+                assert!(page.resources.len() <= page_size);
+                listed.extend(page.resources.into_iter().map(|r| (r.name, r.size.expect("size"))));
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break,
+                }
+            }
+            assert_eq!(listed, expected, "pages of {page_size}");
+        }
+    }
+
+    #[test]
+    fn the_memo_guesses_as_the_table_does() {
+        let names = [
+            "a.rs",
+            "b.rs",
+            "c.RS",
+            "d.txt",
+            "Makefile",
+            ".env",
+            "e.",
+            "f.unknownext",
+            "Cargo.lock",
+            "g.lock",
+            "h.rs",
+            "i.json",
+            "j.unknownext",
+            ".hidden.rs",
+        ];
+        let mut memo = MimeMemo::default();
+        for name in names.iter().chain(names.iter().rev()) {
+            assert_eq!(memo.guess(OsStr::new(name)), guess_mime(Path::new(name), None), "{name}");
+        }
+    }
+
+    #[test]
+    fn extensions_as_paths_give_them() {
+        for name in ["a.rs", "a.tar.gz", ".env", ".env.local", "e.", "..", ".", "...", "plain", "a..b", ".a."]
+        {
+            let ours = extension(name.as_bytes()).map(OsStr::from_bytes);
+            assert_eq!(ours, Path::new(name).extension(), "{name}");
+        }
+    }
+}
