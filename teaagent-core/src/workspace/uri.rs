@@ -44,14 +44,19 @@ pub fn to_uri(relative: &Path) -> String {
 /// names). A listing encodes every file's path: this loop costs a third of `percent_encoding`'s.
 fn encode_into(uri: &mut String, bytes: &[u8], slashes: bool) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (slashes && b == b'/') {
-            uri.push(char::from(b));
-        } else {
-            uri.push('%');
-            uri.push(char::from(HEX[usize::from(b >> 4)]));
-            uri.push(char::from(HEX[usize::from(b & 0xf)]));
-        }
+    let kept =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (slashes && b == b'/');
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // The run of bytes kept as they are (ASCII, so a `str`), then one escaped.
+        let run = rest.iter().position(|&b| !kept(b)).unwrap_or(rest.len());
+        let (plain, after) = rest.split_at(run);
+        uri.push_str(std::str::from_utf8(plain).unwrap_or_default());
+        let Some((&b, after)) = after.split_first() else { break };
+        uri.push('%');
+        uri.push(char::from(HEX[usize::from(b >> 4)]));
+        uri.push(char::from(HEX[usize::from(b & 0xf)]));
+        rest = after;
     }
 }
 

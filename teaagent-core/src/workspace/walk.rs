@@ -202,7 +202,7 @@ impl Walk {
     /// Whether ignore files or overrides leave this entry out.
     fn ignored(&self, relative: &Path, is_dir: bool) -> bool {
         if let Some(overrides) = &self.overrides {
-            let within = relative.strip_prefix(&self.start).unwrap_or(relative);
+            let within = below(relative, &self.start).unwrap_or(relative);
             match overrides.matched(within, is_dir) {
                 Match::Whitelist(_) => return false,
                 Match::Ignore(_) => return true,
@@ -218,7 +218,7 @@ impl Walk {
         let (mut dot_ignore, mut gitignore, mut exclude) = (None, None, None);
         let mut saw_git = false;
         for (dir, rules) in chain.filter(|(_, rules)| !rules.is_empty()) {
-            let Ok(within) = relative.strip_prefix(dir) else { continue };
+            let Some(within) = below(relative, dir) else { continue };
             let matched = |gi: &Option<Gitignore>| match gi.as_ref().map(|g| g.matched(within, is_dir)) {
                 Some(Match::Ignore(_)) => Some(true),
                 Some(Match::Whitelist(_)) => Some(false),
@@ -302,6 +302,21 @@ impl Iterator for Walk {
     }
 }
 
+/// `relative` below `dir`, both paths the walk built (names joined by single `/`s, no `.`):
+/// compared as bytes, where [`Path::strip_prefix`] would parse both into components (it was a
+/// tenth of a listing's instructions).
+fn below<'a>(relative: &'a Path, dir: &Path) -> Option<&'a Path> {
+    let dir = dir.as_os_str().as_bytes();
+    if dir.is_empty() {
+        return Some(relative);
+    }
+    match relative.as_os_str().as_bytes().strip_prefix(dir)? {
+        [] => Some(Path::new("")),
+        [b'/', rest @ ..] => Some(Path::new(OsStr::from_bytes(rest))),
+        _ => None,
+    }
+}
+
 /// A directory's entries, sorted by name, with their kind when the directory says it.
 ///
 /// Read through a handle of its own to the directory (`openat(dir, ".")`), whose position no
@@ -342,6 +357,21 @@ mod tests {
             .expect("walk")
             .map(|e| e.relative().to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn below_is_strip_prefix_for_the_walks_paths() {
+        let paths = ["", "a", "ab", "a/b", "a/bc", "a/b/c", "ab/c", "a/b/c/d.txt"];
+        for relative in paths {
+            for dir in paths {
+                let (relative, dir) = (Path::new(relative), Path::new(dir));
+                assert_eq!(
+                    below(relative, dir),
+                    relative.strip_prefix(dir).ok(),
+                    "{relative:?} below {dir:?}"
+                );
+            }
+        }
     }
 
     #[test]
