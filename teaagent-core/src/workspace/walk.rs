@@ -304,7 +304,7 @@ impl Iterator for Walk {
 
 /// `relative` below `dir`, both paths the walk built (names joined by single `/`s, no `.`):
 /// compared as bytes, where [`Path::strip_prefix`] would parse both into components (it was a
-/// tenth of a listing's instructions).
+/// twelfth of a listing's instructions).
 fn below<'a>(relative: &'a Path, dir: &Path) -> Option<&'a Path> {
     let dir = dir.as_os_str().as_bytes();
     if dir.is_empty() {
