@@ -39,14 +39,25 @@ pub fn to_uri(relative: &Path) -> String {
     uri
 }
 
+/// RFC 3986's unreserved bytes, by value.
+const UNRESERVED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~');
+        b += 1;
+    }
+    table
+};
+
 /// Appends `bytes` with every byte percent-encoded but RFC 3986's unreserved characters
 /// (`A-Z a-z 0-9 - . _ ~`), and `/` too with `slashes` (a whole path whose segments are all
 /// names). A listing encodes every file's path, so this pushes each run of plain bytes at once
 /// instead of going through `percent_encoding`'s iterator of pieces.
 fn encode_into(uri: &mut String, bytes: &[u8], slashes: bool) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let kept =
-        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (slashes && b == b'/');
+    let kept = |b: u8| UNRESERVED[usize::from(b)] || (slashes && b == b'/');
     let mut rest = bytes;
     while !rest.is_empty() {
         // The run of bytes kept as they are (ASCII, so a `str`), then one escaped.
@@ -118,10 +129,14 @@ fn well_formed_escapes(segment: &str) -> bool {
 
 /// The display name of a relative path (`/`-separated, lossy for non-UTF-8 names).
 pub fn display(relative: &Path) -> String {
-    let bytes = relative.as_os_str().as_bytes();
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    into_display(relative.to_path_buf())
+}
+
+/// [`display`] of a path given up: a UTF-8 path becomes the text without a copy.
+pub fn into_display(relative: PathBuf) -> String {
+    match relative.into_os_string().into_string() {
+        Ok(text) => text,
+        Err(raw) => String::from_utf8_lossy(raw.as_bytes()).into_owned(),
     }
 }
 

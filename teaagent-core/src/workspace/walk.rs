@@ -27,9 +27,8 @@
 //! - **Bounded depth**: directories deeper than [`MAX_DEPTH`] are skipped (with a warning), so a
 //!   hostile tree cannot exhaust the server's file handles (each level holds one).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs::File;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -38,14 +37,16 @@ use std::sync::Arc;
 use ignore::Match;
 use ignore::gitignore::Gitignore;
 use ignore::overrides::Override;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 
 use super::Workspace;
 use super::resolve::{PathError, Resolved, Target, open_dir};
 
+mod listing;
 mod rules;
 
+use listing::Listing;
 use rules::{Rules, open_regular};
 
 /// The most of an ignore file that is read (1 MiB).
@@ -63,8 +64,9 @@ pub const MAX_DEPTH: usize = 256;
 #[derive(Debug, Clone)]
 pub struct WalkEntry {
     dir: Arc<OwnedFd>,
-    name: OsString,
+    /// Ends with its name, which starts at `name_at`.
     relative: PathBuf,
+    name_at: usize,
 }
 
 impl WalkEntry {
@@ -75,20 +77,24 @@ impl WalkEntry {
 
     /// Its name in its directory.
     pub fn name(&self) -> &OsStr {
-        &self.name
+        OsStr::from_bytes(&self.relative.as_os_str().as_bytes()[self.name_at..])
+    }
+
+    /// Its path relative to the workspace root, given up.
+    pub fn into_relative(self) -> PathBuf {
+        self.relative
     }
 
     /// Opens it for reading: by name in the directory the walk found it in, refusing a link
     /// (`O_NOFOLLOW`) and anything but a regular file (opened with `O_NONBLOCK`, checked with
     /// `fstat`). `None` when it is gone or was replaced by something else.
     pub fn open(&self) -> Option<File> {
-        open_regular(&self.dir, &self.name).ok().flatten()
+        open_regular(&self.dir, self.name()).ok().flatten()
     }
 
     /// Its size now (`None` when it is gone or no longer a regular file).
     pub fn size(&self) -> Option<u64> {
-        let stat =
-            rustix::fs::statat(self.dir.as_fd(), self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let stat = rustix::fs::statat(self.dir.as_fd(), self.name(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
         (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile).then_some(stat.st_size.max(0) as u64)
     }
 }
@@ -99,8 +105,8 @@ struct Frame {
     dir: Arc<OwnedFd>,
     /// Relative to the root.
     relative: PathBuf,
-    /// Entries still to visit (sorted; kind from the directory when it says).
-    entries: std::vec::IntoIter<(OsString, Option<FileType>)>,
+    /// Its entries, those still to visit next.
+    listing: Listing,
     rules: Arc<Rules>,
 }
 
@@ -132,10 +138,12 @@ impl Walk {
     /// a file named explicitly, as in ripgrep).
     pub fn new(workspace: &Workspace, start: &Resolved, scope: &str) -> Result<Walk, PathError> {
         if let (Target::File { .. }, Some(name)) = (start.target(), &start.name) {
+            // A resolved path ends with its name.
+            let name_at = start.relative().as_os_str().len().saturating_sub(name.len());
             let single = (!workspace.is_hidden(scope, start.relative())).then(|| WalkEntry {
                 dir: Arc::clone(&start.parent),
-                name: name.clone(),
                 relative: start.relative().to_path_buf(),
+                name_at,
             });
             return Ok(Walk {
                 workspace: workspace.clone(),
@@ -157,8 +165,8 @@ impl Walk {
         let mut budget = MAX_IGNORE_TOTAL;
         let names: Vec<&OsStr> = start.relative().iter().collect();
         for name in names {
-            let entries = read_entries(&dir)?;
-            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &entries, &mut budget))));
+            let listing = Listing::read(&dir)?;
+            above.push((relative.clone(), Arc::new(Rules::read(&dir, &relative, &listing, &mut budget))));
             dir = Arc::new(open_dir(dir.as_fd(), Path::new(name)).map_err(|e| match e.raw_os_error() {
                 Some(c) if c == Errno::NOENT.raw_os_error() => PathError::NotFound,
                 Some(c) if c == Errno::NOTDIR.raw_os_error() || c == Errno::LOOP.raw_os_error() => {
@@ -179,9 +187,9 @@ impl Walk {
             single: None,
             budget,
         };
-        let entries = read_entries(&dir)?;
-        let rules = Arc::new(Rules::read(&dir, &relative, &entries, &mut walk.budget));
-        walk.stack.push(Frame { dir, relative, entries: entries.into_iter(), rules });
+        let listing = Listing::read(&dir)?;
+        let rules = Arc::new(Rules::read(&dir, &relative, &listing, &mut walk.budget));
+        walk.stack.push(Frame { dir, relative, listing, rules });
         Ok(walk)
     }
 
@@ -249,7 +257,7 @@ impl Iterator for Walk {
         }
         loop {
             let frame = self.stack.last_mut()?;
-            let Some((name, kind)) = frame.entries.next() else {
+            let Some((name, kind)) = frame.listing.next() else {
                 self.stack.pop();
                 continue;
             };
@@ -258,11 +266,13 @@ impl Iterator for Walk {
             }
             let mut relative = PathBuf::with_capacity(frame.relative.as_os_str().len() + 1 + name.len());
             relative.push(&frame.relative);
-            relative.push(&name);
+            relative.push(name);
+            let name_at = relative.as_os_str().len() - name.len();
             let dir = Arc::clone(&frame.dir);
+            let name = OsStr::from_bytes(&relative.as_os_str().as_bytes()[name_at..]);
             let kind = match kind {
                 Some(kind) => kind,
-                None => match rustix::fs::statat(dir.as_fd(), name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                None => match rustix::fs::statat(dir.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(stat) => FileType::from_raw_mode(stat.st_mode),
                     Err(_) => continue, // gone since the listing
                 },
@@ -281,12 +291,12 @@ impl Iterator for Walk {
             if !is_dir {
                 // A file with several names may be a denied file by another name.
                 if self.workspace.hides_links(&self.scope)
-                    && rustix::fs::statat(dir.as_fd(), name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    && rustix::fs::statat(dir.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW)
                         .map_or(true, |stat| stat.st_nlink > 1)
                 {
                     continue;
                 }
-                return Some(WalkEntry { dir, name, relative });
+                return Some(WalkEntry { dir, relative, name_at });
             }
             if self.stack.len() + self.above.len() >= MAX_DEPTH {
                 tracing::warn!(dir = %relative.display(), "deeper than {MAX_DEPTH} directories: not walked");
@@ -294,10 +304,10 @@ impl Iterator for Walk {
             }
             // Opened without following a link: a directory swapped for a link since the listing
             // fails here and is skipped, never followed out of the root.
-            let Ok(fd) = open_dir(dir.as_fd(), Path::new(&name)) else { continue };
-            let Ok(entries) = read_entries(&fd) else { continue };
-            let rules = Arc::new(Rules::read(&fd, &relative, &entries, &mut self.budget));
-            self.stack.push(Frame { dir: Arc::new(fd), relative, entries: entries.into_iter(), rules });
+            let Ok(fd) = open_dir(dir.as_fd(), Path::new(name)) else { continue };
+            let Ok(listing) = Listing::read(&fd) else { continue };
+            let rules = Arc::new(Rules::read(&fd, &relative, &listing, &mut self.budget));
+            self.stack.push(Frame { dir: Arc::new(fd), relative, listing, rules });
         }
     }
 }
@@ -315,34 +325,6 @@ fn below<'a>(relative: &'a Path, dir: &Path) -> Option<&'a Path> {
         [b'/', rest @ ..] => Some(Path::new(OsStr::from_bytes(rest))),
         _ => None,
     }
-}
-
-/// A directory's entries, sorted by name, with their kind when the directory says it.
-///
-/// Read through a handle of its own to the directory (`openat(dir, ".")`), whose position no
-/// other reader shares, into a buffer on the stack; each name is copied out once.
-fn read_entries(dir: &OwnedFd) -> Result<Vec<(OsString, Option<FileType>)>, PathError> {
-    let own =
-        rustix::fs::openat(dir, c".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| PathError::Io(e.into()))?;
-    // Larger than any one record (a name is at most 255 bytes), so `EINVAL` cannot come back.
-    let mut buffer = [MaybeUninit::<u8>::uninit(); 16 * 1024];
-    let mut listing = RawDir::new(&own, &mut buffer);
-    let mut entries = Vec::new();
-    while let Some(entry) = listing.next() {
-        let entry = entry.map_err(|e| PathError::Io(e.into()))?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        let kind = match entry.file_type() {
-            FileType::Unknown => None,
-            kind => Some(kind),
-        };
-        entries.push((OsStr::from_bytes(name).to_os_string(), kind));
-    }
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(entries)
 }
 
 #[cfg(test)]

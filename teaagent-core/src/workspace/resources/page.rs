@@ -80,11 +80,11 @@ pub(super) fn take(
     mut wanted: impl FnMut(&WalkEntry) -> bool,
 ) -> Page {
     let queue = Arc::new(Queue::default());
-    let mut described = Described::default();
+    let mut described = Described::new(size);
     let mut taken = 0;
     let mut last = None;
     let mut next = None;
-    let mut files = Vec::with_capacity(CHUNK);
+    let mut chunk = described.chunk(0);
     let found = first.into_iter().chain(std::iter::from_fn(|| walk.find(|file| wanted(file))));
     for file in found {
         if taken == size {
@@ -92,28 +92,27 @@ pub(super) fn take(
             break;
         }
         taken += 1;
-        files.push(file);
-        if files.len() == CHUNK {
-            last = files.last().map(|file| file.relative().to_path_buf());
-            let full = std::mem::replace(&mut files, described.spare());
-            queue.push(Chunk::new(taken - CHUNK, full));
+        chunk.files.push(file);
+        if chunk.files.len() == CHUNK {
+            last = chunk.files.last().map(|file| file.relative().to_path_buf());
+            queue.push(std::mem::replace(&mut chunk, described.chunk(taken)));
             if taken == CHUNK {
                 helper.help(&queue);
             }
-            for chunk in queue.statted() {
-                described.add(chunk);
+            for statted in queue.statted() {
+                described.add(statted);
             }
         }
     }
-    if let Some(file) = files.last() {
+    if let Some(file) = chunk.files.last() {
         last = Some(file.relative().to_path_buf());
-        queue.push(Chunk::new(taken - files.len(), files));
+        queue.push(chunk);
     }
     queue.finish();
-    while let Some(chunk) = queue.next_for_walker() {
-        described.add(chunk);
+    while let Some(statted) = queue.next_for_walker() {
+        described.add(statted);
     }
-    Page { resources: described.in_order(taken), last, next }
+    Page { resources: described.resources, last, next }
 }
 
 /// Files found together, with their sizes once statted.
@@ -125,11 +124,6 @@ struct Chunk {
 }
 
 impl Chunk {
-    fn new(at: usize, files: Vec<WalkEntry>) -> Chunk {
-        let sizes = Vec::with_capacity(files.len());
-        Chunk { at, files, sizes }
-    }
-
     /// Stats its files (through their directories' handles; a file gone since has no size).
     fn stat(mut self) -> Chunk {
         self.sizes.extend(self.files.iter().map(WalkEntry::size));
@@ -217,47 +211,62 @@ impl Queue {
     }
 }
 
-/// The chunks described so far, by index of their first file, and their emptied file lists
-/// (reused for chunks to come).
-#[derive(Default)]
+/// The page's files described so far, in the walk's order (a chunk statted before the one
+/// ahead of it waits in `early`), and emptied chunks kept for the chunks to come.
 struct Described {
-    chunks: Vec<(usize, Vec<Resource>)>,
-    spare: Vec<Vec<WalkEntry>>,
+    resources: Vec<Resource>,
+    early: Vec<Chunk>,
+    mime: MimeMemo,
+    spare: Vec<Chunk>,
 }
 
 impl Described {
-    fn add(&mut self, chunk: Chunk) {
-        let Chunk { at, mut files, sizes } = chunk;
-        let mut mime = MimeMemo::default();
-        let resources = files.iter().zip(sizes).map(|(file, size)| resource(file, size, &mut mime)).collect();
-        self.chunks.push((at, resources));
-        files.clear();
-        self.spare.push(files);
-    }
-
-    fn spare(&mut self) -> Vec<WalkEntry> {
-        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK))
-    }
-
-    fn in_order(mut self, files: usize) -> Vec<Resource> {
-        self.chunks.sort_unstable_by_key(|(at, _)| *at);
-        let mut resources = Vec::with_capacity(files);
-        for (_, chunk) in self.chunks {
-            resources.extend(chunk);
+    fn new(size: usize) -> Described {
+        Described {
+            resources: Vec::with_capacity(size.min(4096)),
+            early: Vec::new(),
+            mime: MimeMemo::default(),
+            spare: Vec::new(),
         }
-        resources
+    }
+
+    /// An empty chunk whose first file will be the page's `at`-th.
+    fn chunk(&mut self, at: usize) -> Chunk {
+        let mut chunk = self.spare.pop().unwrap_or_else(|| Chunk {
+            at,
+            files: Vec::with_capacity(CHUNK),
+            sizes: Vec::with_capacity(CHUNK),
+        });
+        chunk.at = at;
+        chunk
+    }
+
+    /// Describes `chunk` if it comes next, and the early chunks that then come next.
+    fn add(&mut self, chunk: Chunk) {
+        if chunk.at != self.resources.len() {
+            self.early.push(chunk);
+            return;
+        }
+        self.describe(chunk);
+        while let Some(at) = self.early.iter().position(|chunk| chunk.at == self.resources.len()) {
+            let chunk = self.early.swap_remove(at);
+            self.describe(chunk);
+        }
+    }
+
+    fn describe(&mut self, mut chunk: Chunk) {
+        for (file, size) in chunk.files.drain(..).zip(chunk.sizes.drain(..)) {
+            self.resources.push(resource(file, size, &mut self.mime));
+        }
+        self.spare.push(chunk);
     }
 }
 
 /// One file as a resource.
-fn resource(file: &WalkEntry, size: Option<u64>, mime: &mut MimeMemo) -> Resource {
-    Resource {
-        uri: uri::to_uri(file.relative()),
-        name: uri::display(file.relative()),
-        mime_type: Some(mime.guess(file.name()).to_owned()),
-        size,
-        description: None,
-    }
+fn resource(file: WalkEntry, size: Option<u64>, mime: &mut MimeMemo) -> Resource {
+    let uri = uri::to_uri(file.relative());
+    let mime_type = Some(mime.guess(file.name()).to_owned());
+    Resource { uri, name: uri::into_display(file.into_relative()), mime_type, size, description: None }
 }
 
 /// [`guess_mime`] for files in sorted order, which come in runs of one extension: the table is

@@ -2,7 +2,7 @@
 //! file teaagent reads on the workspace's behalf. Only regular files, opened relative to a
 //! directory handle without following a link and without blocking, and read up to a bound.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, OwnedFd};
@@ -12,6 +12,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::listing::Listing;
 use super::{MAX_IGNORE_FILE, MAX_IGNORE_TOTAL};
 use crate::workspace::resolve::open_dir;
 
@@ -95,15 +96,10 @@ impl Rules {
         self.dot_ignore.is_none() && self.gitignore.is_none() && self.exclude.is_none() && !self.has_git
     }
 
-    /// Reads the ignore files of the directory `dir` (whose entries are `names`, sorted).
+    /// Reads the ignore files of the directory `dir` (whose entries are `listing`).
     /// `budget` is what the walk may still read of ignore files (see [`MAX_IGNORE_TOTAL`]).
-    pub(super) fn read(
-        dir: &OwnedFd,
-        relative: &Path,
-        names: &[(OsString, Option<FileType>)],
-        budget: &mut u64,
-    ) -> Rules {
-        let has = |name: &str| names.binary_search_by(|(n, _)| n.as_os_str().cmp(OsStr::new(name))).is_ok();
+    pub(super) fn read(dir: &OwnedFd, relative: &Path, listing: &Listing, budget: &mut u64) -> Rules {
+        let has = |name: &str| listing.contains(name);
         let has_git = has(".git");
         let dot_ignore = if has(".ignore") { rules_file(dir, relative, ".ignore", budget) } else { None };
         let gitignore =
