@@ -339,6 +339,52 @@ mod tests {
         }
     }
 
+    /// Listings that run at once share one helper, which helps one page at a time: every one
+    /// of them still gets every file once, in order, with its size, and the helper keeps no
+    /// listing waiting.
+    #[test]
+    fn listings_at_once_share_the_helper_and_each_gets_everything() {
+        let s = Scratch::new("resources-at-once");
+        let mut expected = Vec::new();
+        for d in 0..8 {
+            for f in 0..50 {
+                let relative = format!("d{d}/f{f:02}.txt");
+                let contents = "y".repeat((d * 50 + f) % 97);
+                s.write(&relative, &contents);
+                expected.push((relative, contents.len() as u64));
+            }
+        }
+        let workspace = Workspace::open(s.path()).expect("workspace");
+        let resources = WorkspaceResources::with_limits(workspace, 70, 1 << 20);
+        std::thread::scope(|scope| {
+            let listers: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut listed = Vec::new();
+                        for _ in 0..5 {
+                            listed.clear();
+                            let mut cursor = None;
+                            loop {
+                                let page = resources.list_blocking(cursor.as_deref()).expect("page");
+                                listed.extend(
+                                    page.resources.into_iter().map(|r| (r.name, r.size.expect("size"))),
+                                );
+                                match page.next_cursor {
+                                    Some(next) => cursor = Some(next),
+                                    None => break,
+                                }
+                            }
+                            assert_eq!(listed, expected);
+                        }
+                    })
+                })
+                .collect();
+            for lister in listers {
+                lister.join().expect("lister");
+            }
+        });
+    }
+
     #[test]
     fn the_memo_guesses_as_the_table_does() {
         let names = [
