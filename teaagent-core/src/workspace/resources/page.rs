@@ -307,35 +307,46 @@ mod tests {
     use crate::scratch::Scratch;
     use crate::workspace::Workspace;
 
+    /// Writes `dirs` directories of `files` files, the `n`-th file `size(n)` bytes long; their
+    /// paths and sizes in the walk's order.
+    fn tree(s: &Scratch, dirs: usize, files: usize, size: impl Fn(usize) -> usize) -> Vec<(String, u64)> {
+        let mut written = Vec::new();
+        for d in 0..dirs {
+            for f in 0..files {
+                let relative = format!("d{d}/f{f:02}.txt");
+                let contents = "x".repeat(size(d * files + f));
+                s.write(&relative, &contents);
+                written.push((relative, contents.len() as u64));
+            }
+        }
+        written
+    }
+
+    /// Every page of `resources` in turn (none longer than `page_size`): each file's name and size.
+    fn list_all(resources: &WorkspaceResources, page_size: usize) -> Vec<(String, u64)> {
+        let mut listed = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = resources.list_blocking(cursor.as_deref()).expect("page");
+            assert!(page.resources.len() <= page_size);
+            listed.extend(page.resources.into_iter().map(|r| (r.name, r.size.expect("size"))));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return listed,
+            }
+        }
+    }
+
     /// Every page size around the chunk's gives every file once, in the walk's order, each with
     /// its own size (the chunks statted by either thread are put back in place).
     #[test]
     fn pages_keep_the_walks_order_and_each_files_size() {
         let s = Scratch::new("resources-pages");
-        let mut expected = Vec::new();
-        for d in 0..3 {
-            for f in 0..45 {
-                let relative = format!("d{d}/f{f:02}.txt");
-                let contents = "x".repeat(d * 45 + f);
-                s.write(&relative, &contents);
-                expected.push((relative, contents.len() as u64));
-            }
-        }
+        let expected = tree(&s, 3, 45, |n| n);
         let workspace = Workspace::open(s.path()).expect("workspace");
         for page_size in [1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 100, 135, 136, 500] {
             let resources = WorkspaceResources::with_limits(workspace.clone(), page_size, 1 << 20);
-            let mut listed = Vec::new();
-            let mut cursor = None;
-            loop {
-                let page = resources.list_blocking(cursor.as_deref()).expect("page");
-                assert!(page.resources.len() <= page_size);
-                listed.extend(page.resources.into_iter().map(|r| (r.name, r.size.expect("size"))));
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break,
-                }
-            }
-            assert_eq!(listed, expected, "pages of {page_size}");
+            assert_eq!(list_all(&resources, page_size), expected, "pages of {page_size}");
         }
     }
 
@@ -345,42 +356,15 @@ mod tests {
     #[test]
     fn listings_at_once_share_the_helper_and_each_gets_everything() {
         let s = Scratch::new("resources-at-once");
-        let mut expected = Vec::new();
-        for d in 0..8 {
-            for f in 0..50 {
-                let relative = format!("d{d}/f{f:02}.txt");
-                let contents = "y".repeat((d * 50 + f) % 97);
-                s.write(&relative, &contents);
-                expected.push((relative, contents.len() as u64));
-            }
-        }
+        let expected = tree(&s, 8, 50, |n| n % 97);
         let workspace = Workspace::open(s.path()).expect("workspace");
         let resources = WorkspaceResources::with_limits(workspace, 70, 1 << 20);
         std::thread::scope(|scope| {
             let listers: Vec<_> = (0..4)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut listed = Vec::new();
-                        for _ in 0..5 {
-                            listed.clear();
-                            let mut cursor = None;
-                            loop {
-                                let page = resources.list_blocking(cursor.as_deref()).expect("page");
-                                listed.extend(
-                                    page.resources.into_iter().map(|r| (r.name, r.size.expect("size"))),
-                                );
-                                match page.next_cursor {
-                                    Some(next) => cursor = Some(next),
-                                    None => break,
-                                }
-                            }
-                            assert_eq!(listed, expected);
-                        }
-                    })
-                })
+                .map(|_| scope.spawn(|| (0..5).all(|_| list_all(&resources, 70) == expected)))
                 .collect();
             for lister in listers {
-                lister.join().expect("lister");
+                assert!(lister.join().expect("lister"), "a listing at once missed or misplaced a file");
             }
         });
     }
