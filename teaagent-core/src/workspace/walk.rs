@@ -119,6 +119,8 @@ pub struct Walk {
     /// Rules of the directories above the start (root first), with their relative paths.
     above: Vec<(PathBuf, Arc<Rules>)>,
     stack: Vec<Frame>,
+    /// Listings of directories walked, whose buffers the next directories are read into.
+    spare: Vec<Listing>,
     /// Overrides (`search_text`'s `glob`), matched relative to the start.
     overrides: Option<Override>,
     start: PathBuf,
@@ -150,6 +152,7 @@ impl Walk {
                 scope: scope.to_owned(),
                 above: Vec::new(),
                 stack: Vec::new(),
+                spare: Vec::new(),
                 overrides: None,
                 start: start.relative().to_path_buf(),
                 after: None,
@@ -181,6 +184,7 @@ impl Walk {
             scope: scope.to_owned(),
             above,
             stack: Vec::new(),
+            spare: Vec::new(),
             overrides: None,
             start: relative.clone(),
             after: None,
@@ -258,7 +262,9 @@ impl Iterator for Walk {
         loop {
             let frame = self.stack.last_mut()?;
             let Some((name, kind)) = frame.listing.next() else {
-                self.stack.pop();
+                if let Some(done) = self.stack.pop() {
+                    self.spare.push(done.listing);
+                }
                 continue;
             };
             if name == ".git" {
@@ -305,7 +311,7 @@ impl Iterator for Walk {
             // Opened without following a link: a directory swapped for a link since the listing
             // fails here and is skipped, never followed out of the root.
             let Ok(fd) = open_dir(dir.as_fd(), Path::new(name)) else { continue };
-            let Ok(listing) = Listing::read(&fd) else { continue };
+            let Ok(listing) = self.spare.pop().unwrap_or_default().reread(&fd) else { continue };
             let rules = Arc::new(Rules::read(&fd, &relative, &listing, &mut self.budget));
             self.stack.push(Frame { dir: Arc::new(fd), relative, listing, rules });
         }

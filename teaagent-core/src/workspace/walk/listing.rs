@@ -16,7 +16,7 @@ use rustix::fs::{FileType, Mode, OFlags, RawDir};
 use crate::workspace::resolve::PathError;
 
 /// A directory's entries (`.` and `..` left out), sorted by name.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Listing {
     names: Vec<u8>,
     entries: Vec<Entry>,
@@ -42,6 +42,17 @@ impl Listing {
     /// Reads `dir` through a handle of its own (`openat(dir, ".")`), whose position no other
     /// reader shares, into a buffer on the stack.
     pub(super) fn read(dir: &OwnedFd) -> Result<Listing, PathError> {
+        Listing::default().reread(dir)
+    }
+
+    /// [`Listing::read`], into this listing's buffers (a listing done with): a walk reads one
+    /// directory after another, and growing two buffers anew for each cost more than reading
+    /// it (allocations of a kilobyte or more also make glibc's allocator sort every small block
+    /// freed since into its bins: each small allocation after that took its slow path).
+    pub(super) fn reread(self, dir: &OwnedFd) -> Result<Listing, PathError> {
+        let Listing { mut names, mut entries, .. } = self;
+        names.clear();
+        entries.clear();
         let own = rustix::fs::openat(
             dir,
             c".",
@@ -52,8 +63,6 @@ impl Listing {
         // Larger than any one record (a name is at most 255 bytes), so `EINVAL` cannot come back.
         let mut buffer = [MaybeUninit::<u8>::uninit(); 16 * 1024];
         let mut records = RawDir::new(&own, &mut buffer);
-        let mut names = Vec::new();
-        let mut entries = Vec::new();
         while let Some(record) = records.next() {
             let record = record.map_err(|e| PathError::Io(e.into()))?;
             let name = record.file_name().to_bytes();
@@ -118,5 +127,12 @@ mod tests {
         sorted.sort();
         assert_eq!(names, sorted);
         assert_eq!(names.len(), 402);
+
+        // Read again into those buffers, another directory's listing is that directory's alone.
+        let sub: OwnedFd = std::fs::File::open(s.path().join("sub")).expect("open").into();
+        let mut again = listing.reread(&sub).expect("listing");
+        assert!(again.contains("file") && !again.contains("sub") && !again.contains("000-"));
+        assert_eq!(again.next().map(|(name, _)| name.to_owned()), Some("file".into()));
+        assert!(again.next().is_none());
     }
 }
