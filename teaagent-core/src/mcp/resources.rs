@@ -1,5 +1,7 @@
 //! `resources/list`, `resources/read`, `resources/templates/list`.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 /// One entry of `resources/list`.
@@ -10,9 +12,11 @@ pub struct Resource {
     pub uri: String,
     /// A name for it (the workspace's: the path relative to the root).
     pub name: String,
-    /// Its MIME type (the workspace's: guessed from the extension).
+    /// Its MIME type (the workspace's: guessed from the extension). Most are one of a few
+    /// fixed names: a listing of many resources need not allocate a copy of each
+    /// (`Some("text/plain".into())`, or a `String`'s `.into()`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    pub mime_type: Option<Cow<'static, str>>,
     /// Size in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,

@@ -142,7 +142,7 @@ impl Loaded {
             children.push(Resource {
                 uri: uri(&self.name, &child_path),
                 name: child.to_owned(),
-                mime_type: Some(if is_dir { DIRECTORY_MIME_TYPE } else { mime_type(file) }.to_owned()),
+                mime_type: Some(if is_dir { DIRECTORY_MIME_TYPE } else { mime_type(file) }.into()),
                 size: if is_dir { None } else { Some(*size) },
                 description: None,
             });

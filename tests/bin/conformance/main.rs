@@ -328,7 +328,7 @@ impl ResourceProvider for TestResources {
         let resource = |uri: &str, name: &str, mime: &str, description: &str| Resource {
             uri: uri.into(),
             name: name.into(),
-            mime_type: Some(mime.into()),
+            mime_type: Some(mime.to_owned().into()),
             size: None,
             description: Some(description.into()),
         };

@@ -14,6 +14,7 @@
 //! than one chunk, or any page when the system would not start the helper. The page comes out
 //! in the walk's order whoever statted which chunk.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -265,7 +266,7 @@ impl Described {
 /// One file as a resource.
 fn resource(file: WalkEntry, size: Option<u64>, mime: &mut MimeMemo) -> Resource {
     let uri = uri::to_uri(file.relative());
-    let mime_type = Some(mime.guess(file.name()).to_owned());
+    let mime_type = Some(Cow::Borrowed(mime.guess(file.name())));
     Resource { uri, name: uri::into_display(file.into_relative()), mime_type, size, description: None }
 }
 
