@@ -12,12 +12,15 @@
 //! and waiting between pages; it ends when the listing is dropped. It helps one page at a time:
 //! a page listed while it helps another is done by its own thread alone, as is a page smaller
 //! than one chunk, or any page when the system would not start the helper. The page comes out
-//! in the walk's order whoever statted which chunk.
+//! in the walk's order whoever statted which chunk. A chunk whose statting panicked on the helper
+//! (nothing there is known to) goes back to be statted again: no page waits for a chunk that
+//! nobody will stat.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -126,9 +129,8 @@ struct Chunk {
 
 impl Chunk {
     /// Stats its files (through their directories' handles; a file gone since has no size).
-    fn stat(mut self) -> Chunk {
+    fn stat(&mut self) {
         self.sizes.extend(self.files.iter().map(WalkEntry::size));
-        self
     }
 }
 
@@ -176,13 +178,26 @@ impl Queue {
     fn stat_while_walking(&self) {
         let mut state = self.state();
         loop {
-            if let Some(chunk) = state.waiting.pop_front() {
+            if let Some(mut chunk) = state.waiting.pop_front() {
                 state.statting = true;
                 drop(state);
-                let chunk = chunk.stat();
+                // Nothing here is known to panic (`statat` returns its errors); if something
+                // did, the page must not wait for a chunk the helper dropped: it goes back,
+                // unstatted, for either thread to stat again.
+                let statted = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    #[cfg(test)]
+                    tests::panic_if_told(&chunk);
+                    chunk.stat();
+                }));
                 state = self.state();
                 state.statting = false;
-                state.statted.push(chunk);
+                match statted {
+                    Ok(()) => state.statted.push(chunk),
+                    Err(_) => {
+                        chunk.sizes.clear();
+                        state.waiting.push_back(chunk);
+                    }
+                }
                 self.statted.notify_one();
             } else if state.finished {
                 return;
@@ -200,9 +215,10 @@ impl Queue {
             if let Some(chunk) = state.statted.pop() {
                 return Some(chunk);
             }
-            if let Some(chunk) = state.waiting.pop_back() {
+            if let Some(mut chunk) = state.waiting.pop_back() {
                 drop(state);
-                return Some(chunk.stat());
+                chunk.stat();
+                return Some(chunk);
             }
             if !state.statting {
                 return None;
@@ -368,6 +384,51 @@ mod tests {
                 assert!(lister.join().expect("lister"), "a listing at once missed or misplaced a file");
             }
         });
+    }
+
+    /// The directory a chunk starts in that makes the helper panic once (`panic_if_told`).
+    static PANIC_ONCE_IN: Mutex<Option<&'static str>> = Mutex::new(None);
+
+    /// Panics if the test below asked for a panic on a chunk that starts in this directory.
+    pub(super) fn panic_if_told(chunk: &Chunk) {
+        let mut told = PANIC_ONCE_IN.lock().unwrap_or_else(PoisonError::into_inner);
+        let starts_there = |dir| chunk.files.first().is_some_and(|file| file.relative().starts_with(dir));
+        if told.is_some_and(starts_there) {
+            *told = None;
+            drop(told);
+            panic!("a panic while the helper stats (a test)");
+        }
+    }
+
+    /// A panic while the helper stats a chunk loses no file and keeps no page waiting: the
+    /// chunk goes back, and it is statted again.
+    #[test]
+    fn a_panic_in_the_helper_loses_no_file() {
+        let s = Scratch::new("resources-helper-panic");
+        let mut expected = Vec::new();
+        for f in 0..400 {
+            let relative = format!("helper-panics/f{f:03}.txt");
+            s.write(&relative, &"x".repeat(f % 13));
+            expected.push((relative, (f % 13) as u64));
+        }
+        let workspace = Workspace::open(s.path()).expect("workspace");
+        let resources = Arc::new(WorkspaceResources::with_limits(workspace, 500, 1 << 20));
+        let told = || PANIC_ONCE_IN.lock().unwrap_or_else(PoisonError::into_inner).is_some();
+        *PANIC_ONCE_IN.lock().unwrap_or_else(PoisonError::into_inner) = Some("helper-panics");
+        // The helper takes chunks only while the walk goes on, so it may take none in a
+        // listing: list until it has panicked once (each listing on a thread of its own, waited
+        // for with a bound, so that a page left waiting fails the test rather than hangs it).
+        for _ in 0..200 {
+            let (sent, listed) = std::sync::mpsc::channel();
+            let resources = Arc::clone(&resources);
+            std::thread::spawn(move || sent.send(list_all(&resources, 500)));
+            let listed = listed.recv_timeout(std::time::Duration::from_secs(30));
+            assert_eq!(listed.expect("the listing ended"), expected);
+            if !told() {
+                return;
+            }
+        }
+        panic!("the helper never took a chunk in 200 listings");
     }
 
     #[test]
