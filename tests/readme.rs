@@ -94,6 +94,10 @@ fn build_readme_crate(dir: &Tree) -> PathBuf {
     let out = Command::new(cargo)
         .current_dir(dir.path("notes"))
         .args(["build", "--offline", "--bins", "--tests", "--message-format=json-render-diagnostics"])
+        // Without debug info, which nothing here reads: with cargo's default (full) this build
+        // took a quarter longer (92 s against 69 s from nothing, 18 s against 11 s again) and its
+        // target 1.8 GB against 0.56 GB. Whether the crate builds and serves does not depend on it.
+        .args(["--config", "profile.dev.debug=false"])
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
         .output()
