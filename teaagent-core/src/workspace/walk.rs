@@ -119,7 +119,8 @@ pub struct Walk {
     /// Rules of the directories above the start (root first), with their relative paths.
     above: Vec<(PathBuf, Arc<Rules>)>,
     stack: Vec<Frame>,
-    /// Listings of directories walked, whose buffers the next directories are read into.
+    /// Listings of directories walked, whose buffers the next directories are read into (those
+    /// [`Listing::worth_keeping`]: at most one a depth the walk reached, kept while it is paused).
     spare: Vec<Listing>,
     /// Overrides (`search_text`'s `glob`), matched relative to the start.
     overrides: Option<Override>,
@@ -262,7 +263,9 @@ impl Iterator for Walk {
         loop {
             let frame = self.stack.last_mut()?;
             let Some((name, kind)) = frame.listing.next() else {
-                if let Some(done) = self.stack.pop() {
+                if let Some(done) = self.stack.pop()
+                    && done.listing.worth_keeping()
+                {
                     self.spare.push(done.listing);
                 }
                 continue;

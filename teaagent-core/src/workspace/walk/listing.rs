@@ -81,6 +81,14 @@ impl Listing {
         Ok(Listing { names, entries, next: 0 })
     }
 
+    /// Whether its buffers are small enough to keep for the next directory: a walk keeps a
+    /// few listings while it is paused between pages (see `Walk::spare`), and one directory of
+    /// a million names must not leave its buffers held for as long.
+    pub(super) fn worth_keeping(&self) -> bool {
+        const KEPT: usize = 64 * 1024;
+        self.names.capacity() + self.entries.capacity() * std::mem::size_of::<Entry>() <= KEPT
+    }
+
     /// Whether an entry is called `name`.
     pub(super) fn contains(&self, name: &str) -> bool {
         self.entries.binary_search_by(|entry| self.names[entry.name()].cmp(name.as_bytes())).is_ok()
@@ -127,6 +135,9 @@ mod tests {
         sorted.sort();
         assert_eq!(names, sorted);
         assert_eq!(names.len(), 402);
+
+        assert!(!listing.worth_keeping(), "402 long names are more than a listing keeps");
+        assert!(Listing::default().worth_keeping());
 
         // Read again into those buffers, another directory's listing is that directory's alone.
         let sub: OwnedFd = std::fs::File::open(s.path().join("sub")).expect("open").into();
