@@ -13,8 +13,8 @@
 //! a page listed while it helps another is done by its own thread alone, as is a page smaller
 //! than one chunk, or any page when the system would not start the helper. The page comes out
 //! in the walk's order whoever statted which chunk. A chunk whose statting panicked on the helper
-//! (nothing there is known to) goes back to be statted again: no page waits for a chunk that
-//! nobody will stat.
+//! (nothing there is known to) goes back, and the walking thread stats the rest of that page: no
+//! page waits for a chunk that nobody will stat.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -183,7 +183,8 @@ impl Queue {
                 drop(state);
                 // Nothing here is known to panic (`statat` returns its errors); if something
                 // did, the page must not wait for a chunk the helper dropped: it goes back,
-                // unstatted, for either thread to stat again.
+                // unstatted, and the helper leaves this page to the walking thread (a chunk that
+                // panics every time is not tried again and again here).
                 let statted = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     #[cfg(test)]
                     tests::panic_if_told(&chunk);
@@ -191,14 +192,17 @@ impl Queue {
                 }));
                 state = self.state();
                 state.statting = false;
-                match statted {
-                    Ok(()) => state.statted.push(chunk),
-                    Err(_) => {
-                        chunk.sizes.clear();
-                        state.waiting.push_back(chunk);
-                    }
+                let panicked = statted.is_err();
+                if panicked {
+                    chunk.sizes.clear();
+                    state.waiting.push_back(chunk);
+                } else {
+                    state.statted.push(chunk);
                 }
                 self.statted.notify_one();
+                if panicked {
+                    return;
+                }
             } else if state.finished {
                 return;
             } else {
@@ -401,7 +405,7 @@ mod tests {
     }
 
     /// A panic while the helper stats a chunk loses no file and keeps no page waiting: the
-    /// chunk goes back, and it is statted again.
+    /// chunk goes back, and the walking thread stats it.
     #[test]
     fn a_panic_in_the_helper_loses_no_file() {
         let s = Scratch::new("resources-helper-panic");
