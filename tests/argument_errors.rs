@@ -16,14 +16,13 @@
 
 #![allow(deprecated)]
 
-#[path = "common/client.rs"]
-mod client;
-
 use std::process::{Command, Stdio};
 
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree, snap};
+
+use crate::common::client;
 
 /// Versions answered with `-32602`.
 const ERROR_FORM: [&str; 3] = ["2024-11-05", "2025-03-26", "2025-06-18"];

@@ -3,9 +3,6 @@
 
 #![allow(deprecated)]
 
-#[path = "common/client.rs"]
-mod client;
-
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -14,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree};
 
+use crate::common::client;
 use client::{Client, connect, timely};
 
 struct Served {

@@ -2,9 +2,6 @@
 //! thing that goes wrong is found, named and given a fix; a sound set-up has no error; nothing
 //! is changed; every value read from a file is shown escaped.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -13,6 +10,7 @@ use serde_json::Value;
 use teaagent_tests::services::{Redis, Resp};
 use teaagent_tests::{Bin, Tree};
 
+use crate::common::gateway_setup;
 use gateway_setup::Setup;
 
 /// The variables where clients' files are looked for.

@@ -1,18 +1,15 @@
 //! Approvals across a fleet (the fleet: `common/fleet.rs`): an approval asked on one
 //! replica, answered on a second and its replay refused on a third; a rotation of the state key.
 
-#[path = "common/fleet.rs"]
-mod fleet;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::net::SocketAddr;
 use std::sync::Barrier;
 
-use fleet::{Fleet, Replica, Setup, asking, call, error_of, logs_of};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
 use teaagent_tests::services::Redis;
+
+use crate::common::fleet;
+use fleet::{Fleet, Replica, Setup, asking, call, error_of, logs_of};
 
 /// `create_file` of `path`, as a call from a client that can ask its user.
 fn create(id: i64, path: &str, content: &str) -> Value {

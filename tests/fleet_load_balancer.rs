@@ -7,23 +7,20 @@
 //! started on one replica is fetched, finished, from another (README, "Long-running tools as
 //! tasks").
 
-#[path = "common/client.rs"]
-mod client;
-#[path = "common/fleet.rs"]
-mod fleet;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 
-use fleet::{Fleet, OTHER_TOKEN, PATIENCE, Setup, TOKEN, answer, post, request, request_from, tally};
-use raw::exchange;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Value, json};
+
+use crate::common::client;
+use crate::common::fleet;
+use crate::common::http as raw;
+use fleet::{Fleet, OTHER_TOKEN, PATIENCE, Setup, TOKEN, answer, post, request, request_from, tally};
+use raw::exchange;
 
 #[test]
 fn every_request_through_the_load_balancer_is_answered_and_every_replica_takes_some() {

@@ -3,16 +3,13 @@
 //! gives it: its query API comes to hold the replicas' own counts of calls and of round trips
 //! to the shared Redis.
 
-#[path = "common/fleet.rs"]
-mod fleet;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::time::{Duration, Instant};
 
-use fleet::{Fleet, Setup, TOKEN, call, read_file_limit, read_replica_txt, text_of};
 use serde_json::Value;
 use teaagent_tests::prometheus::Prometheus;
+
+use crate::common::fleet;
+use fleet::{Fleet, Setup, TOKEN, call, read_file_limit, read_replica_txt, text_of};
 
 /// The value of an instant query's first series, if it has one.
 fn value(answer: &Value) -> Option<&str> {

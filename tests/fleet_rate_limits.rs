@@ -2,20 +2,17 @@
 //! admitted across the fleet under 500 concurrent calls through nginx, one window in Redis, and
 //! every replica taking calls.
 
-#[path = "common/fleet.rs"]
-mod fleet;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::collections::BTreeMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use teaagent_tests::services::Resp;
+
+use crate::common::fleet;
 use fleet::{
     Fleet, PATIENCE, Setup, TOKEN, answer, error_of, read_file_limit, read_replica_txt, tally, text_of,
     try_post,
 };
-use teaagent_tests::services::Resp;
 
 /// What one call of the burst got.
 enum Outcome {

@@ -2,21 +2,18 @@
 //! started again on the same port; Redis killed mid-run (rate-limited calls refused with
 //! `state_unavailable`, the others served) and the fleet recovering once it is back.
 
-#[path = "common/fleet.rs"]
-mod fleet;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+use teaagent_tests::services::{Redis, Resp};
+
+use crate::common::fleet;
 use fleet::{
     Fleet, PATIENCE, Setup, TOKEN, answer, call, error_of, read_file_limit, read_replica_txt, request, tally,
     text_of, try_post,
 };
-use serde_json::json;
-use teaagent_tests::services::{Redis, Resp};
 
 #[test]
 fn redis_killed_then_started_again_on_the_same_port_answers_again() {

@@ -12,12 +12,11 @@
 //!   object) is left out and refused, and the start says so and how to declare them; an
 //!   argument the schema does not declare refuses the call.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
-use gateway_setup::{Setup, call, text_of, tool_names};
 use serde_json::{Value, json};
 use teaagent_tests::Bin;
+
+use crate::common::gateway_setup;
+use gateway_setup::{Setup, call, text_of, tool_names};
 
 fn tools() -> Value {
     let string = json!({"type": "string"});

@@ -21,14 +21,13 @@
 //!   named twice, members no reply has), whichever way teaagent reads it; one it cannot read (a
 //!   lone surrogate, nesting too deep) fails its call, saying so.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::time::Duration;
 
-use gateway_setup::{Setup, call, text_of, tool_names};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, peak_memory};
+
+use crate::common::gateway_setup;
+use gateway_setup::{Setup, call, text_of, tool_names};
 
 /// Every text block of a `tools/call` response.
 fn texts(response: &Value) -> Vec<String> {

@@ -6,15 +6,13 @@
 //! restart ends what the previous run started; servers start after the client's first answers,
 //! and a call does not wait for that.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 use teaagent_tests::Bin;
 
+use crate::common::gateway_setup;
 use gateway_setup::{Setup, call, gone, text_of, wait_until};
 
 #[test]

@@ -8,16 +8,15 @@
 //!   the others' are not; `inspect` says which is which;
 //! - a package runner without an exact version (`npx -y pkg`) is neither allowed nor started.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gateway_setup::{Setup, call, text_of};
 use serde_json::json;
 use teaagent_tests::Bin;
+
+use crate::common::gateway_setup;
+use gateway_setup::{Setup, call, text_of};
 
 #[test]
 fn an_executable_swapped_while_servers_start_never_runs() {

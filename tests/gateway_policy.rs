@@ -4,11 +4,9 @@
 //! tool settings of external tools apply and never stop the server; a tier that is not one stops
 //! it, naming the key.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use serde_json::json;
 
+use crate::common::gateway_setup;
 use gateway_setup::{Setup, call, text_of, tool_names};
 
 #[test]

@@ -4,13 +4,11 @@
 //! client is told — a modern client on its listen stream — and `trust inspect` and `mcp tools`
 //! show it.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::gateway_setup;
 use gateway_setup::{Setup, call, default_tools, gone, text_of, tool_names, wait_until};
 
 #[test]

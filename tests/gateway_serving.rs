@@ -10,16 +10,13 @@
 //! unknown content blocks are named, not passed raw; cancellation reaches the external server;
 //! calls in flight together reach it whole and in order, however large.
 
-#[path = "common/client.rs"]
-mod client;
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use teaagent_tests::Bin;
 
+use crate::common::client;
+use crate::common::gateway_setup;
 use gateway_setup::{Setup, call, text_of, wait_until};
 
 #[test]

@@ -4,15 +4,13 @@
 //! trust check runs again before a restart; a pin tampered with or lost starts nothing; `trust
 //! allow` shows everything the model will read, escaped and whole, and on a terminal asks first.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-
 use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, Tree};
 
+use crate::common::gateway_setup;
 use gateway_setup::{Setup, call, default_tools, text_of, tool_names, wait_until};
 
 #[test]

@@ -7,15 +7,11 @@
 
 #![allow(deprecated)]
 
-#[path = "common/policy_setup.rs"]
-mod policy_setup;
-
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use policy_setup::{call, code, serve};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
@@ -26,6 +22,9 @@ use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use teaagent_core::digest::call_digest;
 use teaagent_tests::{Bin, RawServer, Tree};
+
+use crate::common::policy_setup;
+use policy_setup::{call, code, serve};
 
 const WAIT: Duration = Duration::from_secs(30);
 

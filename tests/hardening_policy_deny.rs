@@ -4,12 +4,11 @@
 //! - deny rules on commands are fail-closed (item 5);
 //! - deny rules on paths cover every path argument, whatever they are called (item 6).
 
-#[path = "common/policy_setup.rs"]
-mod policy_setup;
-
-use policy_setup::{call, code, serve};
 use serde_json::json;
 use teaagent_tests::Tree;
+
+use crate::common::policy_setup;
+use policy_setup::{call, code, serve};
 
 // ---------------------------------------------------------------------------------------------
 // Item 5: deny rules on commands.

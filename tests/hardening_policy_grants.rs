@@ -4,14 +4,13 @@
 //! - a call refused at any step uses no grant and no rate-limit budget (item 8);
 //! - command grants match whole words (item 9).
 
-#[path = "common/policy_setup.rs"]
-mod policy_setup;
-
 use std::time::Duration;
 
-use policy_setup::{call, code, serve};
 use serde_json::json;
 use teaagent_tests::{RawServer, Tree};
+
+use crate::common::policy_setup;
+use policy_setup::{call, code, serve};
 
 // ---------------------------------------------------------------------------------------------
 // Item 8: nothing is used by a refused call.

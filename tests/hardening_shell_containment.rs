@@ -3,16 +3,15 @@
 //! detaches (`setsid`, double fork, `nohup`, a daemon ignoring SIGTERM and SIGHUP), on the cgroup
 //! path and on the subreaper fallback.
 
-#[path = "common/shell_setup.rs"]
-mod shell_setup;
-
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use shell_setup::{call, serve};
 use teaagent_tests::{Bin, RawServer, Tree};
+
+use crate::common::shell_setup;
+use shell_setup::{call, serve};
 
 /// What every marker of this test process starts with.
 fn marker_prefix() -> String {

@@ -3,12 +3,11 @@
 //! credential of the user; `[shell.env]` decides the rest. Every `TEAAGENT_*` variable the code
 //! reads is declared in one place, which says whether it is a secret.
 
-#[path = "common/shell_setup.rs"]
-mod shell_setup;
-
 use serde_json::json;
-use shell_setup::{call, serve};
 use teaagent_tests::Tree;
+
+use crate::common::shell_setup;
+use shell_setup::{call, serve};
 
 /// `env` as a `shell_exec` command sees it, with the server's environment `env` and `config`.
 fn command_env(config: &str, env: &[(&str, &str)]) -> String {

@@ -3,12 +3,11 @@
 //! its schema, and a value outside is refused with `-32602` naming the argument (no silent
 //! clamp).
 
-#[path = "common/shell_setup.rs"]
-mod shell_setup;
-
 use serde_json::{Value, json};
-use shell_setup::{call, serve};
 use teaagent_tests::Tree;
+
+use crate::common::shell_setup;
+use shell_setup::{call, serve};
 
 /// (tool, parameter, minimum, maximum, other arguments the call needs)
 const LIMITS: &[(&str, &str, i64, i64, &str)] = &[

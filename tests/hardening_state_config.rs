@@ -2,13 +2,12 @@
 //! configuration values out of range exit 2 naming the key, the file and the range; a grant
 //! whose expiry is too far away is a usage error, not a crash.
 
-#[path = "common/state_setup.rs"]
-mod state_setup;
-
 use std::process::Output;
 
-use state_setup::{new_home, read_a, stderr, teaagent_in};
 use teaagent_tests::Tree;
+
+use crate::common::state_setup;
+use state_setup::{new_home, read_a, stderr, teaagent_in};
 
 #[test]
 fn every_out_of_range_config_value_exits_2_naming_key_file_and_range() {

@@ -3,13 +3,12 @@
 //! store, the lock registry, the audit log) as links, FIFOs, devices or huge files: a clear
 //! error, never a hang, never an outside file's contents.
 
-#[path = "common/state_setup.rs"]
-mod state_setup;
-
 use std::path::Path;
 
-use state_setup::{mkfifo, new_home, read_a, serve, stderr, teaagent_in, write_big, write_call};
 use teaagent_tests::Tree;
+
+use crate::common::state_setup;
+use state_setup::{mkfifo, new_home, read_a, serve, stderr, teaagent_in, write_big, write_call};
 
 #[test]
 fn a_workspace_config_that_is_a_link_out_a_fifo_a_device_or_huge_is_refused_unread() {

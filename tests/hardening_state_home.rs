@@ -2,14 +2,13 @@
 //! links in or as `$TEAAGENT_HOME` are never written through; a trust store others may write is
 //! not trusted.
 
-#[path = "common/state_setup.rs"]
-mod state_setup;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use state_setup::{new_home, read_a, serve, stderr, stdout, teaagent_in, write_call};
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::state_setup;
+use state_setup::{new_home, read_a, serve, stderr, stdout, teaagent_in, write_call};
 
 /// Every file (with contents) under `dir`.
 fn contents(dir: &Path) -> Vec<(PathBuf, String)> {

@@ -4,17 +4,16 @@
 //! - zombie and forged lock records do not pin a workspace (item 4);
 //! - one writer per workspace directory, however it is named (item 14).
 
-#[path = "common/state_setup.rs"]
-mod state_setup;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use state_setup::{HUNG, new_home, serve, write_call};
 use teaagent_tests::{Bin, RawServer, Tree};
+
+use crate::common::state_setup;
+use state_setup::{HUNG, new_home, serve, write_call};
 
 // ---------------------------------------------------------------------------------------------
 // Item 4: zombie and forged lock records.

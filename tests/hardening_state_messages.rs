@@ -4,11 +4,10 @@
 //! - `mcp trust list|inspect` show every value escaped (item 10);
 //! - `teaagent run` says a tool's error on stderr too (item 17).
 
-#[path = "common/state_setup.rs"]
-mod state_setup;
-
-use state_setup::{new_home, read_a, stderr, stdout, teaagent_in};
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::state_setup;
+use state_setup::{new_home, read_a, stderr, stdout, teaagent_in};
 
 // ---------------------------------------------------------------------------------------------
 // Item 10: `mcp trust list|inspect` show every value escaped.

@@ -9,16 +9,15 @@
 //!
 //! Timeouts here only detect a hang (a question held back behind another one's 120 s).
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use raw::{Http, Reply, in_session, modern_headers, request};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
+
+use crate::common::http as raw;
+use raw::{Http, Reply, in_session, modern_headers, request};
 
 /// Long enough for any answer that is not held back; far shorter than the 120 s a question
 /// waits for its answer. (A stream's keep-alive comments, every 15 s, do not reset it.)

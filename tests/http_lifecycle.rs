@@ -2,17 +2,16 @@
 //! protocol; stopping ends open streams, and commands never see the server's secrets; `/readyz`
 //! waits for the external servers behind the gateway.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use raw::{Http, in_session, open_session, request};
 use serde_json::json;
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::http as raw;
+use raw::{Http, in_session, open_session, request};
 
 #[test]
 fn stdout_stays_empty_over_http() {

@@ -3,18 +3,16 @@
 //! with and without a bearer token, and the legacy era from the fixture server
 //! (`FIXTURE_HTTP`).
 
-#[path = "common/client.rs"]
-mod client;
-#[path = "common/http.rs"]
-mod raw;
-
-use raw::Http;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::json;
 use teaagent_tests::Tree;
+
+use crate::common::client;
+use crate::common::http as raw;
+use raw::Http;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_client_speaks_the_modern_era_over_http() {

@@ -4,12 +4,11 @@
 //! legacy era and tools without annotations are unaffected, and the two tools' listings
 //! (snapshots).
 
-#[path = "common/http.rs"]
-mod raw;
-
-use raw::{Http, Reply, in_session, modern_headers, open_session, request};
 use serde_json::{Value, json};
 use teaagent_tests::snap;
+
+use crate::common::http as raw;
+use raw::{Http, Reply, in_session, modern_headers, open_session, request};
 
 /// A modern `tools/call` of `echo_region` with `arguments`, and these headers besides the ones
 /// every modern request carries.

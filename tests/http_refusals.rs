@@ -4,16 +4,15 @@
 //! the legacy era's refusal; Host and Origin (DNS rebinding) and CORS; strict framing and
 //! headers.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use raw::{Http, Reply, meta, modern_headers, request};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
+
+use crate::common::http as raw;
+use raw::{Http, Reply, meta, modern_headers, request};
 
 #[test]
 fn every_refusal_has_its_status_and_code() {

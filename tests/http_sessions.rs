@@ -3,15 +3,14 @@
 //! asked on the POST's stream and answered by another POST, and an approval for the session
 //! stays in it; a caller that leaks sessions only ends its own.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use raw::{Http, Streaming, in_session, open_session};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
+
+use crate::common::http as raw;
+use raw::{Http, Streaming, in_session, open_session};
 
 #[test]
 fn legacy_sessions_open_serve_and_end() {

@@ -2,16 +2,15 @@
 //! as SSE events with the response last; a closed connection cancels the call, and so does a
 //! legacy client's `notifications/cancelled`; a request id is free again once its client left.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use raw::{Http, Streaming, in_session, modern_headers, open_session, request};
 use serde_json::json;
 use teaagent_tests::Tree;
+
+use crate::common::http as raw;
+use raw::{Http, Streaming, in_session, modern_headers, open_session, request};
 
 #[test]
 fn progress_streams_as_events_and_a_closed_stream_cancels_the_call() {

@@ -2,16 +2,15 @@
 //! guard the endpoint and name the principal in the audit; a public address needs them; a token
 //! file that is no regular file is refused, not read.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 
-use raw::{Http, modern_headers, request};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::http as raw;
+use raw::{Http, modern_headers, request};
 
 #[test]
 fn bearer_tokens_guard_the_endpoint_and_name_the_principal() {

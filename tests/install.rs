@@ -4,15 +4,14 @@
 //! dry-run, removed — and refusing files it cannot use while leaving them byte for byte as they
 //! were.
 
-#[path = "common/install_setup.rs"]
-mod install_setup;
-
 use std::process::{Command, Stdio};
 
-use install_setup::{CASES, Home, binary, entry, ok, serve_args, stderr, stdout};
 use serde_json::{Value, json};
 use teaagent_tests::Bin;
 use teaagent_tests::unprivileged::running_as_root;
+
+use crate::common::install_setup;
+use install_setup::{CASES, Home, binary, entry, ok, serve_args, stderr, stdout};
 
 #[test]
 fn fresh_file_for_every_client_then_nothing_the_second_time() {

@@ -5,21 +5,19 @@
 //! `/mcp` needs, and with `--metrics-listen` it is served apart without one. And
 //! `--log-format json`: every stderr line a JSON object, stdout the protocol alone.
 
-#[path = "common/gateway_setup.rs"]
-mod gateway_setup;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use raw::{Http, Reply, exchange, modern_headers, open_session, request};
 use serde_json::{Value, json};
 use teaagent_tests::prometheus::promtool_check;
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::gateway_setup;
+use crate::common::http as raw;
+use raw::{Http, Reply, exchange, modern_headers, open_session, request};
 
 const TOKEN: &str = "scraper-0123456789abcdef";
 

@@ -4,18 +4,16 @@
 //! must name that issuer; an https issuer is verified against the trust store; a new `kid`
 //! fetches the key set again, at most so often.
 
-#[path = "common/oauth.rs"]
-mod oauth;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::time::Duration;
 
 use jsonwebtoken::Algorithm;
-use oauth::{Issuer, RESOURCE, call_with, impostor_key, issuer_key, ready, serve, sign};
-use raw::{Http, request};
 use serde_json::json;
 use teaagent_tests::Tree;
+
+use crate::common::http as raw;
+use crate::common::oauth;
+use oauth::{Issuer, RESOURCE, call_with, impostor_key, issuer_key, ready, serve, sign};
+use raw::{Http, request};
 
 #[test]
 fn no_key_set_is_503_until_the_issuer_answers() {

@@ -3,19 +3,17 @@
 //! at both well-known URLs; the `--oauth-*` flags are checked, and OAuth counts as
 //! authentication.
 
-#[path = "common/oauth.rs"]
-mod oauth;
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::Write;
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
-use oauth::{Issuer, RESOURCE, serve};
-use raw::Http;
 use serde_json::json;
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::http as raw;
+use crate::common::oauth;
+use oauth::{Issuer, RESOURCE, serve};
+use raw::Http;
 
 #[test]
 fn protected_resource_metadata_is_served_at_both_well_known_urls() {

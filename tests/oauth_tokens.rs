@@ -4,27 +4,24 @@
 //! is `403` naming every scope the call needs; a token in the URL is `400`; a good token calls
 //! tools, and the audit names its subject; the official client calls with one.
 
-#[path = "common/client.rs"]
-mod client;
-#[path = "common/oauth.rs"]
-mod oauth;
-#[path = "common/http.rs"]
-mod raw;
-
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use oauth::{
-    Issuer, KID, METADATA_URL, RESOURCE, call_with, challenge, impostor_key, issuer_jwk, issuer_key, now,
-    param, ready, serve, sign, tool_call,
-};
-use raw::{Reply, in_session, modern_headers, open_session, request};
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
+
+use crate::common::client;
+use crate::common::http as raw;
+use crate::common::oauth;
+use oauth::{
+    Issuer, KID, METADATA_URL, RESOURCE, call_with, challenge, impostor_key, issuer_jwk, issuer_key, now,
+    param, ready, serve, sign, tool_call,
+};
+use raw::{Reply, in_session, modern_headers, open_session, request};
 
 #[test]
 fn every_bad_token_is_refused_before_anything_runs() {

@@ -4,9 +4,6 @@
 
 #![allow(deprecated)]
 
-#[path = "common/client.rs"]
-mod client;
-
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, LoggingLevel, PaginatedRequestParams,
@@ -16,6 +13,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use teaagent_tests::Bin;
 
+use crate::common::client;
 use client::{Event, Handshake, connect, connect_as, timely, version};
 
 fn workspace() -> std::path::PathBuf {

@@ -24,15 +24,14 @@
 //! registries on the first run; a missing `npm` or `python3` fails, never skips. Every failure
 //! names the client, the transport, the era, the scenario and the step.
 
-#[path = "common/http.rs"]
-mod http;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use http::Http;
 use teaagent_tests::{Bin, Tree, registry_packages};
+
+use crate::common::http;
+use http::Http;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

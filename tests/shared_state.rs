@@ -16,6 +16,8 @@ use teaagent_core::{CallToolResult, Handler, Registry, ToolDef};
 use teaagent_tests::RawServer;
 use teaagent_tests::services::{Redis, Resp};
 
+use crate::common::http as raw;
+
 fn registry(max: u32, window: Duration) -> Registry {
     let def = ToolDef::builder("limited")
         .description("A tool with a rate limit.")
@@ -147,9 +149,6 @@ async fn windows_per_principal_when_configured() {
     assert!(matches!(limiter.admit("limited", Some("token:alice")).await, Err(RateRefusal::Limited(..))));
     std::mem::forget(limiter.admit("limited", Some("token:bob")).await.expect("bob has a window of his own"));
 }
-
-#[path = "common/http.rs"]
-mod raw;
 
 /// A replica: its machine's workspace and home, and the server.
 struct Replica {

@@ -5,9 +5,6 @@
 //! first answer; the lock is held when the first answer leaves. And the first bytes are the
 //! server's to frame, however they arrive.
 
-#[path = "common/http.rs"]
-mod raw;
-
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -16,6 +13,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use teaagent_tests::wire::RawServer;
 use teaagent_tests::{Bin, Tree};
+
+use crate::common::http as raw;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"startup","version":"0"}}}"#;
 

@@ -9,12 +9,11 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-#[path = "common/http.rs"]
-mod http;
-
-use http::Http;
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree};
+
+use crate::common::http;
+use http::Http;
 
 /// The modern `_meta`, declaring tasks or not.
 fn meta(tasks: bool) -> Value {

@@ -4,14 +4,12 @@
 
 #![allow(deprecated)]
 
-#[path = "common/client.rs"]
-mod client;
-
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, snap};
 
+use crate::common::client;
 use client::{Client, connect, timely};
 
 async fn fixture() -> Client {

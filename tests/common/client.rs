@@ -1,7 +1,7 @@
 //! A real MCP client for the end-to-end tests: the official Rust SDK (`rmcp`) talking to a
 //! server binary over its child-process transport.
 
-#![allow(deprecated, dead_code)] // rmcp marks the logging types deprecated (SEP-2577); MCP still has them.
+#![allow(deprecated)] // rmcp marks the logging types deprecated (SEP-2577); MCP still has them.
 
 use std::path::Path;
 use std::process::Stdio;

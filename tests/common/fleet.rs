@@ -12,10 +12,7 @@
 //! what its path arguments resolve to, the directory's identity included, so only a retry on the
 //! same files can be accepted — the "a fleet serves framework tools, not one workspace".)
 //!
-//! The requests go through `raw` (`common/http.rs`), which every test file including this one
-//! declares beside it.
-
-#![allow(dead_code)] // each test file uses its part
+//! The requests go through `common/http.rs`.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader};
@@ -29,7 +26,7 @@ use serde_json::{Value, json};
 use teaagent_tests::services::{Nginx, Redis};
 use teaagent_tests::{Bin, Tree};
 
-use crate::raw::{Reply, try_exchange};
+use crate::common::http::{Reply, try_exchange};
 
 /// The fleet's bearer token (`NAME:TOKEN`, as `TEAAGENT_HTTP_TOKENS` takes it).
 pub(crate) const TOKEN: &str = "fleet-token-0123456789abcdef";

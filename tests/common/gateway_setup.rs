@@ -2,8 +2,6 @@
 //! declares `rogue` (a server written to misbehave, `tests/bin/rogue`), a workspace, and helpers
 //! to allow it, serve, call and watch processes.
 
-#![allow(dead_code)] // each test file uses its own part
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

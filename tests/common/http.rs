@@ -3,8 +3,6 @@
 //! port, one exchange per connection, the headers and `_meta` a conforming client of protocol
 //! 2026-07-28 sends, and a POST whose answer is read as it streams.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};

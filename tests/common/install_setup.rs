@@ -2,8 +2,6 @@
 //! the tests see them (files, formats, a file of each with comments and another server), and a
 //! reader of the entries it writes that is not teaagent's own.
 
-#![allow(dead_code)] // not every test uses every part
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

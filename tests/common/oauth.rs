@@ -3,10 +3,7 @@
 //! serving its metadata and its key set), tokens signed with the committed test-only keys
 //! (`tests/oauth_keys/`), and the real `teaagent mcp serve --http … --oauth-*` that checks them.
 //!
-//! The requests go through `raw` (`common/http.rs`), which every test file including this one
-//! declares beside it.
-
-#![allow(dead_code)] // each test file uses its part
+//! The requests go through `common/http.rs`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -17,7 +14,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use teaagent_tests::Tree;
 
-use crate::raw::{Http, Reply, modern_headers, request};
+use crate::common::http::{Http, Reply, modern_headers, request};
 
 /// The resource URL every server here is configured with (what tokens must name in `aud`).
 pub(crate) const RESOURCE: &str = "http://localhost/mcp";

@@ -1,8 +1,6 @@
 //! The set-up of the policy hardening tests (`hardening_policy_*.rs`): a server on a
 //! workspace with a configuration and flags, one call of a tool, and the code of its answer.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::process::Command;
 
 use serde_json::{Value, json};

@@ -1,8 +1,6 @@
 //! The set-up of the shell hardening tests (`hardening_shell_*.rs`): a server that runs
 //! commands without asking, and one call of a tool.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::process::Command;
 
 use serde_json::{Value, json};

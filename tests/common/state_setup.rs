@@ -2,8 +2,6 @@
 //! with a home of its own under a watchdog, servers on a workspace, and the special files the
 //! attacks put where teaagent reads its own.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
