@@ -52,6 +52,7 @@ mod http_streams;
 mod http_tokens;
 mod install;
 mod large_messages;
+mod layout;
 mod library_policy;
 mod metrics;
 mod oauth_key_set;
