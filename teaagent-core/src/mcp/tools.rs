@@ -117,8 +117,6 @@ mod boxed {
     use serde::Deserialize;
     use serde_json::Value;
 
-    use super::RequestMeta;
-
     /// [`CallToolParams`](super::CallToolParams) as the server reads them: the same members, read
     /// the same way, with those few calls carry boxed, so that what every call moves through its
     /// steps is small (128 bytes, not 456). Named as the public type: serde's errors name it.
@@ -135,6 +133,18 @@ mod boxed {
         pub(crate) request_state: Option<Box<Value>>,
         #[serde(default)]
         pub(crate) task: Option<Box<Value>>,
+    }
+
+    /// [`RequestMeta`](super::RequestMeta) as the server reads it: the protocol version is only
+    /// looked for (a modern request in a legacy process is refused), not kept. Named as the
+    /// public type: serde's errors name it.
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(crate) struct RequestMeta {
+        #[serde(default)]
+        pub(crate) progress_token: Option<Value>,
+        #[serde(default, rename = "io.modelcontextprotocol/protocolVersion")]
+        pub(crate) protocol_version: Option<serde::de::IgnoredAny>,
     }
 }
 

@@ -74,7 +74,7 @@ mod tests {
         let public = |text: &str| {
             parse_params::<CallToolParams>(Some(text))
                 .map(|p| {
-                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version));
+                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version.is_some()));
                     format!(
                         "{} {:?} {meta:?} {:?} {:?} {:?}",
                         p.name, p.arguments, p.input_responses, p.request_state, p.task
@@ -85,7 +85,7 @@ mod tests {
         let ours = |text: &str| {
             parse_params::<CallRequest>(Some(text))
                 .map(|p| {
-                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version));
+                    let meta = p.meta.map(|m| (m.progress_token, m.protocol_version.is_some()));
                     let unbox = |v: Option<Box<serde_json::Value>>| v.map(|v| *v);
                     format!(
                         "{} {:?} {meta:?} {:?} {:?} {:?}",

@@ -18,6 +18,7 @@
 //! ([`crate::error::CallerShare`]) and carries `retryAfterSeconds`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{CallerShare, Error};
@@ -66,39 +67,70 @@ impl CallerLimits {
 pub(crate) const MAX_LISTENERS: usize = 16;
 
 /// What each caller holds of one kind of thing.
+///
+/// Each caller's count is a counter of its own, found by one look-up when a share is taken and
+/// given back by the share itself (no look-up, no lock). A caller that holds nothing keeps its
+/// (zeroed) counter until the next clearing: callers that come and go do not remove and insert
+/// their entry on every request; a new caller clears the map of the callers that hold nothing
+/// once it has doubled since the last clearing, so it stays within twice the callers that hold
+/// something (and at least [`CLEAR_FROM`]).
 #[derive(Debug)]
 pub(crate) struct Shares {
     kind: CallerShare,
-    held: Mutex<HashMap<Arc<str>, usize>>,
+    held: Mutex<Held>,
+}
+
+/// How many callers the map of [`Shares`] holds before it is first cleared of the callers that
+/// hold nothing.
+const CLEAR_FROM: usize = 64;
+
+#[derive(Debug)]
+struct Held {
+    counts: HashMap<Arc<str>, Arc<AtomicUsize>>,
+    /// The map's size at which it is next cleared.
+    clear_at: usize,
 }
 
 /// One thing a caller holds; given back when dropped, however its holder ends (an aborted task
 /// included).
 #[derive(Debug)]
 pub(crate) struct Share {
-    shares: Arc<Shares>,
-    caller: Arc<str>,
+    count: Arc<AtomicUsize>,
 }
 
 impl Shares {
     /// Nothing held yet.
     pub(crate) fn new(kind: CallerShare) -> Arc<Self> {
-        Arc::new(Self { kind, held: Mutex::new(HashMap::new()) })
+        Arc::new(Self { kind, held: Mutex::new(Held { counts: HashMap::new(), clear_at: CLEAR_FROM }) })
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, usize>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// One more for `caller`, unless it already holds `max`: then the error that says so.
     pub(crate) fn take(self: &Arc<Self>, caller: &Arc<str>, max: usize) -> Result<Share, Error> {
         let mut held = self.held();
-        let count = held.entry(Arc::clone(caller)).or_insert(0);
-        if *count >= max {
+        let count = match held.counts.get(caller) {
+            Some(count) => Arc::clone(count),
+            None => {
+                let Held { counts, clear_at } = &mut *held;
+                if counts.len() >= *clear_at {
+                    counts.retain(|_, count| count.load(Ordering::Acquire) > 0);
+                    *clear_at = (counts.len() * 2).max(CLEAR_FROM);
+                }
+                let count = Arc::new(AtomicUsize::new(0));
+                counts.insert(Arc::clone(caller), Arc::clone(&count));
+                count
+            }
+        };
+        // Taken under the lock (shares are given back without it: a count read here is never
+        // lower than the truth, so no caller ever holds more than `max`).
+        if count.load(Ordering::Acquire) >= max {
             return Err(Error::CallerLimit { share: self.kind, max });
         }
-        *count += 1;
-        Ok(Share { shares: Arc::clone(self), caller: Arc::clone(caller) })
+        count.fetch_add(1, Ordering::AcqRel);
+        Ok(Share { count })
     }
 
     /// One more for `caller` (none without one: stdio).
@@ -113,15 +145,7 @@ impl Shares {
 
 impl Drop for Share {
     fn drop(&mut self) {
-        // One look-up (the key is a clone of the `Arc`, not of the text).
-        if let std::collections::hash_map::Entry::Occupied(mut entry) =
-            self.shares.held().entry(Arc::clone(&self.caller))
-        {
-            *entry.get_mut() = entry.get().saturating_sub(1);
-            if *entry.get() == 0 {
-                entry.remove();
-            }
-        }
+        self.count.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -144,11 +168,26 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_kept_for_a_caller_that_holds_nothing() {
+    fn callers_that_hold_nothing_are_cleared_as_the_map_grows() {
         let shares = Shares::new(CallerShare::Questions);
         let a: Arc<str> = Arc::from("addr:127.0.0.1");
         drop(shares.take(&a, 1).expect("one"));
-        assert!(shares.held().is_empty());
+        // Kept, zeroed, until the map is next cleared.
+        assert_eq!(shares.held().counts[&a].load(Ordering::Acquire), 0);
+        // Callers that come and go leave the map within twice those that hold something.
+        let holding: Vec<Share> =
+            (0..10).map(|i| shares.take(&Arc::from(format!("addr:10.0.0.{i}")), 1).expect("share")).collect();
+        for i in 0..1000 {
+            drop(shares.take(&Arc::from(format!("addr:10.0.1.{i}")), 1).expect("share"));
+            assert!(shares.held().counts.len() <= CLEAR_FROM.max(2 * holding.len()) + 1);
+        }
+        // The callers that hold something kept their counts through every clearing.
+        for i in 0..10 {
+            let again = shares.take(&Arc::from(format!("addr:10.0.0.{i}")), 1);
+            assert!(again.is_err(), "caller {i} still holds its one share");
+        }
+        drop(holding);
+        assert!(shares.take(&Arc::from("addr:10.0.0.0"), 1).is_ok());
     }
 
     #[test]

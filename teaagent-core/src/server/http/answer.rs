@@ -7,6 +7,7 @@ use bytes::Bytes;
 use hyper::StatusCode;
 use memchr::memmem::Finder;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::Authenticated;
 use super::Endpoint;
@@ -76,7 +77,13 @@ pub(super) async fn answer(
             peer
         }
     };
-    let cancel = endpoint.stopping.child_token();
+    // A token of its own, not a child of `stopping`: a child takes a lock of its parent when it
+    // is made and when it is dropped, on every request. The few requests that outlive their
+    // first poll are tied to `stopping` when they get their task (below).
+    let cancel = CancellationToken::new();
+    if endpoint.stopping.is_cancelled() {
+        cancel.cancel();
+    }
     let key = id.key().clone();
     // A legacy session's call is in its table before it starts: a `notifications/cancelled`
     // finds it, and a second request with its id is refused.
@@ -116,35 +123,52 @@ pub(super) async fn answer(
     let running = match first {
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
-            let task = endpoint.shared.tracker.spawn(handling);
+            let (stopping, tied) = (endpoint.stopping.clone(), cancel.clone());
+            let task = endpoint.shared.tracker.spawn(async move {
+                tokio::select! {
+                    biased;
+                    () = &mut handling => {}
+                    // The server stops: the call is cancelled as the others are, and ends.
+                    () = stopping.cancelled() => {
+                        tied.cancel();
+                        handling.await;
+                    }
+                }
+            });
             if let Some(session) = &session {
                 session.running(&key, task.abort_handle());
             }
             Some(task.abort_handle())
         }
     };
+    let done = running.is_none();
     // Dropped with the answer (the client left, in either form): the call is cancelled.
     let call = CancelOnDrop {
         call: running.map(|abort| (cancel, abort)),
         session: session.as_ref().map(|s| (s.clone(), key.clone())),
     };
-    // JSON while the call is quick and quiet.
-    let deadline = tokio::time::sleep(endpoint.options.stream_after);
-    tokio::pin!(deadline);
     let mut early: Vec<Vec<u8>> = Vec::new();
-    let ended = loop {
-        tokio::select! {
-            biased;
-            line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
-            () = out.changed() => {
-                // Notifications are dropped for a client that takes JSON only.
-                let sent = out.take();
-                if accepts.stream && !sent.is_empty() {
-                    early = sent;
-                    break None;
+    let ended = if done {
+        // Done in its first poll: its line was sent, or it was cancelled (no timer, no wait).
+        Some(done_rx.try_recv().map_or(Ended::Cancelled, Ended::Answered))
+    } else {
+        // JSON while the call is quick and quiet.
+        let deadline = tokio::time::sleep(endpoint.options.stream_after);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                line = &mut done_rx => break Some(line.map_or(Ended::Cancelled, Ended::Answered)),
+                () = out.changed() => {
+                    // Notifications are dropped for a client that takes JSON only.
+                    let sent = out.take();
+                    if accepts.stream && !sent.is_empty() {
+                        early = sent;
+                        break None;
+                    }
                 }
+                () = &mut deadline, if accepts.stream => break None,
             }
-            () = &mut deadline, if accepts.stream => break None,
         }
     };
     // Notifications sent just before the response still go out (then as a stream).
