@@ -11,7 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree};
 
-use crate::common::client;
+use crate::common::{client, processes};
 use client::{Client, connect, timely};
 
 struct Served {
@@ -314,19 +314,13 @@ async fn shell_exec_output_exit_codes_stdin_and_caps() {
     timely(s.client.cancel()).await.expect("shut down");
 }
 
-/// Processes whose command line contains `marker`.
+/// Processes whose command line contains `marker` (but the server's own).
 fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(marker) && !cmdline.contains("teaagent mcp serve") {
-                found.push(pid);
-            }
-        }
-    }
-    found
+    processes::with_marker(marker)
+        .into_iter()
+        .filter(|(_, cmdline)| !cmdline.contains("teaagent mcp serve"))
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 fn wait_until_gone(marker: &str) {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use teaagent_tests::{Bin, RawServer, Tree};
 
-use crate::common::shell_setup;
+use crate::common::{processes, shell_setup};
 use shell_setup::{call, serve};
 
 /// What every marker of this test process starts with.
@@ -55,19 +55,9 @@ fn kill_all(lines: &[String]) {
     }
 }
 
-/// Live processes whose command line contains `marker` (zombies have none).
+/// Live processes whose command line contains `marker` (zombies have none), as `PID: CMDLINE`.
 fn alive_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(marker) {
-                found.push(format!("{pid}: {cmdline}"));
-            }
-        }
-    }
-    found
+    processes::with_marker(marker).into_iter().map(|(pid, cmdline)| format!("{pid}: {cmdline}")).collect()
 }
 
 /// The zombie children of `pid`.

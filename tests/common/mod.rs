@@ -7,5 +7,6 @@ pub(crate) mod http;
 pub(crate) mod install_setup;
 pub(crate) mod oauth;
 pub(crate) mod policy_setup;
+pub(crate) mod processes;
 pub(crate) mod shell_setup;
 pub(crate) mod state_setup;
