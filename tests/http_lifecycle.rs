@@ -1,6 +1,7 @@
 //! The life of `teaagent mcp serve --http`: stdout stays empty and stdin is not the
-//! protocol; stopping ends open streams, and commands never see the server's secrets; `/readyz`
-//! waits for the external servers behind the gateway.
+//! protocol; stopping ends open streams, and commands never see the server's secrets; a call still
+//! running when the server stops is cut off after the grace period; `/readyz` waits for the
+//! external servers behind the gateway.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -11,7 +12,8 @@ use serde_json::json;
 use teaagent_tests::{Bin, Tree};
 
 use crate::common::http as raw;
-use raw::{Http, in_session, open_session, request};
+use crate::common::processes;
+use raw::{Http, Streaming, in_session, modern_headers, open_session, request};
 
 #[test]
 fn stdout_stays_empty_over_http() {
@@ -95,6 +97,65 @@ fn stopping_ends_open_streams_and_commands_never_see_the_servers_secrets() {
     let status = server.child.wait().expect("exit");
     assert!(status.success(), "{status:?}\n{}", server.stderr());
     assert!(started.elapsed() < Duration::from_secs(8), "stopped in {:?}", started.elapsed());
+}
+
+/// Calls still running when the server is told to stop have the grace period (3 s), then are
+/// cancelled, in either era: the server exits, and the commands they started are gone (a command
+/// does not watch the call's cancellation token: its call's run must end).
+#[test]
+fn calls_still_running_after_the_grace_period_are_cut_off_in_either_era() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = Http::teaagent(&tree, &home, &["--permission-mode", "danger-full-access"], &[]);
+    // Unique to this test process: another test's commands never match them. One call of each
+    // era: a 2026-07-28 request, and one in a legacy session.
+    let modern = format!("sleep 241.{}", std::process::id() % 1000);
+    let legacy = format!("sleep 242.{}", std::process::id() % 1000);
+    let call = request(1, "tools/call", json!({"name": "shell_exec", "arguments": {"command": modern}}));
+    let headers = modern_headers(&call);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let _modern = Streaming::post(&server, &headers, &call);
+    let session = open_session(&server, &[], json!({}));
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "shell_exec", "arguments": {"command": legacy}}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let _legacy = Streaming::post(&server, &headers, &call);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for marker in [&modern, &legacy] {
+        while processes::with_marker(marker).is_empty() {
+            assert!(Instant::now() < deadline, "`{marker}` never started:\n{}", server.stderr());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+    let stopped = Instant::now();
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(15),
+            "the server still waits for the call after SIGTERM:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert!(status.success(), "{status:?}\n{}", server.stderr());
+    assert!(
+        stopped.elapsed() >= Duration::from_secs(2),
+        "the call had its grace period: {:?}",
+        stopped.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for marker in [&modern, &legacy] {
+        while !processes::with_marker(marker).is_empty() {
+            assert!(Instant::now() < deadline, "left behind: {:?}", processes::with_marker(marker));
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
 }
 
 /// Hardening round 3, "Truthful readiness": `/readyz` says ready only once the external servers

@@ -79,7 +79,8 @@ pub(super) async fn answer(
     };
     // A token of its own, not a child of `stopping`: a child takes a lock of its parent when it
     // is made and when it is dropped, on every request. The few requests that outlive their
-    // first poll are tied to `stopping` when they get their task (below).
+    // first poll are tied to `stopping` when they get their task (below), which then also ends
+    // their run.
     let cancel = CancellationToken::new();
     if endpoint.stopping.is_cancelled() {
         cancel.cancel();
@@ -128,11 +129,10 @@ pub(super) async fn answer(
                 tokio::select! {
                     biased;
                     () = &mut handling => {}
-                    // The server stops: the call is cancelled as the others are, and ends.
-                    () = stopping.cancelled() => {
-                        tied.cancel();
-                        handling.await;
-                    }
+                    // The server stops, its grace period over: the call is cancelled as over
+                    // stdio, its token and then its future (dropped here), so that a handler
+                    // that does not watch its token stops too. It answers nothing.
+                    () = stopping.cancelled() => tied.cancel(),
                 }
             });
             if let Some(session) = &session {
