@@ -1,7 +1,7 @@
 //! The life of `teaagent mcp serve --http`: stdout stays empty and stdin is not the
 //! protocol; stopping ends open streams, and commands never see the server's secrets; a call still
-//! running when the server stops is cut off after the grace period; `/readyz` waits for the
-//! external servers behind the gateway.
+//! running when the server stops, or a body still arriving, is cut off after the grace period;
+//! `/readyz` waits for the external servers behind the gateway.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -156,6 +156,36 @@ fn calls_still_running_after_the_grace_period_are_cut_off_in_either_era() {
             std::thread::sleep(Duration::from_millis(25));
         }
     }
+}
+
+/// A client that never finishes sending its request (its headers in, its body not all there)
+/// does not hold a stopping server past the grace period either: the server exits, without
+/// waiting for the body's own timeout (30 s).
+#[test]
+fn a_body_that_never_arrives_does_not_hold_a_stopping_server() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut server = Http::teaagent(&tree, &home, &[], &[]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\"",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).expect("send");
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = Instant::now();
+    let _ = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(15),
+            "the server still waits for the body after SIGTERM:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert!(status.success(), "{status:?}\n{}", server.stderr());
 }
 
 /// Hardening round 3, "Truthful readiness": `/readyz` says ready only once the external servers

@@ -77,6 +77,7 @@ pub(crate) async fn serve(
         };
         let endpoint = endpoint.clone();
         let stop = shutdown.clone();
+        let stopping = endpoint.stopping.clone();
         let header_timeout = endpoint.options.header_timeout;
         // Who the connection's requests count against without authentication, named once.
         let address = fairness::address_caller(remote);
@@ -96,7 +97,13 @@ pub(crate) async fn serve(
                 _ = connection.as_mut() => {}
                 () = stop.cancelled() => {
                     connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    // The grace period over, whatever the connection still does (a call, a body
+                    // that is not all there) is cut off: dropped with it, its request is
+                    // cancelled (`answer.rs`), and no client holds a stopping server open.
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        () = stopping.cancelled() => {}
+                    }
                 }
             }
         });
