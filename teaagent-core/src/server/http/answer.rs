@@ -78,9 +78,9 @@ pub(super) async fn answer(
         }
     };
     // A token of its own, not a child of `stopping`: a child takes a lock of its parent when it
-    // is made and when it is dropped, on every request. The few requests that outlive their
-    // first poll are tied to `stopping` when they get their task (below), which then also ends
-    // their run.
+    // is made and when it is dropped, on every request. A call still running when the server
+    // stops is cut off with its connection once the grace period is over (`listener.rs`): the
+    // answer's `CancelOnDrop` cancels this token and ends the run.
     let cancel = CancellationToken::new();
     if endpoint.stopping.is_cancelled() {
         cancel.cancel();
@@ -124,17 +124,7 @@ pub(super) async fn answer(
     let running = match first {
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
-            let (stopping, tied) = (endpoint.stopping.clone(), cancel.clone());
-            let task = endpoint.shared.tracker.spawn(async move {
-                tokio::select! {
-                    biased;
-                    () = &mut handling => {}
-                    // The server stops, its grace period over: the call is cancelled as over
-                    // stdio, its token and then its future (dropped here), so that a handler
-                    // that does not watch its token stops too. It answers nothing.
-                    () = stopping.cancelled() => tied.cancel(),
-                }
-            });
+            let task = endpoint.shared.tracker.spawn(handling);
             if let Some(session) = &session {
                 session.running(&key, task.abort_handle());
             }
