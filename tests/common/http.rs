@@ -84,6 +84,20 @@ impl Http {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Sends the server SIGTERM and waits for it to exit, at most `within` (past it, the test
+    /// fails with the server's stderr): its exit status, and how long it took.
+    pub(crate) fn terminate(&mut self, within: Duration) -> (std::process::ExitStatus, Duration) {
+        let asked = Instant::now();
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return (status, asked.elapsed());
+            }
+            assert!(asked.elapsed() < within, "still running {within:?} after SIGTERM:\n{}", self.stderr());
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Waits for the fixture's `hold` call to write `marker`: its call was cancelled.
     pub(crate) fn cancelled(&self, marker: &std::path::Path) {
         let deadline = Instant::now() + Duration::from_secs(20);

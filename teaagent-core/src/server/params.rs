@@ -105,6 +105,10 @@ mod tests {
             r#"{"name": "echo", "inputResponses": null, "requestState": null, "task": null, "_meta": null}"#,
             r#"{"name": "echo", "_meta": {"progressToken": [1]}, "other": true}"#,
             r#"{"name": "echo", "_meta": 5}"#,
+            // The protocol version only looked for: any value, any spelling of its key.
+            r#"{"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": {"a": [1]}}}"#,
+            r#"{"name": "echo", "_meta": {"io.modelcontextprotocol\/protocolVersion": 5, "progressToken": 1}}"#,
+            r#"{"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": null}}"#,
             r#"{"name": "echo", "name": "again"}"#,
             r#"{"arguments": {}}"#,
             r#"{"name": 5}"#,
