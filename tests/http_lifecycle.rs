@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use teaagent_tests::{Bin, Tree};
+use teaagent_tests::{Bin, RawServer, Tree};
 
 use crate::common::http as raw;
 use crate::common::processes;
@@ -156,6 +156,42 @@ fn a_body_that_never_arrives_does_not_hold_a_stopping_server() {
     // Not the body's own timeout (30 s): the grace period (3 s), then the connection is closed.
     let (status, _) = server.terminate(Duration::from_secs(15));
     assert!(status.success(), "{status:?}\n{}", server.stderr());
+}
+
+/// A call stuck in a blocking system call when the server stops (here a write's attempt at the
+/// workspace lock, waiting on the lock registry's file lock, which this test holds) does not hold
+/// the server either: the call is cut off after the grace period, and the process exits without
+/// waiting for the thread that still waits.
+#[test]
+fn a_call_blocked_in_the_kernel_does_not_hold_a_stopping_server() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    // Another server holds the workspace lock, so each write asks for it again, on a thread of
+    // the blocking pool.
+    let mut holder = Command::new(Bin::Teaagent.path());
+    holder.args(["mcp", "serve", "--permission-mode", "allow", "--root"]).arg(tree.root());
+    holder.env("TEAAGENT_HOME", home.base());
+    let mut holder = RawServer::start(holder);
+    holder.initialize("2025-06-18");
+    let mut server = Http::teaagent(&tree, &home, &["--permission-mode", "allow"], &[]);
+    // Answered: the server has settled the lock (not its own) and handles the signals.
+    assert_eq!(server.post(&request(1, "tools/list", json!({}))).status, 200);
+    let registry = std::fs::File::create(home.base().join("workspace_registry.lock")).expect("lock file");
+    rustix::fs::flock(&registry, rustix::fs::FlockOperation::LockExclusive).expect("flock");
+    let call = request(
+        2,
+        "tools/call",
+        json!({"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}),
+    );
+    let headers = modern_headers(&call);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let _call = Streaming::post(&server, &headers, &call);
+    processes::wait_until_in_flock(server.child.id(), || server.stderr());
+    let (status, took) = server.terminate(Duration::from_secs(15));
+    assert!(status.success(), "{status:?} after {took:?}\n{}", server.stderr());
+    assert!(took >= Duration::from_secs(2), "the call had its grace period: {took:?}");
+    assert!(!tree.path("a.txt").exists(), "the write never ran");
+    drop(registry);
+    holder.finish();
 }
 
 /// Hardening round 3, "Truthful readiness": `/readyz` says ready only once the external servers

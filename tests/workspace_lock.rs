@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use teaagent_tests::{Bin, RawServer, Tree};
 
+use crate::common::processes;
+
 fn server(root: &Path, home: &Path) -> RawServer {
     let mut cmd = Command::new(Bin::Fixture.path());
     cmd.env("FIXTURE_ROOT", root).env("TEAAGENT_HOME", home).env("FIXTURE_MODE", "danger-full-access");
@@ -178,6 +180,35 @@ fn nothing_is_answered_while_the_lock_is_pending() {
     assert_eq!(owners(home.path()), vec![u64::from(server.pid())], "the lock was taken first: {answer}");
     server.finish();
     assert!(owners(home.path()).is_empty());
+}
+
+/// A server told to stop (stdin closed) while a write waits for the lock registry (its file lock
+/// held here, by this test; the workspace lock another server's) stops after the grace period:
+/// it waits neither for that call nor to give back a lock it never got.
+#[test]
+fn a_stop_does_not_wait_for_a_call_still_asking_for_the_lock() {
+    let tree = Tree::new();
+    let home = tempfile::tempdir().expect("home");
+    let holder = teaagent(&tree.root(), home.path());
+    let mut asking = teaagent(&tree.root(), home.path());
+    let guard = std::fs::File::create(home.path().join("workspace_registry.lock")).expect("lock file");
+    rustix::fs::flock(&guard, rustix::fs::FlockOperation::LockExclusive).expect("flock");
+    asking.send_json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "write_file", "arguments": {"path": "shared.txt", "content": "x"}}}));
+    processes::wait_until_in_flock(asking.pid(), || asking.stderr());
+    let asked = Instant::now();
+    asking.close_stdin();
+    let status = asking.wait(Duration::from_secs(15));
+    assert!(status.success(), "{status}\n{}", asking.stderr());
+    assert!(
+        asked.elapsed() >= Duration::from_secs(2),
+        "the call had its grace period: {:?}",
+        asked.elapsed()
+    );
+    assert!(!tree.path("shared.txt").exists(), "the write never ran");
+    drop(guard);
+    assert_eq!(owners(home.path()), vec![u64::from(holder.pid())], "the holder's record is untouched");
+    holder.finish();
 }
 
 /// `teaagent mcp serve` on `root` in `allow` mode, the handshake made and the lock settled.

@@ -22,12 +22,15 @@ fn main() -> std::io::Result<()> {
     let port = port()?;
     teaagent_core::logging::init("warn");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         eprintln!("listening on http://{}/mcp", listener.local_addr()?);
         let stop = teaagent_core::server::stop_on_signals();
         Server::registered().serve_http(listener, HttpOptions::default(), stop).await
-    })
+    });
+    // A blocking tool's thread still running after the grace period does not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    served
 }
 
 /// `--port PORT` (or `--port=PORT`); 0, a free port, without it.

@@ -34,7 +34,7 @@ pub(crate) fn call(
     let _ = announced.join();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(server.call_once(tool, args));
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    super::end_runtime(runtime);
     gateway.shutdown();
     match outcome {
         Ok(result) => {

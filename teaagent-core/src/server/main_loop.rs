@@ -93,9 +93,7 @@ pub(crate) async fn run(
     }
     shared.input_closed.cancel();
     shared.drain().await;
-    if let Some(lock) = shared.lock.clone() {
-        let _ = tokio::task::spawn_blocking(move || lock.release()).await;
-    }
+    shared.release_lock().await;
     crate::logging::detach();
     shared.peer.close_pending();
     let (done_tx, done_rx) = oneshot::channel();

@@ -86,7 +86,13 @@ impl Server {
     ///
     /// Nothing runs until the [`Serving`] is awaited.
     ///
+    /// Calls still running after the grace period are cut off, but the thread of a blocking
+    /// tool (or of a call waiting in a system call) cannot be interrupted and may still run:
+    /// end your runtime with [`Runtime::shutdown_timeout`] rather than dropping it, which would
+    /// wait for that thread ([`Server::run_stdio`] does so for stdio).
+    ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
+    /// [`Runtime::shutdown_timeout`]: tokio::runtime::Runtime::shutdown_timeout
     #[cfg(feature = "http")]
     pub fn serve_http(
         self,
@@ -171,9 +177,7 @@ impl Server {
         // Calls cancelled at the end of the grace period wind down before the lock goes.
         shared.tracker.close();
         let _ = tokio::time::timeout(shared.config.shutdown_grace, shared.tracker.wait()).await;
-        if let Some(lock) = shared.lock.clone() {
-            let _ = tokio::task::spawn_blocking(move || lock.release()).await;
-        }
+        shared.release_lock().await;
         drain.abort();
         served
     }
@@ -224,9 +228,7 @@ impl Server {
                 }
                 Err(e) => Err(e),
             };
-        if let Some(lock) = shared.lock.clone() {
-            let _ = tokio::task::spawn_blocking(move || lock.release()).await;
-        }
+        shared.release_lock().await;
         drain.abort();
         result
     }

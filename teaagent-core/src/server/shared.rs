@@ -227,4 +227,23 @@ impl Shared {
     pub(super) fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<IdKey, InFlight>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Gives the workspace lock back as the server stops, waiting for it at most
+    /// [`LOCK_RELEASE_WAIT`]. A call cut off while it asked for the lock may still wait in the
+    /// kernel for the lock registry's file lock (another process holds it), and the release
+    /// waits behind it; the stop does not. A record left behind names this process, gone by
+    /// then, and the next server to take the lock prunes it.
+    pub(crate) async fn release_lock(&self) {
+        let Some(lock) = self.lock.clone() else { return };
+        let release = tokio::task::spawn_blocking(move || lock.release());
+        if tokio::time::timeout(LOCK_RELEASE_WAIT, release).await.is_err() {
+            tracing::warn!(
+                "the workspace lock was not released within {LOCK_RELEASE_WAIT:?} (the lock registry is busy); \
+                 its record names this process, and the next server to take the lock removes it"
+            );
+        }
+    }
 }
+
+/// How long a stopping server waits to give the workspace lock back ([`Shared::release_lock`]).
+const LOCK_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
