@@ -4,7 +4,7 @@
 //! tool it calls; no child is left after teaagent exits (EOF, SIGTERM, and SIGKILL for the direct
 //! child), not even one that left its group and session, on the cgroup and the subreaper path; a
 //! restart ends what the previous run started; servers start after the client's first answers,
-//! and a call does not wait for that.
+//! and a call does not wait for that; a restart stuck in the kernel does not hold the exit.
 
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 use teaagent_tests::Bin;
 
-use crate::common::gateway_setup;
+use crate::common::{gateway_setup, processes};
 use gateway_setup::{Setup, call, gone, text_of, wait_until};
 
 #[test]
@@ -172,4 +172,33 @@ fn run_starts_only_the_server_of_the_tool() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A restart stuck in the kernel does not hold a stopping teaagent: here the restart's trust
+/// check waits to remember the executable's new digest (the home's `file_digests.lock`, which
+/// this test holds). Told to stop, teaagent exits anyway, after its grace periods.
+#[test]
+fn a_restart_stuck_in_the_kernel_does_not_hold_the_exit() {
+    let own = tempfile::tempdir().expect("a copy of rogue");
+    let rogue = own.path().join("rogue");
+    std::fs::copy(Bin::Rogue.path(), &rogue).expect("copy rogue");
+    let setup = Setup::with_rogue(&rogue, "");
+    setup.allow("rogue");
+    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "up"}))), "echo: up");
+    // The same bytes, a new version of the file to hash (its status change time moves), left
+    // alone long enough to be remembered.
+    let file = std::fs::File::open(&rogue).expect("open rogue");
+    file.set_modified(SystemTime::now()).expect("touch");
+    drop(file);
+    std::thread::sleep(Duration::from_secs(3));
+    let digests = std::fs::File::create(setup.home.path("file_digests.lock")).expect("lock file");
+    rustix::fs::flock(&digests, rustix::fs::FlockOperation::LockExclusive).expect("flock");
+    let crashed = call(&mut server, "rogue__crash", json!({}));
+    assert_eq!(crashed["error"]["data"]["reason"], "external_server_exited", "{crashed}");
+    processes::wait_until_in_flock(server.pid(), || server.stderr());
+    server.close_stdin();
+    let status = server.wait(Duration::from_secs(30));
+    assert!(status.success(), "{status}\n{}", server.stderr());
+    drop(digests);
 }

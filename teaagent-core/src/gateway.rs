@@ -226,6 +226,9 @@ impl Gateway {
             let running = inner.clone();
             let thread = std::thread::Builder::new().name("teaagent-gateway".into()).spawn(move || {
                 runtime.block_on(supervise::run(running));
+                // A trust check still on the blocking pool (hashing an executable, waiting for
+                // the home's file lock) does not hold the stop: it ends with the process.
+                runtime.shutdown_timeout(Duration::from_millis(100));
             })?;
             *inner.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
         }
