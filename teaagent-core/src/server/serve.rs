@@ -27,10 +27,14 @@ impl Server {
     ///
     /// Log lines wait in memory while the client leaves stderr full ([`crate::logging::stderr`]);
     /// a `main` that exits right after this returns gives them a moment with
-    /// [`crate::logging::stderr::flush`] ([`Server::run_stdio`] does).
+    /// [`crate::logging::stderr::flush`] ([`Server::run_stdio`] does). A blocking tool's thread
+    /// still running after the grace period is left behind: end your runtime with
+    /// [`Runtime::shutdown_timeout`] rather than dropping it, which would wait for it
+    /// ([`Server::run_stdio`] does).
     ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
     /// [`MissingState`]: crate::tool::state::MissingState
+    /// [`Runtime::shutdown_timeout`]: tokio::runtime::Runtime::shutdown_timeout
     pub fn serve_stdio(mut self) -> Serving {
         Serving::new(async move {
             self.prepare(true)?;
