@@ -48,6 +48,7 @@ mod http_official_client;
 mod http_param_headers;
 mod http_refusals;
 mod http_sessions;
+mod http_slow_clients;
 mod http_streams;
 mod http_tokens;
 mod install;

@@ -33,8 +33,14 @@ impl Http {
 
     /// The fixture server (its hand-written tools: progress, a call that runs until cancelled).
     pub(crate) fn fixture(home: &Tree) -> Self {
+        Self::fixture_with(home, &[])
+    }
+
+    /// [`Http::fixture`] with more of its knobs (`tests/bin/fixture`'s docs) set.
+    pub(crate) fn fixture_with(home: &Tree, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(Bin::Fixture.path());
         cmd.env("FIXTURE_HTTP", "127.0.0.1:0").env("FIXTURE_MODE", "allow").env("TEAAGENT_HOME", home.base());
+        cmd.envs(env.iter().copied());
         Self::start(cmd, "listening on http://")
     }
 

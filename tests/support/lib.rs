@@ -40,6 +40,8 @@ pub fn skip(reason: &str) {
 /// Serves `server` over Streamable HTTP on `addr` (`127.0.0.1:0` for a free port) on a
 /// current-thread runtime, says `listening on http://ADDR/mcp` on stderr once bound, and serves
 /// until killed: the HTTP mode of the test fixtures (`tests/bin/fixture`, `tests/bin/conformance`).
+/// `FIXTURE_HEADER_TIMEOUT_MS` and `FIXTURE_BODY_TIMEOUT_MS` set the matching `HttpOptions`
+/// fields (the defaults, 10 s and 30 s, make a slow client's test slow).
 pub fn serve_http(server: teaagent_core::Server, addr: &str) -> std::process::ExitCode {
     use std::process::ExitCode;
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
@@ -56,7 +58,14 @@ pub fn serve_http(server: teaagent_core::Server, addr: &str) -> std::process::Ex
         if let Ok(local) = listener.local_addr() {
             eprintln!("listening on http://{local}/mcp");
         }
-        let options = teaagent_core::server::http::HttpOptions::default();
+        let mut options = teaagent_core::server::http::HttpOptions::default();
+        let millis = |name| std::env::var(name).ok()?.parse().ok().map(std::time::Duration::from_millis);
+        if let Some(timeout) = millis("FIXTURE_HEADER_TIMEOUT_MS") {
+            options.header_timeout = timeout;
+        }
+        if let Some(timeout) = millis("FIXTURE_BODY_TIMEOUT_MS") {
+            options.body_timeout = timeout;
+        }
         match server.serve_http(listener, options, tokio_util::sync::CancellationToken::new()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

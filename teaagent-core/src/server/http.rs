@@ -30,6 +30,7 @@
 //! | `Content-Type: application/json` | `415` |
 //! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |
 //! | body at most [`HttpOptions::max_body_bytes`] | `413` |
+//! | body all in within [`HttpOptions::body_timeout`] of the headers | `408` |
 //! | one JSON-RPC message (not a batch), parsable | `400` (`-32700` / `-32600`) |
 //! | `_meta` names the protocol version and the client's capabilities | `400` (`-32602`) |
 //! | `MCP-Protocol-Version` equals `_meta`'s version | `400` (`-32020`) |
@@ -128,8 +129,12 @@ pub struct HttpOptions {
     /// connection is closed. The limits of a caller's calls, questions and streams are the
     /// server's ([`crate::server::CallerLimits`]).
     pub max_connections_per_caller: usize,
-    /// How long a client may take to send a request's headers (default 10 s).
+    /// How long a client may take to send a request's headers (default 10 s); past it, the
+    /// connection is closed.
     pub header_timeout: Duration,
+    /// How long a client may take to send a POST's body once its headers are in (default 30 s);
+    /// past it, `408` and the connection is closed.
+    pub body_timeout: Duration,
     /// A call still running after this is answered as a stream, when the client accepts one
     /// (default 1 s).
     pub stream_after: Duration,
@@ -167,6 +172,7 @@ impl Default for HttpOptions {
             max_connections: 256,
             max_connections_per_caller: 64,
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
             stream_after: Duration::from_secs(1),
             keep_alive: Duration::from_secs(15),
             #[cfg(feature = "oauth")]

@@ -2,7 +2,6 @@
 //! query string (percent-decoded), and a POST's media type, length and body.
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -13,9 +12,6 @@ use hyper::header::{self, HeaderMap};
 use super::Endpoint;
 use super::Reply;
 use super::reply::refused;
-
-/// How long a client may take to send a request's body once its headers are in.
-const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A POST's body, read once its media types and declared length are acceptable (the `http`
 /// module docs' table, in order: `Content-Type`, `Accept`, the length), with what the client
@@ -52,7 +48,7 @@ pub(super) async fn read_body(
             &format!("the body is larger than {limit} bytes"),
         )));
     }
-    let reading = tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, limit).collect());
+    let reading = tokio::time::timeout(endpoint.options.body_timeout, Limited::new(body, limit).collect());
     let Ok(read) = reading.await else {
         return Err(Box::new(refused(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time")));
     };
