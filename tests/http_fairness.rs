@@ -5,7 +5,9 @@
 //! - a caller has only so many questions open, calls in progress, `subscriptions/listen`
 //!   streams and requests (connections) at once; past each, a clear refusal naming the limit,
 //!   and a refused call spends nothing;
-//! - `/healthz` and `/readyz` answer even when every connection is taken.
+//! - `/healthz` and `/readyz` answer even when every connection is taken;
+//! - without tokens, each client address is a caller of its own (connections from several
+//!   loopback addresses).
 //!
 //! Timeouts here only detect a hang (a question held back behind another one's 120 s).
 
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 use teaagent_tests::Tree;
 
 use crate::common::http as raw;
-use raw::{Http, Reply, in_session, modern_headers, request};
+use raw::{Http, Reply, connect_from, in_session, modern_headers, request};
 
 /// Long enough for any answer that is not held back; far shorter than the 120 s a question
 /// waits for its answer. (A stream's keep-alive comments, every 15 s, do not reset it.)
@@ -367,4 +369,65 @@ fn a_caller_over_its_connections_is_refused_and_health_always_answers() {
         std::thread::sleep(Duration::from_millis(25));
     }
     assert!(served, "a freed connection serves again");
+}
+
+/// `message` as a modern POST from `source`, its body cut after `sent` bytes (all of it: the
+/// answer is read, the connection closed by the server).
+fn post_from(
+    server: &Http,
+    source: &str,
+    message: &Value,
+    sent: Option<usize>,
+) -> (TcpStream, Option<Reply>) {
+    let mut stream = connect_from(source, server.addr);
+    stream.set_read_timeout(Some(HANG)).expect("timeout");
+    let body = message.to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        server.addr,
+        body.len()
+    );
+    for (k, v) in modern_headers(message) {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let sent = sent.unwrap_or(body.len());
+    stream.write_all(format!("{head}\r\n{}", &body[..sent]).as_bytes()).expect("send");
+    if sent < body.len() {
+        return (stream, None);
+    }
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("an answer");
+    (stream, Some(Reply::parse(&raw).expect("a response")))
+}
+
+/// Without authentication a caller is a client's address: one address holding its share of
+/// requests (here 2, their bodies still to come) is refused one more, while another address is
+/// served; its requests given up, it is served again.
+#[test]
+fn without_tokens_each_address_is_a_caller_of_its_own() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &["--http-caller-connections", "2"], &[]);
+    let list = request(1, "tools/list", json!({}));
+    let held: Vec<TcpStream> = (0..2).map(|_| post_from(&server, "127.0.0.2", &list, Some(5)).0).collect();
+    // The held requests are admitted as the server reads their heads: until then one more may
+    // still be served.
+    let deadline = Instant::now() + HANG;
+    let refused = loop {
+        let reply = post_from(&server, "127.0.0.2", &list, None).1.expect("a reply");
+        if reply.status == 429 {
+            break reply;
+        }
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert!(Instant::now() < deadline, "127.0.0.2 was never refused past its share");
+    };
+    assert_caller_limit(&refused.json()["error"], "requests", 2);
+    let other = post_from(&server, "127.0.0.3", &list, None).1.expect("a reply");
+    assert_eq!(other.status, 200, "another address is served: {other:?}");
+    assert!(other.json()["result"]["tools"].is_array(), "{other:?}");
+    drop(held);
+    let deadline = Instant::now() + HANG;
+    while post_from(&server, "127.0.0.2", &list, None).1.expect("a reply").status != 200 {
+        assert!(Instant::now() < deadline, "127.0.0.2's shares were never given back");
+        std::thread::sleep(Duration::from_millis(25));
+    }
 }

@@ -182,6 +182,21 @@ impl Reply {
     }
 }
 
+/// A connection to `addr` from the loopback address `source` (`127.0.0.2`: on Linux every
+/// address of `127.0.0.0/8` is this machine's), to be several clients' addresses at once.
+pub(crate) fn connect_from(source: &str, addr: SocketAddr) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().expect("runtime");
+    let stream = runtime
+        .block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind(SocketAddr::new(source.parse().expect("an IPv4 address"), 0))?;
+            socket.connect(addr).await?.into_std()
+        })
+        .unwrap_or_else(|e| panic!("connect to {addr} from {source}: {e}"));
+    stream.set_nonblocking(false).expect("blocking");
+    stream
+}
+
 /// One HTTP/1.1 exchange with `addr` on a connection of its own; `headers` are added to `Host`
 /// (unless given) and the length. Panics, naming the request, when it fails.
 pub(crate) fn exchange(
