@@ -382,16 +382,11 @@ fn post_from(
     let mut stream = connect_from(source, server.addr);
     stream.set_read_timeout(Some(HANG)).expect("timeout");
     let body = message.to_string();
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        server.addr,
-        body.len()
-    );
-    for (k, v) in modern_headers(message) {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
+    let headers = modern_headers(message);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let sent = sent.unwrap_or(body.len());
-    stream.write_all(format!("{head}\r\n{}", &body[..sent]).as_bytes()).expect("send");
+    let head = raw::head(server.addr, "POST", "/mcp", &headers, body.len());
+    stream.write_all(format!("{head}{}", &body[..sent]).as_bytes()).expect("send");
     if sent < body.len() {
         return (stream, None);
     }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use teaagent_tests::Tree;
 
-use crate::common::http::{Http, Reply, request};
+use crate::common::http::{Http, Reply, head, request};
 
 /// The fixture's timeouts here.
 const TIMEOUT_MS: &str = "800";
@@ -27,6 +27,12 @@ fn server(home: &Tree) -> Http {
         home,
         &[("FIXTURE_HEADER_TIMEOUT_MS", TIMEOUT_MS), ("FIXTURE_BODY_TIMEOUT_MS", TIMEOUT_MS)],
     )
+}
+
+/// The head of a JSON POST to `/mcp` whose body is `length` bytes long.
+fn json_post(server: &Http, length: usize) -> String {
+    let headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    head(server.addr, "POST", "/mcp", &headers, length)
 }
 
 /// A connection that sent `sent`, read until the server closes it (at most [`HANG`]): what came
@@ -71,11 +77,8 @@ fn headers_never_all_sent_lose_the_connection() {
 fn a_body_never_all_sent_is_answered_408() {
     let home = Tree::new();
     let server = server(&home);
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{{\"jsonrpc\"",
-        server.addr
-    );
-    let (back, took) = left_waiting(&server, head.as_bytes(), |_| answered(&server));
+    let sent = format!("{}{{\"jsonrpc\"", json_post(&server, 200));
+    let (back, took) = left_waiting(&server, sent.as_bytes(), |_| answered(&server));
     let reply = Reply::parse(&back).expect("a response");
     assert_eq!(reply.status, 408, "{reply:?}");
     assert!(took >= Duration::from_millis(500), "refused before its timeout: {took:?}");
@@ -83,17 +86,13 @@ fn a_body_never_all_sent_is_answered_408() {
 }
 
 /// Dribbling the body (a byte every 200 ms, each well within the timeout of the one before)
-/// does not stretch the timeout: it bounds the whole body, which would take 20 s at this pace.
+/// does not stretch the timeout: it bounds the whole body, which would take ~47 s at this pace.
 #[test]
 fn a_body_sent_a_byte_at_a_time_is_answered_408() {
     let home = Tree::new();
     let server = server(&home);
     let body = request(1, "tools/list", json!({})).to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
-        server.addr,
-        body.len()
-    );
+    let head = json_post(&server, body.len());
     let (back, _) = left_waiting(&server, head.as_bytes(), |slow| {
         slow.set_read_timeout(Some(Duration::from_millis(1))).expect("timeout");
         for byte in body.as_bytes() {

@@ -59,11 +59,3 @@ pub(crate) fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N
         line(row.iter().map(String::as_str).collect());
     }
 }
-
-/// Ends a command's runtime once its work is done. A call cut off at the stop may leave a thread
-/// of the blocking pool still in a system call (a file lock another process holds, a slow
-/// filesystem); dropping the runtime would wait for it without end, so it is given 100 ms and
-/// left to end with the process.
-pub(crate) fn end_runtime(runtime: tokio::runtime::Runtime) {
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-}

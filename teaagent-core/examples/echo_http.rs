@@ -29,7 +29,7 @@ fn main() -> std::io::Result<()> {
         Server::registered().serve_http(listener, HttpOptions::default(), stop).await
     });
     // A blocking tool's thread still running after the grace period does not hold the exit.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    teaagent_core::server::end_runtime(runtime);
     served
 }
 

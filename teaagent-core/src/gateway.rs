@@ -228,7 +228,7 @@ impl Gateway {
                 runtime.block_on(supervise::run(running));
                 // A trust check still on the blocking pool (hashing an executable, waiting for
                 // the home's file lock) does not hold the stop: it ends with the process.
-                runtime.shutdown_timeout(Duration::from_millis(100));
+                crate::task::end_runtime(runtime);
             })?;
             *inner.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(thread);
         }

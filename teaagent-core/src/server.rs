@@ -104,6 +104,7 @@ mod watch;
 pub use crate::config::{ServerConfig, ToolOverride};
 pub use crate::session::CallerLimits;
 pub use crate::session::{Peer, PeerError, SessionInfo};
+pub use crate::task::end_runtime;
 pub use announcement::Announcement;
 pub use availability::{ExternalStatus, ToolAvailability};
 pub use serve::stop_on_signals;

@@ -9,6 +9,8 @@
 //!   as `futures_util::FutureExt::catch_unwind` does.
 //! - [`TaskTracker`]: spawns tasks and waits, once closed, until every one of them has ended
 //!   (finished, or aborted: an aborted task's future is dropped, which counts it out).
+//!
+//! And [`end_runtime`]: how every runtime of ours ends.
 
 use std::any::Any;
 use std::future::Future;
@@ -131,6 +133,14 @@ impl TaskTracker {
             changed.await;
         }
     }
+}
+
+/// Ends `runtime` once its work is done, without waiting for threads of its blocking pool that
+/// are still running: a blocking tool, or a call cut off at the stop while in a system call (a
+/// file lock another process holds, a slow filesystem), cannot be interrupted, and dropping the
+/// runtime would wait for it without end. They get 100 ms, then end with the process.
+pub fn end_runtime(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
 }
 
 #[cfg(test)]

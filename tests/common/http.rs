@@ -221,8 +221,23 @@ pub(crate) fn try_exchange(
     let mut stream = TcpStream::connect(addr)?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     stream.set_write_timeout(Some(Duration::from_secs(30)))?;
-    let mut head =
-        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    stream.write_all(head(addr, method, path, headers, body.len()).as_bytes())?;
+    stream.write_all(body)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw)?;
+    Reply::parse(&raw)
+}
+
+/// An HTTP/1.1 request's head to `addr`, blank line included: `Connection: close`, the body's
+/// `length`, `Host` (unless `headers` give one) and `headers`.
+pub(crate) fn head(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: usize,
+) -> String {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {length}\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         head.push_str(&format!("Host: {addr}\r\n"));
     }
@@ -230,11 +245,7 @@ pub(crate) fn try_exchange(
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    Reply::parse(&raw)
+    head
 }
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {

@@ -34,7 +34,7 @@ pub(crate) fn call(
     let _ = announced.join();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(server.call_once(tool, args));
-    super::end_runtime(runtime);
+    teaagent_core::server::end_runtime(runtime);
     gateway.shutdown();
     match outcome {
         Ok(result) => {

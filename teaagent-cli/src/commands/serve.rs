@@ -95,7 +95,7 @@ pub(crate) fn http(flags: CallFlags, http: cli::HttpFlags) -> anyhow::Result<Exi
         let stop = teaagent_core::server::stop_on_signals();
         server.caller_limits(limits).serve_http(listener, options, stop).await.map_err(anyhow::Error::from)
     });
-    super::end_runtime(runtime);
+    teaagent_core::server::end_runtime(runtime);
     gateway.shutdown();
     served?;
     Ok(ExitCode::SUCCESS)

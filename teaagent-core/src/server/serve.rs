@@ -29,12 +29,11 @@ impl Server {
     /// a `main` that exits right after this returns gives them a moment with
     /// [`crate::logging::stderr::flush`] ([`Server::run_stdio`] does). A blocking tool's thread
     /// still running after the grace period is left behind: end your runtime with
-    /// [`Runtime::shutdown_timeout`] rather than dropping it, which would wait for it
+    /// [`end_runtime`](super::end_runtime) rather than dropping it, which would wait for it
     /// ([`Server::run_stdio`] does).
     ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
     /// [`MissingState`]: crate::tool::state::MissingState
-    /// [`Runtime::shutdown_timeout`]: tokio::runtime::Runtime::shutdown_timeout
     pub fn serve_stdio(mut self) -> Serving {
         Serving::new(async move {
             self.prepare(true)?;
@@ -92,11 +91,10 @@ impl Server {
     ///
     /// Calls still running after the grace period are cut off, but the thread of a blocking
     /// tool (or of a call waiting in a system call) cannot be interrupted and may still run:
-    /// end your runtime with [`Runtime::shutdown_timeout`] rather than dropping it, which would
-    /// wait for that thread ([`Server::run_stdio`] does so for stdio).
+    /// end your runtime with [`end_runtime`](super::end_runtime) rather than dropping it, which
+    /// would wait for that thread ([`Server::run_stdio`] does so for stdio).
     ///
     /// [`ServerConfig::shutdown_grace`]: super::ServerConfig::shutdown_grace
-    /// [`Runtime::shutdown_timeout`]: tokio::runtime::Runtime::shutdown_timeout
     #[cfg(feature = "http")]
     pub fn serve_http(
         self,
@@ -329,7 +327,7 @@ impl Server {
         };
         let result = runtime.block_on(self.serve_stdio());
         // Blocking tool threads that outlived the grace period must not hold the exit.
-        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+        crate::task::end_runtime(runtime);
         exit_code(result)
     }
 }
