@@ -42,6 +42,7 @@ mod hardening_state_home;
 mod hardening_state_lock;
 mod hardening_state_messages;
 mod hardening_workspace;
+mod home_locks;
 mod http_fairness;
 mod http_lifecycle;
 mod http_official_client;

@@ -174,17 +174,18 @@ fn run_starts_only_the_server_of_the_tool() {
     );
 }
 
-/// A restart stuck in the kernel does not hold a stopping teaagent: here the restart's trust
-/// check waits to remember the executable's new digest (the home's `file_digests.lock`, which
-/// this test holds). Told to stop, teaagent exits anyway, after its grace periods.
+/// A restart stuck waiting does not hold a stopping teaagent: here the restart's trust check
+/// waits to remember the executable's new digest (the home's `file_digests.lock`, which this
+/// test holds, and which teaagent is told to wait a minute for). Told to stop, teaagent exits
+/// anyway, after its grace periods.
 #[test]
-fn a_restart_stuck_in_the_kernel_does_not_hold_the_exit() {
+fn a_restart_waiting_for_a_lock_does_not_hold_the_exit() {
     let own = tempfile::tempdir().expect("a copy of rogue");
     let rogue = own.path().join("rogue");
     std::fs::copy(Bin::Rogue.path(), &rogue).expect("copy rogue");
     let setup = Setup::with_rogue(&rogue, "");
     setup.allow("rogue");
-    let mut server = setup.serve(&["--permission-mode", "allow"]);
+    let mut server = setup.serve_with(&["--permission-mode", "allow"], &[("TEAAGENT_LOCK_WAIT", "60s")]);
     assert_eq!(text_of(&call(&mut server, "rogue__echo", json!({"text": "up"}))), "echo: up");
     // The same bytes, a new version of the file to hash (its status change time moves), left
     // alone long enough to be remembered.
@@ -196,7 +197,7 @@ fn a_restart_stuck_in_the_kernel_does_not_hold_the_exit() {
     rustix::fs::flock(&digests, rustix::fs::FlockOperation::LockExclusive).expect("flock");
     let crashed = call(&mut server, "rogue__crash", json!({}));
     assert_eq!(crashed["error"]["data"]["reason"], "external_server_exited", "{crashed}");
-    processes::wait_until_in_flock(server.pid(), || server.stderr());
+    processes::wait_until_waiting_for_a_lock(|| server.stderr());
     server.close_stdin();
     let status = server.wait(Duration::from_secs(30));
     assert!(status.success(), "{status}\n{}", server.stderr());

@@ -158,12 +158,12 @@ fn a_body_that_never_arrives_does_not_hold_a_stopping_server() {
     assert!(status.success(), "{status:?}\n{}", server.stderr());
 }
 
-/// A call stuck in a blocking system call when the server stops (here a write's attempt at the
-/// workspace lock, waiting on the lock registry's file lock, which this test holds) does not hold
-/// the server either: the call is cut off after the grace period, and the process exits without
-/// waiting for the thread that still waits.
+/// A call still waiting on a thread of the blocking pool when the server stops (here a write's
+/// attempt at the workspace lock, waiting for the lock registry's file lock, which this test
+/// holds) does not hold the server either: the call is cut off after the grace period, and the
+/// process exits without waiting for the thread that still waits.
 #[test]
-fn a_call_blocked_in_the_kernel_does_not_hold_a_stopping_server() {
+fn a_call_waiting_for_a_lock_does_not_hold_a_stopping_server() {
     let (tree, home) = (Tree::new(), Tree::new());
     // Another server holds the workspace lock, so each write asks for it again, on a thread of
     // the blocking pool.
@@ -172,7 +172,9 @@ fn a_call_blocked_in_the_kernel_does_not_hold_a_stopping_server() {
     holder.env("TEAAGENT_HOME", home.base());
     let mut holder = RawServer::start(holder);
     holder.initialize("2025-06-18");
-    let mut server = Http::teaagent(&tree, &home, &["--permission-mode", "allow"], &[]);
+    // A lock held by another process is waited for up to a minute: longer than this test.
+    let mut server =
+        Http::teaagent(&tree, &home, &["--permission-mode", "allow"], &[("TEAAGENT_LOCK_WAIT", "60s")]);
     // Answered: the server has settled the lock (not its own) and handles the signals.
     assert_eq!(server.post(&request(1, "tools/list", json!({}))).status, 200);
     let registry = std::fs::File::create(home.base().join("workspace_registry.lock")).expect("lock file");
@@ -185,11 +187,11 @@ fn a_call_blocked_in_the_kernel_does_not_hold_a_stopping_server() {
     let headers = modern_headers(&call);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let _call = Streaming::post(&server, &headers, &call);
-    processes::wait_until_in_flock(server.child.id(), || server.stderr());
+    processes::wait_until_waiting_for_a_lock(|| server.stderr());
     let (status, took) = server.terminate(Duration::from_secs(15));
     assert!(status.success(), "{status:?} after {took:?}\n{}", server.stderr());
     assert!(took >= Duration::from_secs(2), "the call had its grace period: {took:?}");
-    assert!(!tree.path("a.txt").exists(), "the write never ran");
+    assert!(!tree.path("ws/a.txt").exists(), "the write never ran");
     drop(registry);
     holder.finish();
 }

@@ -183,19 +183,20 @@ fn nothing_is_answered_while_the_lock_is_pending() {
 }
 
 /// A server told to stop (stdin closed) while a write waits for the lock registry (its file lock
-/// held here, by this test; the workspace lock another server's) stops after the grace period:
-/// it waits neither for that call nor to give back a lock it never got.
+/// held here, by this test, and waited for up to a minute; the workspace lock another server's)
+/// stops after the grace period: it waits neither for that call nor to give back a lock it never
+/// got.
 #[test]
 fn a_stop_does_not_wait_for_a_call_still_asking_for_the_lock() {
     let tree = Tree::new();
     let home = tempfile::tempdir().expect("home");
     let holder = teaagent(&tree.root(), home.path());
-    let mut asking = teaagent(&tree.root(), home.path());
+    let mut asking = teaagent_with(&tree.root(), home.path(), &[("TEAAGENT_LOCK_WAIT", "60s")]);
     let guard = std::fs::File::create(home.path().join("workspace_registry.lock")).expect("lock file");
     rustix::fs::flock(&guard, rustix::fs::FlockOperation::LockExclusive).expect("flock");
     asking.send_json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
         "name": "write_file", "arguments": {"path": "shared.txt", "content": "x"}}}));
-    processes::wait_until_in_flock(asking.pid(), || asking.stderr());
+    processes::wait_until_waiting_for_a_lock(|| asking.stderr());
     let asked = Instant::now();
     asking.close_stdin();
     let status = asking.wait(Duration::from_secs(15));
@@ -205,7 +206,7 @@ fn a_stop_does_not_wait_for_a_call_still_asking_for_the_lock() {
         "the call had its grace period: {:?}",
         asked.elapsed()
     );
-    assert!(!tree.path("shared.txt").exists(), "the write never ran");
+    assert!(!tree.path("ws/shared.txt").exists(), "the write never ran");
     drop(guard);
     assert_eq!(owners(home.path()), vec![u64::from(holder.pid())], "the holder's record is untouched");
     holder.finish();
@@ -213,8 +214,14 @@ fn a_stop_does_not_wait_for_a_call_still_asking_for_the_lock() {
 
 /// `teaagent mcp serve` on `root` in `allow` mode, the handshake made and the lock settled.
 fn teaagent(root: &Path, home: &Path) -> RawServer {
+    teaagent_with(root, home, &[])
+}
+
+/// [`teaagent`] with these environment variables set.
+fn teaagent_with(root: &Path, home: &Path, env: &[(&str, &str)]) -> RawServer {
     let mut cmd = Command::new(Bin::Teaagent.path());
     cmd.args(["mcp", "serve", "--permission-mode", "allow", "--root"]).arg(root).env("TEAAGENT_HOME", home);
+    cmd.envs(env.iter().copied());
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
     assert!(server.request("tools/list", json!({}))["result"].is_object());

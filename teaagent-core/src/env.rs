@@ -28,6 +28,8 @@ pub const ENV_CONTAINED: &str = "TEAAGENT_CONTAINED";
 pub const ENV_SHELL_CONTAINMENT: &str = "TEAAGENT_SHELL_CONTAINMENT";
 /// Uses fewer sandbox means than the machine has (`landlock`, `none`, `auto`).
 pub const ENV_SHELL_SANDBOX: &str = "TEAAGENT_SHELL_SANDBOX";
+/// How long a lock file in the home held by another process is waited for (`home::lock_wait`).
+pub const ENV_LOCK_WAIT: &str = "TEAAGENT_LOCK_WAIT";
 
 /// One environment variable teaagent reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +49,7 @@ const fn var(name: &'static str, secret: bool) -> Variable {
 /// (the built-in `shell_exec`'s environment policy reads this table), and a test fails when the code
 /// reads a `TEAAGENT_*` variable this table does not declare, so a new secret cannot be
 /// forgotten. (A variable named by the configuration, `[state] password_env`, is a secret too.)
-pub const VARIABLES: [Variable; 13] = [
+pub const VARIABLES: [Variable; 14] = [
     var(ENV_HOME, false),
     var(ENV_PERMISSION_MODE, false),
     var(ENV_GRANTS, false),
@@ -62,6 +64,7 @@ pub const VARIABLES: [Variable; 13] = [
     var(ENV_CONTAINED, false),
     var(ENV_SHELL_CONTAINMENT, false),
     var(ENV_SHELL_SANDBOX, false),
+    var(ENV_LOCK_WAIT, false),
 ];
 
 /// Whether `name` is a variable [`VARIABLES`] declares secret.

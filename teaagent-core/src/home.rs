@@ -38,9 +38,11 @@ use rustix::io::Errno;
 
 use crate::visible;
 
+mod file_lock;
 mod file_stat;
 mod rewrite;
 
+pub use file_lock::{DEFAULT_LOCK_WAIT, LockKind, WARN_AFTER, lock, lock_wait, unlock};
 pub use file_stat::FileStat;
 
 /// The largest configuration or trust store file teaagent reads (1 MiB).
@@ -426,10 +428,20 @@ impl Home {
 
     /// Runs `f` holding an exclusive `flock` on `lock_name` in the home (created if missing; a
     /// link there is refused), so concurrent read-modify-write cycles of a shared file never
-    /// interleave.
+    /// interleave. Another process's lock is waited for [`lock_wait`] at most ([`lock`]).
     pub fn locked<T>(&self, lock_name: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        self.locked_until(lock_name, std::time::Instant::now() + lock_wait(), f)
+    }
+
+    /// [`Home::locked`], waiting for another process's lock until `deadline` at most.
+    pub fn locked_until<T>(
+        &self,
+        lock_name: &str,
+        deadline: std::time::Instant,
+        f: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
         let file = self.lock_file(lock_name)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+        lock(&file, &self.file(lock_name), LockKind::Exclusive, Some(deadline))?;
         let out = f();
         drop(file); // closing releases the lock
         out

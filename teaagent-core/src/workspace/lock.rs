@@ -5,7 +5,8 @@
 //! clock ticks since boot), `boot_id`, and the root directory's identity `root_dev`/`root_ino`.
 //! Every read and every read-modify-write happens under an exclusive `flock` on
 //! `workspace_registry.lock`, so concurrent servers never lose each other's records nor read a
-//! torn file. The file is rewritten in place while it fits in its first page (padded with spaces),
+//! torn file (held by another process, it is waited for a bounded time: `crate::home`'s lock
+//! files). The file is rewritten in place while it fits in its first page (padded with spaces),
 //! and replaced atomically (temporary file, `rename`) when it grows past it: a rename costs the
 //! start of every server a block allocation and write-back on ext4 (`Home::rewrite_padded` says
 //! why and when an overwrite is safe). Nothing is `fsync`ed: the registry says which live
@@ -46,7 +47,9 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -185,9 +188,16 @@ impl LockRegistry {
     }
 
     /// Acquires the lock of `workspace` for this process, pruning every dead owner's record.
+    /// The registry's file lock, held by another process, is waited for
+    /// [`lock_wait`](crate::home::lock_wait) at most.
     pub fn acquire(&self, workspace: &LockedRoot) -> io::Result<Acquired> {
+        self.acquire_until(workspace, Instant::now() + crate::home::lock_wait())
+    }
+
+    /// [`LockRegistry::acquire`], waiting for the registry's file lock until `deadline` at most.
+    fn acquire_until(&self, workspace: &LockedRoot, deadline: Instant) -> io::Result<Acquired> {
         let me = std::process::id();
-        self.update(|locks| {
+        self.update(deadline, |locks| {
             if let Some(owner) = locks.iter().find(|r| workspace.overlaps(r) && r.owner_pid != me) {
                 return Acquired::HeldBy(owner.clone());
             }
@@ -209,7 +219,8 @@ impl LockRegistry {
     /// Releases this process's lock of `workspace` (no error if it held none).
     pub fn release(&self, workspace: &LockedRoot) -> io::Result<()> {
         let me = std::process::id();
-        self.update(|locks| locks.retain(|r| !(workspace.is(r) && r.owner_pid == me)))
+        let deadline = Instant::now() + crate::home::lock_wait();
+        self.update(deadline, |locks| locks.retain(|r| !(workspace.is(r) && r.owner_pid == me)))
     }
 
     /// Every record, as the file says now (dead owners included).
@@ -226,8 +237,8 @@ impl LockRegistry {
     }
 
     /// Read, prune the dead, change, write back — all under the file lock.
-    fn update<T>(&self, change: impl FnOnce(&mut Vec<LockRecord>) -> T) -> io::Result<T> {
-        self.home.locked(LOCK_NAME, || {
+    fn update<T>(&self, deadline: Instant, change: impl FnOnce(&mut Vec<LockRecord>) -> T) -> io::Result<T> {
+        self.home.locked_until(LOCK_NAME, deadline, || {
             let (mut locks, corrupt) = self.read();
             let before = locks.clone();
             locks.retain(is_alive);
@@ -431,7 +442,11 @@ mod tests {
 pub struct WorkspaceLock {
     registry: LockRegistry,
     root: LockedRoot,
-    held: std::sync::Mutex<bool>,
+    /// Whether this server holds it: read without waiting ([`WorkspaceLock::is_held`], asked on
+    /// the runtime's thread while another call may be asking the registry).
+    held: AtomicBool,
+    /// Held while the registry is asked or told: one acquisition or release at a time.
+    changing: Mutex<()>,
 }
 
 /// Why a call may not write the workspace.
@@ -448,7 +463,7 @@ impl WorkspaceLock {
     /// taken now: make the lock right after opening the workspace, so that it names the
     /// directory the server serves even if the path is renamed later.
     pub fn new(registry: LockRegistry, root: impl Into<PathBuf>) -> Self {
-        Self { registry, root: LockedRoot::of(root), held: std::sync::Mutex::new(false) }
+        Self { registry, root: LockedRoot::of(root), held: AtomicBool::new(false), changing: Mutex::new(()) }
     }
 
     /// A lock of `workspace`, whose identity is taken from the directory it holds open (not
@@ -456,7 +471,7 @@ impl WorkspaceLock {
     pub fn of_workspace(registry: LockRegistry, workspace: &super::Workspace) -> Self {
         let identity = DirIdentity::of_fd(workspace.dir_handle().as_ref()).ok();
         let root = LockedRoot { path: workspace.root().to_path_buf(), identity };
-        Self { registry, root, held: std::sync::Mutex::new(false) }
+        Self { registry, root, held: AtomicBool::new(false), changing: Mutex::new(()) }
     }
 
     /// The workspace this lock is for.
@@ -469,35 +484,48 @@ impl WorkspaceLock {
         &self.registry
     }
 
-    /// Tries to acquire the lock (blocking file I/O; cheap once held).
+    /// Tries to acquire the lock (blocking file I/O; cheap once held). The registry's file lock,
+    /// held by another process, is waited for [`lock_wait`](crate::home::lock_wait) at most,
+    /// counted from this call (a wait behind another call of this server's included).
     pub fn ensure(&self) -> Result<(), LockRefusal> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if *held {
+        if self.is_held() {
             return Ok(());
         }
-        match self.registry.acquire(&self.root) {
+        // From now: a call that first waits for another one asking the registry waits no longer.
+        let deadline = Instant::now() + crate::home::lock_wait();
+        let _changing = self.changing.lock().unwrap_or_else(|p| p.into_inner());
+        if self.is_held() {
+            return Ok(());
+        }
+        match self.registry.acquire_until(&self.root, deadline) {
             Ok(Acquired::Held) => {
-                *held = true;
+                self.held.store(true, Ordering::Release);
                 tracing::info!(root = %self.root.path.display(), registry = %self.registry.path().display(), "workspace lock acquired");
                 Ok(())
             }
             Ok(Acquired::HeldBy(owner)) => Err(LockRefusal::HeldBy(Box::new(owner))),
-            Err(e) => Err(LockRefusal::Unavailable(format!(
-                "the lock registry {} cannot be used: {e}; set TEAAGENT_HOME to a writable directory",
-                self.registry.path().display()
-            ))),
+            Err(e) => {
+                let what_to_do = match e.kind() {
+                    io::ErrorKind::TimedOut => "try again once that process has let go of it",
+                    _ => "set TEAAGENT_HOME to a writable directory",
+                };
+                Err(LockRefusal::Unavailable(format!(
+                    "the lock registry {} cannot be used: {e}; {what_to_do}",
+                    self.registry.path().display()
+                )))
+            }
         }
     }
 
     /// Whether this server holds the lock.
     pub fn is_held(&self) -> bool {
-        *self.held.lock().unwrap_or_else(|p| p.into_inner())
+        self.held.load(Ordering::Acquire)
     }
 
     /// Releases the lock if held.
     pub fn release(&self) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if std::mem::take(&mut *held) {
+        let _changing = self.changing.lock().unwrap_or_else(|p| p.into_inner());
+        if self.held.swap(false, Ordering::AcqRel) {
             match self.registry.release(&self.root) {
                 Ok(()) => tracing::info!(root = %self.root.path.display(), "workspace lock released"),
                 Err(e) => tracing::warn!(error = %e, "could not release the workspace lock"),

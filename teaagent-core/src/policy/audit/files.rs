@@ -4,11 +4,9 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use rustix::fs::FlockOperation;
-
 use super::rotate::{Rotation, old_name};
 use super::{FILE_NAME, LOCK_NAME};
-use crate::home::Home;
+use crate::home::{Home, LockKind};
 
 /// One of the log's files, open.
 #[derive(Debug)]
@@ -45,7 +43,8 @@ pub fn open_files(home: &Home) -> io::Result<Vec<LogFile>> {
     // rotation in between shows a file's records twice or not at all.
     let lock = home.lock_file(LOCK_NAME).ok();
     if let Some(lock) = &lock {
-        rustix::fs::flock(lock, FlockOperation::LockShared)?;
+        let deadline = std::time::Instant::now() + crate::home::lock_wait();
+        crate::home::lock(lock, &home.file(LOCK_NAME), LockKind::Shared, Some(deadline))?;
     }
     let mut files = Vec::new();
     for name in file_names(home)? {
