@@ -1,8 +1,9 @@
 //! The lock files of `$TEAAGENT_HOME` held by another process, against the real binary: any
-//! process of the user can take them, so a server waits for them a bounded time
-//! (`TEAAGENT_LOCK_WAIT`, here 1 s), never on the thread that answers, and goes on answering
-//! meanwhile.
+//! process of the user can take them (a command a tool runs, with a file opened for reading), so
+//! a server waits for them a bounded time (`TEAAGENT_LOCK_WAIT`, here 1 s), never on the thread
+//! that answers, and goes on answering meanwhile.
 
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,9 +21,90 @@ fn serve(root: &Path, home: &Path) -> RawServer {
     server
 }
 
+/// Whether another process holds `path` (an `flock` of its own, here asked for without waiting).
+fn held_elsewhere(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    match rustix::fs::flock(file.as_fd(), rustix::fs::FlockOperation::NonBlockingLockShared) {
+        Ok(()) => false,
+        Err(e) => e == rustix::io::Errno::WOULDBLOCK,
+    }
+}
+
 fn call(server: &mut RawServer, id: u64, tool: &str, arguments: Value) {
     server.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}}));
+}
+
+/// A command a call runs takes `audit.lock` and keeps it (a hostile command, or one stuck).
+/// The server goes on answering (`ping` at once), writes its records when it can, refuses what
+/// it may not run unrecorded (a write: the audit log cannot be written, naming the lock), runs
+/// what it may (a read), still ends the command at its timeout, and records again once the
+/// command is gone.
+#[test]
+fn a_command_holding_the_audit_lock_cannot_freeze_the_server() {
+    let (tree, home) = (Tree::new(), tempfile::tempdir().expect("home"));
+    tree.write("ws/a.txt", "hi\n");
+    let lock = home.path().join("audit.lock");
+    let mut server = serve(&tree.root(), home.path());
+    let command = format!("exec 9< '{}' && flock -x 9 && sleep 120", lock.display());
+    call(&mut server, 2, "shell_exec", json!({"command": command, "timeout_secs": 4}));
+    let started = Instant::now();
+    while !held_elsewhere(&lock) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the command never took the lock:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // The write's record waits (1 s at most), but not on the thread that answers `ping`.
+    call(&mut server, 3, "write_file", json!({"path": "b.txt", "content": "x"}));
+    let asked = Instant::now();
+    assert_eq!(server.request("ping", json!({}))["result"], json!({}));
+    assert!(
+        asked.elapsed() < Duration::from_millis(900),
+        "ping waited for the record: {:?}",
+        asked.elapsed()
+    );
+    let refused = server.response(&json!(3));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("audit log cannot be written"), "{refused}");
+    assert!(message.contains("audit.lock") && message.contains("locked by another process"), "{refused}");
+    assert!(!tree.path("ws/b.txt").exists(), "no write ran unrecorded");
+
+    call(&mut server, 4, "read_file", json!({"path": "a.txt"}));
+    let read = server.response(&json!(4));
+    assert_eq!(read["result"]["content"][0]["text"], "hi\n", "{read}");
+
+    let ended = server.response(&json!(2));
+    assert_eq!(ended["result"]["isError"], true, "{ended}");
+    let text = ended["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("timed out after 4s"), "{ended}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the command's timeout held: {:?}",
+        started.elapsed()
+    );
+    let free = Instant::now() + Duration::from_secs(20);
+    while held_elsewhere(&lock) {
+        assert!(Instant::now() < free, "the command kept the lock after its end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    call(&mut server, 5, "write_file", json!({"path": "b.txt", "content": "x"}));
+    let written = server.response(&json!(5));
+    assert_eq!(written["result"]["isError"], false, "{written}");
+    let log = std::fs::read_to_string(home.path().join("audit.jsonl")).expect("audit log");
+    let writes: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["tool"] == "write_file")
+        .map(|r| r["outcome"].clone())
+        .collect();
+    assert_eq!(writes, ["allowed", "completed"], "only the write that ran is recorded:\n{log}");
+    assert!(server.stderr().contains("the audit log cannot be written"), "{}", server.stderr());
+    server.finish();
 }
 
 /// Writes ask the lock registry for the workspace lock (another server holds it); the registry's

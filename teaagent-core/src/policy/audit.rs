@@ -24,7 +24,8 @@
 //! never interleave, and nothing is synced: a record costs an append, not a disk flush.
 //!
 //! The log and its lock file stay open between records (an [`AuditLog`] and its clones share
-//! them): a record is the shared lock, a look at what `audit.jsonl` names now, the write, and
+//! them; a record written while another one of the same process is being written opens its
+//! own, so that neither waits for the other): a record is the shared lock, a look at what `audit.jsonl` names now, the write, and
 //! the unlock. When the name no longer leads to the file kept open (another server rotated the
 //! log, someone removed or replaced it), it is opened again, with every check of a first open;
 //! so is the lock file, if its name no longer leads to the one kept open either. The lock
@@ -64,6 +65,18 @@
 //! writing it (or one cut by a crash): the last line of a file without its newline is not a
 //! record yet. [`Lines`] holds it back until its end is there.
 //!
+//! # Waiting for the lock
+//!
+//! Any process of the user may hold `audit.lock` (a teaagent stopped in the middle of a
+//! rotation, a command a tool runs), for as long as it likes. A record never waits for it
+//! without bound: the lock is asked for without blocking, and waited for at most
+//! [`lock_wait`](crate::home::lock_wait) (`crate::home`'s lock files), after which the record
+//! cannot be written (so a call above tier `low` is refused, as for any log that cannot be
+//! written). A server writes its records from the runtime's tasks with
+//! `AuditLog::append_aside`: at once when the lock is free, and on the blocking pool when it has
+//! to wait, so that the server goes on answering, and stops when told, while one of its calls
+//! waits for the log.
+//!
 //! # Links
 //!
 //! The file is opened relative to the home directory's handle with `O_NOFOLLOW` and must be a
@@ -80,14 +93,16 @@ pub use rotate::Rotation;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
 
-use rustix::fs::FlockOperation;
 use serde::Serialize;
 
-use crate::home::{FileStat, Home};
+use crate::home::{FileStat, Home, LockKind};
 use crate::jsonrpc::response::write_json_str;
+use crate::task::BoxFuture;
 
 /// The audit log's file name in `$TEAAGENT_HOME`.
 pub const FILE_NAME: &str = "audit.jsonl";
@@ -181,6 +196,41 @@ pub struct AuditLog {
     open: Arc<Mutex<Option<OpenLog>>>,
 }
 
+/// Logs a record that could not be written.
+fn warn_unwritten(written: io::Result<()>) {
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "the audit log cannot be written");
+    }
+}
+
+/// A record [`AuditLog::append_aside`] is writing: written already (or failed), or waiting
+/// for another process's lock on the blocking pool. A future of its result; small, so that the
+/// call's future that awaits it stays so (the wait is boxed).
+pub(crate) enum AuditWrite {
+    /// Written, or not, without waiting.
+    Done(io::Result<()>),
+    /// Waiting for the lock.
+    Waiting(BoxFuture<'static, io::Result<()>>),
+}
+
+impl AuditWrite {
+    /// Nothing to write.
+    pub(crate) fn nothing() -> Self {
+        Self::Done(Ok(()))
+    }
+}
+
+impl Future for AuditWrite {
+    type Output = io::Result<()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut *self {
+            Self::Done(written) => Poll::Ready(std::mem::replace(written, Ok(()))),
+            Self::Waiting(waiting) => waiting.as_mut().poll(cx),
+        }
+    }
+}
+
 /// Whether [`AuditLog::write_locked`] wrote its line.
 enum Written {
     Yes,
@@ -221,31 +271,74 @@ impl AuditLog {
     }
 
     /// Appends one record as one line, rotating the log first when the line would take it past
-    /// its size (module docs).
+    /// its size (module docs). Waits for another process's lock at most
+    /// [`lock_wait`](crate::home::lock_wait) ("Waiting for the lock", module docs).
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
-        let line = record.line();
-        let mut kept = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let written = self.append_line(&mut kept, &line);
-        if written.is_err() {
-            *kept = None; // whatever failed, the next record starts from the names again
-        }
-        written
+        self.append_line(&record.line(), Some(Instant::now() + crate::home::lock_wait()))
     }
 
-    fn append_line(&self, kept: &mut Option<OpenLog>, line: &[u8]) -> io::Result<()> {
+    /// [`AuditLog::append`] for a task of the runtime: written at once when no other process
+    /// holds the lock, else waited for on the blocking pool, so that no thread of the runtime
+    /// ever waits for another process ("Waiting for the lock", module docs).
+    pub(crate) fn append_aside(&self, record: &AuditRecord<'_>) -> AuditWrite {
+        let line = record.line();
+        match self.append_line(&line, None) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            written => return AuditWrite::Done(written),
+        }
+        let log = self.clone();
+        let deadline = Instant::now() + crate::home::lock_wait();
+        AuditWrite::Waiting(Box::pin(async move {
+            tokio::task::spawn_blocking(move || log.append_line(&line, Some(deadline)))
+                .await
+                .map_err(io::Error::other)?
+        }))
+    }
+
+    /// Appends a record no answer waits for (a refusal's, a completion's): at once when no other
+    /// process holds the lock, else on the blocking pool in the background (waiting
+    /// [`lock_wait`](crate::home::lock_wait) at most, as [`AuditLog::append_aside`] does), or
+    /// here when there is no runtime. A record that cannot be written is logged.
+    pub(crate) fn append_best_effort(&self, record: &AuditRecord<'_>) {
+        let line = record.line();
+        let written = match self.append_line(&line, None) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let deadline = Instant::now() + crate::home::lock_wait();
+                let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                    return warn_unwritten(self.append_line(&line, Some(deadline)));
+                };
+                let log = self.clone();
+                runtime.spawn_blocking(move || warn_unwritten(log.append_line(&line, Some(deadline))));
+                return;
+            }
+            written => written,
+        };
+        warn_unwritten(written);
+    }
+
+    /// Writes `line`, waiting for another process's lock until `deadline` (none: not at all,
+    /// [`io::ErrorKind::WouldBlock`]).
+    fn append_line(&self, line: &[u8], deadline: Option<Instant>) -> io::Result<()> {
+        // The files kept open are taken out while the line is written, so that a record of this
+        // process never waits for another one's lock: it opens its own.
+        let mut kept = self.open.lock().unwrap_or_else(PoisonError::into_inner).take();
         // Twice at most: a lock file found replaced is opened again, once.
         for _ in 0..2 {
-            let open = match kept.take() {
+            let mut open = match kept.take() {
                 Some(open) => open,
                 None => self.open_log()?,
             };
-            let open = kept.insert(open);
-            rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
-            let written = self.write_locked(open, line);
-            let unlocked = rustix::fs::flock(&open.lock, FlockOperation::Unlock);
+            // Whatever fails, the next record starts from the names again (`open` is dropped).
+            crate::home::lock(&open.lock, &self.home.file(LOCK_NAME), LockKind::Shared, deadline)?;
+            let written = self.write_locked(&mut open, line, deadline);
+            let unlocked = crate::home::unlock(&open.lock);
             match written? {
-                Written::Yes => return Ok(unlocked?),
-                Written::LockReplaced => *kept = None,
+                Written::Yes => {
+                    unlocked?;
+                    *self.open.lock().unwrap_or_else(PoisonError::into_inner) = Some(open);
+                    return Ok(());
+                }
+                Written::LockReplaced => {}
             }
         }
         Err(io::Error::other(format!("{LOCK_NAME} keeps being replaced")))
@@ -263,7 +356,12 @@ impl AuditLog {
     /// Writes `line` holding the lock shared: to `audit.jsonl` as it is named now, rotated first
     /// if the line is due to start a new file. Writes nothing when the lock file kept open is no
     /// longer the one named `audit.lock` (module docs).
-    fn write_locked(&self, open: &mut OpenLog, line: &[u8]) -> io::Result<Written> {
+    fn write_locked(
+        &self,
+        open: &mut OpenLog,
+        line: &[u8],
+        deadline: Option<Instant>,
+    ) -> io::Result<Written> {
         let size = match self.still_named(FILE_NAME, &open.log_id)? {
             Some(size) => size,
             None => {
@@ -281,9 +379,10 @@ impl AuditLog {
             }
             // Not atomic: the shared lock is dropped, then the exclusive one taken once every
             // other writer is done; the size is looked at again under it.
-            rustix::fs::flock(&open.lock, FlockOperation::LockExclusive)?;
+            let lock_path = self.home.file(LOCK_NAME);
+            crate::home::lock(&open.lock, &lock_path, LockKind::Exclusive, deadline)?;
             rotate::rotate_if_due(&self.home, self.rotation, line.len())?;
-            rustix::fs::flock(&open.lock, FlockOperation::LockShared)?;
+            crate::home::lock(&open.lock, &lock_path, LockKind::Shared, deadline)?;
             open.log = self.home.open_append(FILE_NAME)?;
             open.log_id = FileStat::of_file(&open.log)?;
         }

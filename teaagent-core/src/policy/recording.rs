@@ -4,46 +4,70 @@
 use std::time::Duration;
 
 use super::Policy;
-use super::audit::AuditRecord;
+use super::audit::{AuditRecord, AuditWrite};
 use super::facts::CallFacts;
 use crate::tool::ToolDef;
 
 impl Policy {
     /// Records a refusal in the audit log, best effort (the call is refused anyway): a log that
-    /// cannot be written is logged.
+    /// cannot be written is logged. Never waits on the runtime's thread (`audit.rs`, "Waiting
+    /// for the lock").
     pub(crate) fn audit_refusal(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) {
-        if let Err(e) = self.record(call, rule, outcome) {
-            tracing::warn!(error = %e, "the audit log cannot be written");
-        }
+        let Some(log) = &self.audit else { return };
+        log.append_best_effort(&self.audit_record(
+            call.tool,
+            call.digest,
+            call.principal,
+            rule,
+            outcome,
+            None,
+        ));
     }
 
     /// Records a decision or an outcome in the audit log. `Err` means it could not be written.
+    /// Another process's lock on the log is waited for a few seconds at most (`audit.rs`,
+    /// "Waiting for the lock"); a server's own calls use `Policy::record_aside`, which does
+    /// not keep a thread of the runtime waiting meanwhile.
     pub fn record(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> std::io::Result<()> {
-        self.append(call.tool, call.digest, call.principal, rule, outcome, None)
+        let Some(log) = &self.audit else { return Ok(()) };
+        log.append(&self.audit_record(call.tool, call.digest, call.principal, rule, outcome, None))
+    }
+
+    /// [`Policy::record`], waiting for another process's lock, if it must, on the blocking pool
+    /// (the [`AuditWrite`] says when it is written).
+    pub(crate) fn record_aside(&self, call: &CallFacts<'_>, rule: &str, outcome: &str) -> AuditWrite {
+        let Some(log) = &self.audit else { return AuditWrite::nothing() };
+        log.append_aside(&self.audit_record(call.tool, call.digest, call.principal, rule, outcome, None))
     }
 
     /// Records that a call `allowed_by` a rule has run (`audit.rs`, "Records"): `outcome` is
     /// `completed`, `failed` or `input_required`, and `ran` how long its handler took. Best
     /// effort: the call has run either way, so a log that cannot be written is only logged.
+    /// Never waits on the runtime's thread, as [`Policy::audit_refusal`].
     pub(crate) fn audit_completion(&self, done: &Completion<'_>, outcome: &str) {
+        let Some(log) = &self.audit else { return };
         let ran = Some(AuditRecord::millis(done.ran));
-        if let Err(e) = self.append(done.tool, done.digest, done.principal, done.allowed_by, outcome, ran) {
-            tracing::warn!(error = %e, "the audit log cannot be written");
-        }
+        log.append_best_effort(&self.audit_record(
+            done.tool,
+            done.digest,
+            done.principal,
+            done.allowed_by,
+            outcome,
+            ran,
+        ));
     }
 
-    /// One record, when there is a log.
-    fn append(
-        &self,
-        tool: &ToolDef,
-        digest: &str,
-        principal: Option<&str>,
-        rule: &str,
-        outcome: &str,
+    /// One record of this policy's log.
+    fn audit_record<'a>(
+        &'a self,
+        tool: &'a ToolDef,
+        digest: &'a str,
+        principal: Option<&'a str>,
+        rule: &'a str,
+        outcome: &'a str,
         duration_ms: Option<f64>,
-    ) -> std::io::Result<()> {
-        let Some(log) = &self.audit else { return Ok(()) };
-        log.append(&AuditRecord {
+    ) -> AuditRecord<'a> {
+        AuditRecord {
             time: AuditRecord::now(),
             tool: tool.name(),
             tier: tool.tier().as_str(),
@@ -54,7 +78,7 @@ impl Policy {
             principal,
             sandbox: self.sandbox_for(tool),
             duration_ms,
-        })
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! The log under concurrent writers and rotation: every line of every file is a whole record,
 //! none is lost while the old files are kept, and old files past `keep` are dropped.
 
+use rustix::fs::FlockOperation;
+
 use super::*;
 use crate::scratch::Scratch;
 
@@ -217,6 +219,60 @@ fn a_replaced_lock_file_is_taken_up_when_the_log_moves_and_before_a_rotation() {
     writer.join().expect("thread").expect("append");
     let last = all_records(&home).into_iter().last().expect("a record");
     assert_eq!((last.0.as_str(), last.1["tool"].as_str()), (FILE_NAME, Some("mine-3")));
+}
+
+/// Another process's lock (an open file description of its own, held exclusive) is waited for
+/// until the record's deadline, no longer: then the record is an error naming the lock, and
+/// nothing is written.
+#[test]
+fn a_record_waits_for_a_held_lock_until_its_deadline() {
+    let dir = Scratch::new("audit-deadline");
+    let home = Home::at(dir.path()).expect("home");
+    let log = AuditLog::in_dir(home.clone());
+    log.append(&record("before", "")).expect("append");
+    let held = home.lock_file(LOCK_NAME).expect("lock");
+    rustix::fs::flock(&held, FlockOperation::LockExclusive).expect("exclusive");
+    let busy = log.append_line(&record("now", "").line(), None).expect_err("not without waiting");
+    assert_eq!(busy.kind(), io::ErrorKind::WouldBlock, "{busy}");
+    let started = Instant::now();
+    let late = log.append_line(&record("late", "").line(), Some(started + Duration::from_millis(300)));
+    let late = late.expect_err("the lock is never let go");
+    assert_eq!(late.kind(), io::ErrorKind::TimedOut, "{late}");
+    assert!(late.to_string().contains(LOCK_NAME), "{late}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    drop(held);
+    log.append(&record("after", "")).expect("append once let go");
+    let tools: Vec<_> = all_records(&home).into_iter().map(|(_, r)| r["tool"].clone()).collect();
+    assert_eq!(tools, ["before", "after"]);
+}
+
+/// Records written from the runtime wait for a held lock on the blocking pool: the runtime's one
+/// thread goes on running its other tasks meanwhile, a record the caller awaits is written once
+/// the lock is let go, and one written in the background (best effort) too.
+#[test]
+fn records_written_aside_keep_the_runtime_running() {
+    let dir = Scratch::new("audit-aside");
+    let home = Home::at(dir.path()).expect("home");
+    let log = AuditLog::in_dir(home.clone());
+    let held = home.lock_file(LOCK_NAME).expect("lock");
+    rustix::fs::flock(&held, FlockOperation::LockExclusive).expect("exclusive");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+    runtime.block_on(async {
+        log.append_best_effort(&record("background", ""));
+        let awaited = log.clone();
+        let writing = tokio::spawn(async move { awaited.append_aside(&record("aside", "")).await });
+        // Other tasks of this thread run while the records wait.
+        for _ in 0..5 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!writing.is_finished(), "the record waits for the lock");
+        drop(held);
+        writing.await.expect("task").expect("written once let go");
+    });
+    drop(runtime); // waits for the blocking pool: the background record is written by now
+    let mut tools: Vec<_> = all_records(&home).into_iter().map(|(_, r)| r["tool"].clone()).collect();
+    tools.sort_by_key(|tool| tool.to_string());
+    assert_eq!(tools, ["aside", "background"]);
 }
 
 proptest::proptest! {

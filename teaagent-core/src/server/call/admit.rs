@@ -137,7 +137,7 @@ pub(super) async fn admit<'a>(
             return Err(Refusal::denied(name, rule, details, kind));
         }
         Decision::Allow { rule, uses } => {
-            if let Err(e) = policy.record(facts, &rule, "allowed") {
+            if let Err(e) = policy.record_aside(facts, &rule, "allowed").await {
                 if tool.tier() > Tier::Low {
                     let rule = format!(
                         "the audit log cannot be written ({e}); calls above tier `low` are refused until it can"
