@@ -69,7 +69,8 @@ pub fn lock(file: &File, path: &Path, kind: LockKind, deadline: Option<Instant>)
         LockKind::Shared => FlockOperation::NonBlockingLockShared,
         LockKind::Exclusive => FlockOperation::NonBlockingLockExclusive,
     };
-    let started = Instant::now();
+    // The clock is read only once the lock turns out to be taken (most locks are free).
+    let mut started = None;
     let mut pause = Duration::from_millis(1);
     let mut warned = false;
     loop {
@@ -83,6 +84,7 @@ pub fn lock(file: &File, path: &Path, kind: LockKind, deadline: Option<Instant>)
             return Err(io::Error::new(io::ErrorKind::WouldBlock, format!("{} is locked", path.display())));
         };
         let now = Instant::now();
+        let started = *started.get_or_insert(now);
         if now >= deadline {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,

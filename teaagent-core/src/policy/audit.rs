@@ -25,14 +25,14 @@
 //!
 //! The log and its lock file stay open between records (an [`AuditLog`] and its clones share
 //! them; a record written while another one of the same process is being written opens its
-//! own, so that neither waits for the other): a record is the shared lock, a look at what `audit.jsonl` names now, the write, and
-//! the unlock. When the name no longer leads to the file kept open (another server rotated the
-//! log, someone removed or replaced it), it is opened again, with every check of a first open;
-//! so is the lock file, if its name no longer leads to the one kept open either. The lock
-//! file's name is looked at then and before a rotation, not at every record: the lock orders
-//! rotations, and whatever replaced it shows in `audit.jsonl` by the next rotation at the
-//! latest. (A record costs four system calls; looking at the lock's name every time made it
-//! five, and a record took a third longer.)
+//! own, so that neither waits for the other): a record is the shared lock, a look at what
+//! `audit.jsonl` names now, the write, and the unlock. When the name no longer leads to the file
+//! kept open (another server rotated the log, someone removed or replaced it), it is opened
+//! again, with every check of a first open; so is the lock file, if its name no longer leads to
+//! the one kept open either. The lock file's name is looked at then and before a rotation, not
+//! at every record: the lock orders rotations, and whatever replaced it shows in `audit.jsonl`
+//! by the next rotation at the latest. (A record costs four system calls; looking at the lock's
+//! name every time made it five, and a record took a third longer.)
 //!
 //! # Rotation
 //!
@@ -191,6 +191,8 @@ impl AuditRecord<'_> {
 pub struct AuditLog {
     home: Home,
     path: PathBuf,
+    /// `audit.lock`'s path, for messages.
+    lock_path: PathBuf,
     rotation: Rotation,
     /// The lock file and the log as last opened (module docs, "One line, one write").
     open: Arc<Mutex<Option<OpenLog>>>,
@@ -251,7 +253,13 @@ impl AuditLog {
     /// The log `audit.jsonl` in `home` (created on first write, user-only permissions), rotated
     /// with the default [`Rotation`].
     pub fn in_dir(home: Home) -> Self {
-        Self { path: home.file(FILE_NAME), home, rotation: Rotation::default(), open: Arc::default() }
+        Self {
+            path: home.file(FILE_NAME),
+            lock_path: home.file(LOCK_NAME),
+            home,
+            rotation: Rotation::default(),
+            open: Arc::default(),
+        }
     }
 
     /// The log in `$TEAAGENT_HOME`.
@@ -329,7 +337,7 @@ impl AuditLog {
                 None => self.open_log()?,
             };
             // Whatever fails, the next record starts from the names again (`open` is dropped).
-            crate::home::lock(&open.lock, &self.home.file(LOCK_NAME), LockKind::Shared, deadline)?;
+            crate::home::lock(&open.lock, &self.lock_path, LockKind::Shared, deadline)?;
             let written = self.write_locked(&mut open, line, deadline);
             let unlocked = crate::home::unlock(&open.lock);
             match written? {
@@ -379,10 +387,9 @@ impl AuditLog {
             }
             // Not atomic: the shared lock is dropped, then the exclusive one taken once every
             // other writer is done; the size is looked at again under it.
-            let lock_path = self.home.file(LOCK_NAME);
-            crate::home::lock(&open.lock, &lock_path, LockKind::Exclusive, deadline)?;
+            crate::home::lock(&open.lock, &self.lock_path, LockKind::Exclusive, deadline)?;
             rotate::rotate_if_due(&self.home, self.rotation, line.len())?;
-            crate::home::lock(&open.lock, &lock_path, LockKind::Shared, deadline)?;
+            crate::home::lock(&open.lock, &self.lock_path, LockKind::Shared, deadline)?;
             open.log = self.home.open_append(FILE_NAME)?;
             open.log_id = FileStat::of_file(&open.log)?;
         }
