@@ -1,6 +1,6 @@
 //! The `flock`s on lock files in the home (`audit.lock`, `workspace_registry.lock`,
-//! `file_digests.lock`): taken without waiting when they can be, else waited for **at most**
-//! [`lock_wait`] (5 s unless `TEAAGENT_LOCK_WAIT` says otherwise).
+//! `file_digests.lock`, the CLI's `trust.lock`): taken without waiting when they can be, else
+//! waited for **at most** [`lock_wait`] (5 s unless `TEAAGENT_LOCK_WAIT` says otherwise).
 //!
 //! Any process of the user can hold such a lock, for as long as it likes: a teaagent stopped
 //! with `^Z` in the middle of a rotation, or a command a tool runs (`flock` needs only a file
