@@ -13,9 +13,14 @@ use teaagent_tests::{Bin, RawServer, Tree};
 
 /// `teaagent mcp serve --permission-mode allow` on `root`, locks waited for 1 s at most.
 fn serve(root: &Path, home: &Path) -> RawServer {
+    serve_waiting(root, home, "1s")
+}
+
+/// [`serve`], locks waited for `wait` at most.
+fn serve_waiting(root: &Path, home: &Path, wait: &str) -> RawServer {
     let mut cmd = Command::new(Bin::Teaagent.path());
     cmd.args(["mcp", "serve", "--permission-mode", "allow", "--root"]).arg(root);
-    cmd.env("TEAAGENT_HOME", home).env("TEAAGENT_LOCK_WAIT", "1s");
+    cmd.env("TEAAGENT_HOME", home).env("TEAAGENT_LOCK_WAIT", wait);
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
     server
@@ -105,6 +110,35 @@ fn a_command_holding_the_audit_lock_cannot_freeze_the_server() {
     assert_eq!(writes, ["allowed", "completed"], "only the write that ran is recorded:\n{log}");
     assert!(server.stderr().contains("the audit log cannot be written"), "{}", server.stderr());
     server.finish();
+}
+
+/// Told to stop (SIGTERM) while a call's record waits for `audit.lock` (held by this test, and
+/// waited for up to a minute), the server stops after its grace period: the call is cut off,
+/// never run, and nothing waits for the record.
+#[test]
+fn a_record_waiting_for_the_audit_lock_does_not_hold_a_stopping_server() {
+    let (tree, home) = (Tree::new(), tempfile::tempdir().expect("home"));
+    let mut server = serve_waiting(&tree.root(), home.path(), "60s");
+    // A first record makes the log and its lock file.
+    assert_eq!(
+        server.request("tools/call", json!({"name": "list_directory", "arguments": {}}))["result"]["isError"],
+        false
+    );
+    let held = std::fs::File::open(home.path().join("audit.lock")).expect("lock file");
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).expect("flock");
+    call(&mut server, 2, "write_file", json!({"path": "b.txt", "content": "x"}));
+    crate::common::processes::wait_until_waiting_for_a_lock(|| server.stderr());
+    let asked = Instant::now();
+    server.signal("TERM");
+    let status = server.wait(Duration::from_secs(15));
+    assert!(status.success(), "{status}\n{}", server.stderr());
+    assert!(
+        asked.elapsed() >= Duration::from_secs(2),
+        "the call had its grace period: {:?}",
+        asked.elapsed()
+    );
+    assert!(!tree.path("ws/b.txt").exists(), "the write never ran");
+    drop(held);
 }
 
 /// Writes ask the lock registry for the workspace lock (another server holds it); the registry's
