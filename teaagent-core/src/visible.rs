@@ -9,6 +9,7 @@
 //! into a count and cuts nothing else, so `cargo test … ; rm -rf ~` can never be shortened to
 //! its harmless part.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// `text` with every character that is not plainly visible written as an escape (see the module
@@ -24,6 +25,31 @@ pub fn escape(text: &str) -> String {
         push_escaped(&mut out, c);
     }
     out
+}
+
+/// `text` with only what is not plainly visible escaped, as [`escape`] writes it (control
+/// characters and line breaks, bidirectional controls, zero-width characters…); printable text,
+/// backslashes included, is kept as it is. For text a person reads as written, such as a log
+/// line, or text that is already an escaped form (a `Debug` string): it stays one line, and
+/// nothing in it can move the cursor, clear the screen or reorder what is shown.
+///
+/// ```
+/// use teaagent_core::visible::invisible_escaped;
+/// assert_eq!(invisible_escaped(r"C:\dir"), r"C:\dir");
+/// assert_eq!(invisible_escaped("a\u{1b}[2J\r\nb"), r"a\e[2J\r\nb");
+/// ```
+pub fn invisible_escaped(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push(c),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// `text` escaped ([`escape`]) and cut to `max` characters, saying how many more there were.

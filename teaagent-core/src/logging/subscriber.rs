@@ -232,7 +232,10 @@ impl Subscriber for Logger {
 }
 
 /// Fields as a line of text shows them: the message as it is, every other field `name=value`
-/// (`Debug`: strings quoted), separated by spaces.
+/// (`Debug`: strings quoted), separated by spaces; in all of them, whatever is not plainly
+/// visible (a control character, a line break, a bidi override: a `%` field's `Display` and the
+/// message are written as they are) escaped (`visible::invisible_escaped`), so a line stays one
+/// line and shows what it holds.
 #[derive(Default)]
 struct TextFields(String);
 
@@ -241,6 +244,11 @@ impl TextFields {
         if !self.0.is_empty() {
             self.0.push(' ');
         }
+    }
+
+    /// Appends `text`, escaped.
+    fn push_visible(&mut self, text: &str) {
+        self.0.push_str(&crate::visible::invisible_escaped(text));
     }
 }
 
@@ -251,17 +259,19 @@ impl Visit for TextFields {
             return;
         }
         self.separate();
-        let _ = if name == "message" {
-            write!(self.0, "{value:?}")
-        } else {
-            write!(self.0, "{}={value:?}", name.strip_prefix("r#").unwrap_or(name))
-        };
+        if name != "message" {
+            self.0.push_str(name.strip_prefix("r#").unwrap_or(name));
+            self.0.push('=');
+        }
+        let mut written = String::new();
+        let _ = write!(written, "{value:?}");
+        self.push_visible(&written);
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == "message" {
             self.separate();
-            self.0.push_str(value);
+            self.push_visible(value);
         } else {
             self.record_debug(field, &value);
         }
@@ -310,6 +320,21 @@ mod tests {
         });
         let untimed: Vec<&str> = lines.iter().map(|l| untimed(l)).collect();
         assert_eq!(untimed, [" INFO t: hello 5 n=1 s=\"x\"\n", " WARN u::v: careful type=Some(2)\n"]);
+    }
+
+    /// A `%` field (its `Display`, not quoted) and the message are escaped too; a backslash
+    /// stays as it is.
+    #[test]
+    fn display_fields_and_messages_carry_no_control_characters_either() {
+        let hostile = "a\u{1b}[2J\r\nb\u{202e}\\c";
+        let (lines, _) = lines("info", false, || {
+            tracing::info!(target: "t", v = %hostile, "m {hostile}");
+        });
+        assert_eq!(lines.len(), 1);
+        let line = lines[0].trim_end_matches('\n');
+        assert!(!line.chars().any(|c| c.is_control() || c == '\u{202e}'), "{line:?}");
+        let shown = r"a\e[2J\r\nb\u{202e}\c";
+        assert!(line.ends_with(&format!("t: m {shown} v={shown}")), "{line}");
     }
 
     #[test]
