@@ -40,6 +40,27 @@ fn call(server: &mut RawServer, id: u64, tool: &str, arguments: Value) {
         "params": {"name": tool, "arguments": arguments}}));
 }
 
+/// `TEAAGENT_LOCK_WAIT` past its limit (a deadline that far overflowed the clock, and the server
+/// died at its start), not a duration, or carrying control characters: the server starts, serves
+/// a write (the locks it takes waited for the default), and says on stderr which value it did not
+/// take, its control characters escaped.
+#[test]
+fn a_lock_wait_that_is_no_wait_is_refused_and_the_default_used() {
+    for value in ["18446744073709551615s", "2h", "soon\u{1b}[2J\r\u{7}"] {
+        let (tree, home) = (Tree::new(), tempfile::tempdir().expect("home"));
+        let mut server = serve_waiting(&tree.root(), home.path(), value);
+        let written = server.request(
+            "tools/call",
+            json!({"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}),
+        );
+        assert_eq!(written["result"]["isError"], false, "{value:?}: {written}");
+        let stderr = server.stderr_once(|log| log.contains("TEAAGENT_LOCK_WAIT"));
+        assert!(stderr.contains("waiting 5s for locks"), "{value:?}: {stderr}");
+        assert!(!stderr.chars().any(|c| c.is_control() && c != '\n'), "{value:?}: {stderr:?}");
+        server.finish();
+    }
+}
+
 /// A command a call runs takes `audit.lock` and keeps it (a hostile command, or one stuck).
 /// The server goes on answering (`ping` at once), writes its records when it can, refuses what
 /// it may not run unrecorded (a write: the audit log cannot be written, naming the lock), runs

@@ -42,7 +42,7 @@ mod file_lock;
 mod file_stat;
 mod rewrite;
 
-pub use file_lock::{DEFAULT_LOCK_WAIT, LockKind, WARN_AFTER, lock, lock_wait, unlock};
+pub use file_lock::{DEFAULT_LOCK_WAIT, LockKind, MAX_LOCK_WAIT, lock, lock_deadline, lock_wait, unlock};
 pub use file_stat::FileStat;
 
 /// The largest configuration or trust store file teaagent reads (1 MiB).
@@ -430,7 +430,7 @@ impl Home {
     /// link there is refused), so concurrent read-modify-write cycles of a shared file never
     /// interleave. Another process's lock is waited for [`lock_wait`] at most ([`lock`]).
     pub fn locked<T>(&self, lock_name: &str, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-        self.locked_until(lock_name, std::time::Instant::now() + lock_wait(), f)
+        self.locked_until(lock_name, lock_deadline(), f)
     }
 
     /// [`Home::locked`], waiting for another process's lock until `deadline` at most.

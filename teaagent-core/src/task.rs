@@ -136,9 +136,9 @@ impl TaskTracker {
 }
 
 /// Ends `runtime` once its work is done, without waiting for threads of its blocking pool that
-/// are still running: a blocking tool, or a call cut off at the stop while in a system call (a
-/// file lock another process holds, a slow filesystem), cannot be interrupted, and dropping the
-/// runtime would wait for it without end. They get 100 ms, then end with the process.
+/// are still running: a blocking tool, or a call cut off at the stop while it waits on a thread of
+/// its own (for a file lock another process holds, a slow filesystem), cannot be interrupted, and
+/// dropping the runtime would wait for it. They get 100 ms, then end with the process.
 pub fn end_runtime(runtime: tokio::runtime::Runtime) {
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
 }

@@ -24,8 +24,11 @@ use rustix::io::Errno;
 /// How long a lock held by another process is waited for, unless `TEAAGENT_LOCK_WAIT` says.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(5);
 
+/// The longest wait `TEAAGENT_LOCK_WAIT` may ask for (an hour).
+pub const MAX_LOCK_WAIT: Duration = Duration::from_secs(3600);
+
 /// A wait longer than this is logged (once a wait): a lock is normally held for microseconds.
-pub const WARN_AFTER: Duration = Duration::from_millis(200);
+const WARN_AFTER: Duration = Duration::from_millis(200);
 
 /// The longest pause between two attempts.
 const MAX_PAUSE: Duration = Duration::from_millis(50);
@@ -40,25 +43,38 @@ pub enum LockKind {
 }
 
 /// How long a lock file held by another process is waited for: `TEAAGENT_LOCK_WAIT` (a
-/// duration such as `10s` or `500ms`) when it is set and valid, else [`DEFAULT_LOCK_WAIT`].
-/// Read once; an invalid value is logged and the default used.
+/// duration such as `10s` or `500ms`, at most [`MAX_LOCK_WAIT`]) when it is set and valid, else
+/// [`DEFAULT_LOCK_WAIT`]. Read once; an invalid value is logged and the default used.
 pub fn lock_wait() -> Duration {
     static WAIT: OnceLock<Duration> = OnceLock::new();
     *WAIT.get_or_init(|| {
         let Some(value) = std::env::var_os(crate::env::ENV_LOCK_WAIT) else { return DEFAULT_LOCK_WAIT };
-        match value.to_str().map(|v| humantime::parse_duration(v.trim())) {
-            Some(Ok(wait)) => wait,
-            _ => {
-                tracing::warn!(
-                    value = %value.to_string_lossy(),
-                    "{} is not a duration (such as `10s`); waiting {}s for locks",
-                    crate::env::ENV_LOCK_WAIT,
-                    DEFAULT_LOCK_WAIT.as_secs()
-                );
-                DEFAULT_LOCK_WAIT
-            }
-        }
+        wait_from(&value).unwrap_or_else(|why| {
+            tracing::warn!(
+                value = %value.to_string_lossy(),
+                "{} {why}; waiting {}s for locks",
+                crate::env::ENV_LOCK_WAIT,
+                DEFAULT_LOCK_WAIT.as_secs()
+            );
+            DEFAULT_LOCK_WAIT
+        })
     })
+}
+
+/// When a lock asked for now is given up: [`lock_wait`] from now.
+pub fn lock_deadline() -> Instant {
+    Instant::now() + lock_wait()
+}
+
+/// `TEAAGENT_LOCK_WAIT`'s value as a wait, or why it is none.
+fn wait_from(value: &std::ffi::OsStr) -> Result<Duration, String> {
+    let text = value.to_str().ok_or("is not UTF-8")?;
+    let wait = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("is not a duration such as `10s` ({e})"))?;
+    if wait > MAX_LOCK_WAIT {
+        return Err(format!("is longer than the most a lock is waited for ({}s)", MAX_LOCK_WAIT.as_secs()));
+    }
+    Ok(wait)
 }
 
 /// Takes a `kind` lock on `file` (the lock file at `path`, for messages). With no `deadline`,
@@ -89,10 +105,9 @@ pub fn lock(file: &File, path: &Path, kind: LockKind, deadline: Option<Instant>)
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 format!(
-                    "{} has been locked by another process for {:.1}s (a process stopped while \
-                     holding it, or a command that keeps it?)",
-                    path.display(),
-                    now.duration_since(started).as_secs_f64()
+                    "{} is locked by another process, which did not let go of it in time (a \
+                     process stopped while holding it, or a command that keeps it?)",
+                    path.display()
                 ),
             ));
         }
@@ -119,6 +134,21 @@ mod tests {
     /// first's as another process's would.
     fn open(path: &Path) -> File {
         std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).expect("open")
+    }
+
+    /// `TEAAGENT_LOCK_WAIT`: a duration up to an hour; anything else is refused with why (and
+    /// the default used), a value past the limit included (a deadline that far would overflow).
+    #[test]
+    fn a_lock_wait_is_a_duration_up_to_its_limit() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(wait_from(OsStr::new(" 10s ")), Ok(Duration::from_secs(10)));
+        assert_eq!(wait_from(OsStr::new("0s")), Ok(Duration::ZERO));
+        assert_eq!(wait_from(OsStr::new("1h")), Ok(MAX_LOCK_WAIT));
+        for refused in ["1h 1s", "18446744073709551615s", "forever", "", "-1s", "10"] {
+            assert!(wait_from(OsStr::new(refused)).is_err(), "{refused:?}");
+        }
+        assert!(wait_from(OsStr::from_bytes(b"5s\xff")).is_err());
     }
 
     #[test]

@@ -282,7 +282,7 @@ impl AuditLog {
     /// its size (module docs). Waits for another process's lock at most
     /// [`lock_wait`](crate::home::lock_wait) ("Waiting for the lock", module docs).
     pub fn append(&self, record: &AuditRecord<'_>) -> io::Result<()> {
-        self.append_line(&record.line(), Some(Instant::now() + crate::home::lock_wait()))
+        self.append_line(&record.line(), Some(crate::home::lock_deadline()))
     }
 
     /// [`AuditLog::append`] for a task of the runtime: written at once when no other process
@@ -295,7 +295,7 @@ impl AuditLog {
             written => return AuditWrite::Done(written),
         }
         let log = self.clone();
-        let deadline = Instant::now() + crate::home::lock_wait();
+        let deadline = crate::home::lock_deadline();
         AuditWrite::Waiting(Box::pin(async move {
             tokio::task::spawn_blocking(move || log.append_line(&line, Some(deadline)))
                 .await
@@ -311,7 +311,7 @@ impl AuditLog {
         let line = record.line();
         let written = match self.append_line(&line, None) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let deadline = Instant::now() + crate::home::lock_wait();
+                let deadline = crate::home::lock_deadline();
                 let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                     return warn_unwritten(self.append_line(&line, Some(deadline)));
                 };

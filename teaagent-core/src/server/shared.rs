@@ -231,8 +231,8 @@ impl Shared {
     /// Gives the workspace lock back as the server stops, waiting for it at most
     /// [`LOCK_RELEASE_WAIT`]. A call cut off while it asked for the lock may still wait for the
     /// lock registry's file lock (another process holds it; `TEAAGENT_LOCK_WAIT` at most), and
-    /// the release waits behind it; the stop does not. A record left behind names this process, gone by
-    /// then, and the next server to take the lock prunes it.
+    /// the release waits behind it; the stop does not. A record left behind names this process,
+    /// gone by then, and the next server to take the lock prunes it.
     pub(crate) async fn release_lock(&self) {
         let Some(lock) = self.lock.clone() else { return };
         let release = tokio::task::spawn_blocking(move || lock.release());

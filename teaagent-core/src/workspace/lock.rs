@@ -191,7 +191,7 @@ impl LockRegistry {
     /// The registry's file lock, held by another process, is waited for
     /// [`lock_wait`](crate::home::lock_wait) at most.
     pub fn acquire(&self, workspace: &LockedRoot) -> io::Result<Acquired> {
-        self.acquire_until(workspace, Instant::now() + crate::home::lock_wait())
+        self.acquire_until(workspace, crate::home::lock_deadline())
     }
 
     /// [`LockRegistry::acquire`], waiting for the registry's file lock until `deadline` at most.
@@ -219,7 +219,7 @@ impl LockRegistry {
     /// Releases this process's lock of `workspace` (no error if it held none).
     pub fn release(&self, workspace: &LockedRoot) -> io::Result<()> {
         let me = std::process::id();
-        let deadline = Instant::now() + crate::home::lock_wait();
+        let deadline = crate::home::lock_deadline();
         self.update(deadline, |locks| locks.retain(|r| !(workspace.is(r) && r.owner_pid == me)))
     }
 
@@ -492,7 +492,7 @@ impl WorkspaceLock {
             return Ok(());
         }
         // From now: a call that first waits for another one asking the registry waits no longer.
-        let deadline = Instant::now() + crate::home::lock_wait();
+        let deadline = crate::home::lock_deadline();
         let _changing = self.changing.lock().unwrap_or_else(|p| p.into_inner());
         if self.is_held() {
             return Ok(());

@@ -43,7 +43,7 @@ pub fn open_files(home: &Home) -> io::Result<Vec<LogFile>> {
     // rotation in between shows a file's records twice or not at all.
     let lock = home.lock_file(LOCK_NAME).ok();
     if let Some(lock) = &lock {
-        let deadline = std::time::Instant::now() + crate::home::lock_wait();
+        let deadline = crate::home::lock_deadline();
         crate::home::lock(lock, &home.file(LOCK_NAME), LockKind::Shared, Some(deadline))?;
     }
     let mut files = Vec::new();
