@@ -18,8 +18,13 @@ fn serve(root: &Path, home: &Path) -> RawServer {
 
 /// [`serve`], locks waited for `wait` at most.
 fn serve_waiting(root: &Path, home: &Path, wait: &str) -> RawServer {
+    serve_in("allow", root, home, wait)
+}
+
+/// [`serve_waiting`] in `mode`.
+fn serve_in(mode: &str, root: &Path, home: &Path, wait: &str) -> RawServer {
     let mut cmd = Command::new(Bin::Teaagent.path());
-    cmd.args(["mcp", "serve", "--permission-mode", "allow", "--root"]).arg(root);
+    cmd.args(["mcp", "serve", "--permission-mode", mode, "--root"]).arg(root);
     cmd.env("TEAAGENT_HOME", home).env("TEAAGENT_LOCK_WAIT", wait);
     let mut server = RawServer::start(cmd);
     server.initialize("2025-06-18");
@@ -61,8 +66,9 @@ fn a_lock_wait_that_is_no_wait_is_refused_and_the_default_used() {
     }
 }
 
-/// A command a call runs takes `audit.lock` and keeps it (a hostile command, or one stuck).
-/// The server goes on answering (`ping` at once), writes its records when it can, refuses what
+/// A command a call runs takes `audit.lock` and keeps it (a hostile command, or one stuck). In
+/// `danger-full-access`, as here, commands run unsandboxed, as any other process of the user
+/// does; a sandboxed one cannot see the home at all (`off_limits.rs`). The server goes on answering (`ping` at once), writes its records when it can, refuses what
 /// it may not run unrecorded (a write: the audit log cannot be written, naming the lock), runs
 /// what it may (a read), still ends the command at its timeout, and records again once the
 /// command is gone.
@@ -71,7 +77,7 @@ fn a_command_holding_the_audit_lock_cannot_freeze_the_server() {
     let (tree, home) = (Tree::new(), tempfile::tempdir().expect("home"));
     tree.write("ws/a.txt", "hi\n");
     let lock = home.path().join("audit.lock");
-    let mut server = serve(&tree.root(), home.path());
+    let mut server = serve_in("danger-full-access", &tree.root(), home.path(), "1s");
     let command = format!("exec 9< '{}' && flock -x 9 && sleep 120", lock.display());
     call(&mut server, 2, "shell_exec", json!({"command": command, "timeout_secs": 4}));
     let started = Instant::now();

@@ -10,7 +10,7 @@ use crate::config;
 use crate::setup::{registry, workspace};
 
 /// The sandbox `shell_exec` commands run in: the mode's, with `[shell]`'s network and
-/// directories; teaagent's home is never writable from a command.
+/// directories; teaagent's home is hidden from commands (neither read nor written).
 pub(crate) fn command_sandbox(settings: &teaagent_core::config::Settings) -> Sandbox {
     let mut sandbox = Sandbox::for_mode(settings.mode)
         .network(settings.shell.network)
@@ -21,7 +21,7 @@ pub(crate) fn command_sandbox(settings: &teaagent_core::config::Settings) -> San
             WhenUnavailable::Refuse
         });
     if let Ok(home) = teaagent_core::home::dir() {
-        sandbox = sandbox.protect(home);
+        sandbox = sandbox.hide(home);
     }
     sandbox
 }

@@ -196,7 +196,7 @@ fn server_sandbox(name: &str, server: &McpServer) -> anyhow::Result<Option<Sandb
         .network(config.network.unwrap_or(true))
         .writable(writable);
     if let Ok(home) = teaagent_core::home::dir() {
-        return Ok(Some(sandbox.protect(home)));
+        return Ok(Some(sandbox.hide(home)));
     }
     Ok(Some(sandbox))
 }

@@ -7,10 +7,14 @@
 //! | `workspace-write`, `prompt`, `allow` | the workspace, its own temporary directory (`TMPDIR`), the directories of `[shell] writable` | no, unless `[shell] network = true` |
 //! | `danger-full-access` | anything the user can | yes |
 //!
-//! Inside the writable places, some paths stay read-only: teaagent's home (configuration, trust
-//! store, lock registry, audit log) when it lies there, the workspace's `.teaagent/`, and
+//! Inside the writable places, some paths stay read-only: the workspace's `.teaagent/`, and
 //! `.git/hooks` and `.git/config` (a hook, a `core.hooksPath` or a `core.fsmonitor` would run a
-//! program at the user's next `git` command). Reading is not restricted.
+//! program at the user's next `git` command). teaagent's home (configuration with the
+//! environment of external servers, trust store, tokens, lock registry, audit log) is hidden:
+//! in the command's mount namespace an empty, read-only directory lies over it, so a command
+//! can neither read nor change what is there ([`Sandbox::hide`]); a home that holds a writable
+//! place (a workspace inside it) cannot be hidden without hiding that too, and is read-only
+//! instead. Reading is not restricted otherwise.
 //!
 //! # How (Linux)
 //!
@@ -19,9 +23,10 @@
 //!   the file a path leads to, so a symbolic link out of the workspace does not help. From ABI 4
 //!   Landlock also refuses TCP `connect`/`bind`, and from ABI 6 signals to processes outside the
 //!   sandbox (teaagent itself) and abstract Unix sockets.
-//! - **Namespaces**: a mount namespace in which the protected paths are bind-mounted read-only,
-//!   and, without network, a network namespace with no interface but a loopback that is down:
-//!   no TCP, UDP or any other socket reaches anything. As root this needs nothing more; any
+//! - **Namespaces**: a mount namespace in which the protected paths are bind-mounted read-only
+//!   and an empty read-only `tmpfs` is mounted over the hidden ones, and, without network, a
+//!   network namespace with no interface but a loopback that is down: no TCP, UDP or any other
+//!   socket reaches anything. As root this needs nothing more; any
 //!   other user gets a user namespace too (their own uid, no new privileges).
 //!
 //! Both are set up between `fork` and `exec` with system calls only, from data prepared before
@@ -32,10 +37,10 @@
 //! `TEAAGENT_SHELL_SANDBOX=landlock` (no namespaces) or `none` makes the server use fewer means
 //! than the machine has, as on a machine without them (read once).
 //!
-//! What the sandbox does not cover: reading (a command can read any file the user can), UDP and
-//! Unix sockets when only Landlock is available (no namespaces), what another service runs for
-//! the command (`systemd-run`, `at`, a daemon it talks to over a Unix socket that is already
-//! open), and processes the command signals inside its own sandbox. Other systems than Linux
+//! What the sandbox does not cover: reading (a command can read any file the user can but
+//! teaagent's home), UDP and Unix sockets when only Landlock is available (no namespaces), what
+//! another service runs for the command (`systemd-run`, `at`, a daemon it talks to over a Unix
+//! socket that is already open), and processes the command signals inside its own sandbox. Other systems than Linux
 //! have no sandbox: commands there run as the user, with the warning.
 
 use std::ffi::CString;
@@ -45,6 +50,8 @@ use std::sync::OnceLock;
 
 use crate::policy::PermissionMode;
 
+#[cfg(target_os = "linux")]
+mod linux;
 mod temp_dir;
 
 use temp_dir::TempDir;
@@ -78,6 +85,7 @@ pub struct Sandbox {
     network: bool,
     writable: Vec<PathBuf>,
     protected: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
     when_unavailable: WhenUnavailable,
 }
 
@@ -103,6 +111,7 @@ impl Sandbox {
             network: reach == Reach::Unrestricted,
             writable: Vec::new(),
             protected: Vec::new(),
+            hidden: Vec::new(),
             when_unavailable: WhenUnavailable::Refuse,
         }
     }
@@ -122,6 +131,14 @@ impl Sandbox {
     /// A path that stays read-only even inside a writable directory (teaagent's home).
     pub fn protect(mut self, path: impl Into<PathBuf>) -> Self {
         self.protected.push(path.into());
+        self
+    }
+
+    /// A directory commands can neither read nor write (teaagent's home): an empty read-only
+    /// directory lies over it in the command's mount namespace. One that holds a writable place
+    /// stays visible (outside the writable places, Landlock keeps it read-only).
+    pub fn hide(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.hidden.push(dir.into());
         self
     }
 
@@ -149,6 +166,10 @@ impl Sandbox {
     /// One line for people: what a command can and cannot reach under this sandbox.
     pub fn summary(&self) -> String {
         let network = if self.network { "network allowed" } else { "no network" };
+        let network = match self.hidden.is_empty() {
+            true => network.to_owned(),
+            false => format!("teaagent's home is hidden from it; {network}"),
+        };
         match self.reach {
             Reach::Unrestricted => {
                 "no sandbox: the command can write anything you can, and reach the network".into()
@@ -209,6 +230,16 @@ impl Sandbox {
             writable.push(tmp.path.clone());
             writable.extend(self.writable.iter().cloned());
         }
+        let real = |p: &PathBuf| std::fs::canonicalize(p).ok();
+        let writable_real: Vec<PathBuf> = writable.iter().filter_map(real).collect();
+        // A hidden directory that holds a writable place is left visible: outside the writable
+        // places, Landlock keeps it read-only.
+        let hidden: Vec<PathBuf> = self
+            .hidden
+            .iter()
+            .filter_map(real)
+            .filter(|h| !writable_real.iter().any(|w| w.starts_with(h)))
+            .collect();
         let mut protected: Vec<PathBuf> = self.protected.clone();
         if let Some(root) = root.filter(|_| self.reach == Reach::Workspace) {
             let git = root.join(".git");
@@ -220,14 +251,18 @@ impl Sandbox {
         }
         // Only what exists and lies inside a writable place needs a read-only mount; both are
         // compared where they really are (links followed), whatever their spelling.
-        let real = |p: &PathBuf| std::fs::canonicalize(p).ok();
-        let writable_real: Vec<PathBuf> = writable.iter().filter_map(real).collect();
         let protected: Vec<PathBuf> = protected
             .iter()
             .filter_map(real)
             .filter(|p| writable_real.iter().any(|w| p.starts_with(w)))
             .collect();
-        let setup = linux::prepare(&support, self.network, &writable, extra_writable, &protected)?;
+        let places = linux::Places {
+            writable: &writable,
+            files: extra_writable,
+            protected: &protected,
+            hidden: &hidden,
+        };
+        let setup = linux::prepare(&support, self.network, &places)?;
         Ok(Jail { tmp, setup: Some(setup), warning })
     }
 }
@@ -303,7 +338,7 @@ impl Support {
             missing.push("writes outside the workspace: Landlock ABI 3 or later is needed");
         }
         if !self.namespaces {
-            missing.push("read-only .git/hooks, .git/config, .teaagent/ and teaagent's home: mount namespaces are needed");
+            missing.push("teaagent's home hidden, and read-only .git/hooks, .git/config and .teaagent/: mount namespaces are needed");
             if !network {
                 missing.push(if self.landlock >= LANDLOCK_TCP {
                     "UDP and other sockets (TCP is refused by Landlock): network namespaces are needed"
@@ -331,215 +366,6 @@ fn c_path(path: &Path) -> Result<CString, String> {
         .map_err(|_| format!("a path with a NUL byte: {}", path.display()))
 }
 
-#[cfg(target_os = "linux")]
-mod linux {
-    //! The Linux set-up (see the parent module).
-
-    use std::ffi::CString;
-    use std::os::fd::{AsRawFd, OwnedFd};
-    use std::path::{Path, PathBuf};
-
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, Scope,
-    };
-    use rustix::mount::{MountFlags, MountPropagationFlags};
-    use rustix::thread::UnshareFlags;
-
-    use super::{Support, c_path};
-
-    /// What the child does before `exec`, prepared before the fork.
-    pub(super) struct Setup {
-        unshare: UnshareFlags,
-        /// `/proc/self/uid_map` and `gid_map` contents, for a user namespace.
-        maps: Option<(Vec<u8>, Vec<u8>)>,
-        /// Paths bind-mounted read-only, with the flags their mount already has.
-        read_only: Vec<(CString, MountFlags)>,
-        ruleset: Option<OwnedFd>,
-    }
-
-    /// The rights to write (and make, remove, rename, truncate) that Landlock knows of.
-    fn write_rights() -> landlock::BitFlags<AccessFs> {
-        AccessFs::from_write(ABI::V5)
-    }
-
-    pub(super) fn prepare(
-        support: &Support,
-        network: bool,
-        writable: &[PathBuf],
-        files: &[PathBuf],
-        protected: &[PathBuf],
-    ) -> Result<Setup, String> {
-        let ruleset =
-            if support.landlock > 0 { Some(ruleset(support, network, writable, files)?) } else { None };
-        let mut unshare = UnshareFlags::empty();
-        let mut maps = None;
-        let mut read_only = Vec::new();
-        if support.namespaces {
-            if !protected.is_empty() {
-                unshare |= UnshareFlags::NEWNS;
-                for path in protected {
-                    read_only.push((c_path(path)?, mount_flags(path)));
-                }
-            }
-            if !network {
-                unshare |= UnshareFlags::NEWNET;
-            }
-            if !unshare.is_empty() && !rustix::process::geteuid().is_root() {
-                unshare |= UnshareFlags::NEWUSER;
-                let (uid, gid) = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
-                maps = Some((format!("{uid} {uid} 1").into_bytes(), format!("{gid} {gid} 1").into_bytes()));
-            }
-        }
-        Ok(Setup { unshare, maps, read_only, ruleset })
-    }
-
-    fn ruleset(
-        support: &Support,
-        network: bool,
-        writable: &[PathBuf],
-        files: &[PathBuf],
-    ) -> Result<OwnedFd, String> {
-        let failed = |e: landlock::RulesetError| format!("cannot build the command's Landlock rules: {e}");
-        let mut rules = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(write_rights())
-            .map_err(failed)?;
-        if !network && support.landlock >= super::LANDLOCK_TCP {
-            rules = rules.handle_access(AccessNet::from_all(ABI::V4)).map_err(failed)?;
-        }
-        if support.landlock >= 6 {
-            let scopes = if network { Scope::Signal.into() } else { Scope::from_all(ABI::V6) };
-            rules = rules.scope(scopes).map_err(failed)?;
-        }
-        let mut created = rules.create().map_err(failed)?;
-        for dir in writable {
-            let fd = PathFd::new(dir)
-                .map_err(|e| format!("cannot open {} for the sandbox: {e}", dir.display()))?;
-            created = created.add_rule(PathBeneath::new(fd, write_rights())).map_err(failed)?;
-        }
-        // Devices every program writes to, and the files the caller named.
-        let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"].map(PathBuf::from);
-        for file in devices.iter().chain(files) {
-            let Ok(fd) = PathFd::new(file) else { continue };
-            let rights = write_rights() & AccessFs::from_file(ABI::V5);
-            created = created.add_rule(PathBeneath::new(fd, rights)).map_err(failed)?;
-        }
-        let fd: Option<OwnedFd> = created.into();
-        fd.ok_or_else(|| "Landlock is not available to build the command's rules".to_owned())
-    }
-
-    /// The flags `path`'s mount has, which a remount in a user namespace must keep.
-    fn mount_flags(path: &Path) -> MountFlags {
-        use rustix::fs::StatVfsMountFlags as S;
-        let Ok(stat) = rustix::fs::statvfs(path) else { return MountFlags::empty() };
-        let mut flags = MountFlags::empty();
-        for (has, keep) in [
-            (S::NOSUID, MountFlags::NOSUID),
-            (S::NODEV, MountFlags::NODEV),
-            (S::NOEXEC, MountFlags::NOEXEC),
-            (S::NOATIME, MountFlags::NOATIME),
-            (S::NODIRATIME, MountFlags::NODIRATIME),
-            (S::RELATIME, MountFlags::RELATIME),
-        ] {
-            if stat.f_flag.contains(has) {
-                flags |= keep;
-            }
-        }
-        flags
-    }
-
-    /// Sets `setup` up in the child, between `fork` and `exec`.
-    pub(super) fn apply(setup: &Setup, cmd: &mut std::process::Command) {
-        use std::os::unix::process::CommandExt;
-        let unshare = setup.unshare;
-        let maps = setup.maps.clone();
-        let read_only = setup.read_only.clone();
-        let ruleset = setup.ruleset.as_ref().map(AsRawFd::as_raw_fd);
-        // SAFETY: the closure runs in the child between fork and exec. It only makes system
-        // calls (unshare, open, write, mount, prctl, landlock_restrict_self) on data prepared
-        // before the fork, allocates nothing and touches no lock. The ruleset's descriptor
-        // stays open in the parent until the child has been spawned (`Jail` outlives `spawn`).
-        #[allow(unsafe_code)]
-        unsafe {
-            cmd.pre_exec(move || enter(unshare, maps.as_ref(), &read_only, ruleset));
-        }
-    }
-
-    fn enter(
-        unshare: UnshareFlags,
-        maps: Option<&(Vec<u8>, Vec<u8>)>,
-        read_only: &[(CString, MountFlags)],
-        ruleset: Option<i32>,
-    ) -> std::io::Result<()> {
-        if !unshare.is_empty() {
-            // SAFETY: this thread is the child's only one; nothing shares its file table.
-            #[allow(unsafe_code)]
-            unsafe {
-                rustix::thread::unshare_unsafe(unshare)?;
-            }
-        }
-        if let Some((uid_map, gid_map)) = maps {
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", uid_map)?;
-            write_file(c"/proc/self/gid_map", gid_map)?;
-        }
-        if !read_only.is_empty() {
-            rustix::mount::mount_change(c"/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)?;
-            for (path, flags) in read_only {
-                rustix::mount::mount_bind(path.as_c_str(), path.as_c_str())?;
-                rustix::mount::mount_remount(
-                    path.as_c_str(),
-                    MountFlags::BIND | MountFlags::RDONLY | *flags,
-                    c"",
-                )?;
-            }
-        }
-        if let Some(fd) = ruleset {
-            rustix::thread::set_no_new_privs(true)?;
-            // SAFETY: a plain system call on a descriptor this process holds.
-            #[allow(unsafe_code)]
-            let done = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) };
-            if done != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        Ok(())
-    }
-
-    fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
-        use rustix::fs::{Mode, OFlags};
-        let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
-        rustix::io::write(&fd, bytes)?;
-        Ok(())
-    }
-
-    /// Landlock's ABI here, and whether `/bin/true` runs in a full sandbox.
-    pub(super) fn probe() -> Support {
-        // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only
-        // returns the ABI version (or an error); it reads no memory.
-        #[allow(unsafe_code)]
-        let abi =
-            unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
-        let landlock = i32::try_from(abi).unwrap_or(0).max(0);
-        let assumed = Support { landlock, namespaces: true };
-        let namespaces = (|| -> Result<bool, String> {
-            let scratch = super::TempDir::new()?;
-            let protected = scratch.path.join("protected");
-            std::fs::create_dir(&protected).map_err(|e| e.to_string())?;
-            let setup = prepare(&assumed, false, std::slice::from_ref(&scratch.path), &[], &[protected])?;
-            let mut cmd = std::process::Command::new("/bin/true");
-            cmd.stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            apply(&setup, &mut cmd);
-            Ok(cmd.status().is_ok_and(|s| s.success()))
-        })()
-        .unwrap_or(false);
-        Support { landlock, namespaces }
-    }
-}
-
 #[cfg(not(target_os = "linux"))]
 mod linux {
     //! No sandbox on other systems: nothing is enforced, and [`super::Support`] says so.
@@ -550,13 +376,16 @@ mod linux {
 
     pub(super) struct Setup;
 
-    pub(super) fn prepare(
-        _support: &Support,
-        _network: bool,
-        _writable: &[PathBuf],
-        _files: &[PathBuf],
-        _protected: &[PathBuf],
-    ) -> Result<Setup, String> {
+    /// The places a sandbox names (nothing enforces them here).
+    #[allow(dead_code)]
+    pub(in crate::sandbox) struct Places<'a> {
+        pub(in crate::sandbox) writable: &'a [PathBuf],
+        pub(in crate::sandbox) files: &'a [PathBuf],
+        pub(in crate::sandbox) protected: &'a [PathBuf],
+        pub(in crate::sandbox) hidden: &'a [PathBuf],
+    }
+
+    pub(super) fn prepare(_support: &Support, _network: bool, _places: &Places<'_>) -> Result<Setup, String> {
         Ok(Setup)
     }
 
