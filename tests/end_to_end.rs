@@ -60,6 +60,7 @@ mod metrics;
 mod oauth_key_set;
 mod oauth_resource;
 mod oauth_tokens;
+mod off_limits;
 mod policy_elicitation;
 mod policy_limits;
 mod policy_matrix;

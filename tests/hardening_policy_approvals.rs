@@ -182,9 +182,9 @@ async fn an_approved_call_acts_on_what_was_approved_or_not_at_all() {
 #[test]
 fn a_preapproval_covers_a_path_only_where_it_is_spelled() {
     let (tree, home) = (Tree::new(), Tree::new());
-    tree.write("ws/.git/hooks/README", "hooks\n");
-    tree.symlink("ws/docs", ".git/hooks");
-    let through_link = json!({"path": "docs/pre-commit", "content": "#!/bin/sh\npwn\n"});
+    tree.write("ws/deploy/keys/README", "keys\n");
+    tree.symlink("ws/docs", "deploy/keys");
+    let through_link = json!({"path": "docs/authorized_keys", "content": "ssh-ed25519 AAAA attacker\n"});
     let plain = json!({"path": "notes/today.md", "content": "x"});
     let digests = [call_digest("write_file", &through_link), call_digest("write_file", &plain)];
     let mut server = serve(
@@ -196,8 +196,8 @@ fn a_preapproval_covers_a_path_only_where_it_is_spelled() {
     let refused = call(&mut server, "write_file", through_link);
     assert_eq!(code(&refused), -32001, "{refused}");
     let rule = refused["error"]["data"]["rule"].as_str().unwrap_or_default();
-    assert!(rule.contains("leads through a link to `.git/hooks/pre-commit`"), "{rule}");
-    assert!(!tree.root().join(".git/hooks/pre-commit").exists());
+    assert!(rule.contains("leads through a link to `deploy/keys/authorized_keys`"), "{rule}");
+    assert!(!tree.root().join("deploy/keys/authorized_keys").exists());
     assert_eq!(code(&call(&mut server, "write_file", plain)), 0, "a plain preapproved call runs");
     server.finish();
 }

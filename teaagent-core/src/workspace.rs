@@ -22,6 +22,7 @@
 
 mod fs;
 pub mod lock;
+mod off_limits;
 mod resolve;
 #[cfg(feature = "builtin-tools")]
 pub mod resources;
@@ -36,6 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use fs::{DirEntryInfo, EntryKind, Metadata};
+pub use off_limits::{UNWRITABLE_DIRS, unwritable_component};
 pub use resolve::{PathError, Resolved, Target};
 
 /// The workspace root, held open. Cheap to clone.
@@ -50,6 +52,8 @@ struct Inner {
     /// canonical root and has no `..`: absolute paths spelled under it are accepted too.
     given: Option<PathBuf>,
     dir: Arc<OwnedFd>,
+    /// Where teaagent's home lies beneath the root, if it does (`off_limits`).
+    home: Option<PathBuf>,
     hidden: OnceLock<Arc<HiddenPaths>>,
     /// Which scopes path deny rules apply to ([`Workspace::hides_file`]).
     hides_links: OnceLock<Arc<LinkScopes>>,
@@ -59,6 +63,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Workspace")
             .field("root", &self.root)
+            .field("home", &self.home)
             .field("hides", &self.hidden.get().is_some())
             .finish()
     }
@@ -91,11 +96,13 @@ impl Workspace {
         let dir = Arc::new(resolve::open_dir(rustix::fs::CWD, &root)?);
         // Compared by components: `/x/link/` and `/x/link` are the same spelling.
         let given = given.filter(|g| g.components().ne(root.components()));
+        let home = off_limits::home_beneath(&root);
         Ok(Self {
             inner: Arc::new(Inner {
                 root,
                 given,
                 dir,
+                home,
                 hidden: OnceLock::new(),
                 hides_links: OnceLock::new(),
             }),
@@ -109,9 +116,16 @@ impl Workspace {
         self.inner.hidden.set(hidden).is_ok()
     }
 
-    /// Whether policy hides `relative` (workspace-relative) from `scope`.
+    /// Whether `relative` (workspace-relative) is hidden from `scope`: by policy, or because it
+    /// is in teaagent's home, which is hidden from every scope.
     pub fn is_hidden(&self, scope: &str, relative: &Path) -> bool {
-        self.inner.hidden.get().is_some_and(|hide| hide(scope, relative))
+        self.in_home(relative) || self.inner.hidden.get().is_some_and(|hide| hide(scope, relative))
+    }
+
+    /// Whether `relative` (workspace-relative, physical) is in teaagent's home, which no tool
+    /// reaches (`off_limits`).
+    pub fn in_home(&self, relative: &Path) -> bool {
+        self.inner.home.as_deref().is_some_and(|home| relative.starts_with(home))
     }
 
     /// Installs which scopes path deny rules apply to (once): a file with several hard links is

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::Choices;
 use super::{ConfigError, ConfigFile, USER_FILE, WORKSPACE_FILE};
+use crate::error::PathRefusal;
 use crate::home::{Home, HomeError, MAX_CONFIG_BYTES, OwnFileError};
 use crate::visible;
 use crate::workspace::PathError;
@@ -103,6 +104,9 @@ pub(super) fn read_workspace(workspace: &Workspace) -> Result<Option<ConfigFile>
     let resolved = match workspace.resolve(WORKSPACE_FILE) {
         Ok(resolved) => resolved,
         Err(PathError::NotFound) => return Ok(None),
+        // The root's `.teaagent/` is teaagent's home (a server started in the user's home
+        // directory): its file is the user's, read as such, and tools never reach it.
+        Err(PathError::Refused { reason: PathRefusal::TeaagentHome, .. }) => return Ok(None),
         Err(e) => return Err(refused(e)),
     };
     let file = match resolved.open_read() {

@@ -129,6 +129,10 @@ reasons! {
         SymlinkLoop => "symlink_loop", "has too many levels of symbolic links";
         /// Not a valid path (empty, NUL byte, not UTF-8).
         InvalidPath => "invalid_path", "is not a valid path";
+        /// A write inside a `.git` or `.teaagent` directory (`crate::workspace::UNWRITABLE_DIRS`).
+        Unwritable => "unwritable", "is inside a `.git` or `.teaagent` directory, which tools may read but never change (git runs hooks and configuration from `.git` as programs; `.teaagent` holds teaagent's settings)";
+        /// teaagent's home, which lies beneath the root.
+        TeaagentHome => "teaagent_home", "is in teaagent's home (configuration, trust store, tokens, audit log), which no tool may reach";
     }
 }
 
@@ -147,6 +151,8 @@ reasons! {
         SpecialFile => "special_file", "not a regular file";
         /// A path the permission policy hides (a deny rule on paths).
         Hidden => "hidden_by_policy", "hidden by the permission policy (a deny rule on its path)";
+        /// teaagent's home, which lies beneath the root.
+        TeaagentHome => "teaagent_home", "in teaagent's home, which no tool or resource may reach";
     }
 }
 

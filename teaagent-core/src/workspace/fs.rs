@@ -210,6 +210,7 @@ impl Resolved {
     /// Creates the missing directories in front of a path from
     /// [`Workspace::resolve_for_create`] (each one exclusively, relative to the one before).
     pub fn create_parents(&mut self) -> Result<(), PathError> {
+        self.check_writable()?;
         for dir in std::mem::take(&mut self.missing_dirs) {
             match rustix::fs::mkdirat(self.parent.as_fd(), dir.as_os_str(), Mode::from_raw_mode(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => {}
@@ -223,6 +224,7 @@ impl Resolved {
 
     /// Creates the file, which must not exist yet, with `contents`.
     pub fn create_new(&self, contents: &[u8]) -> Result<(), PathError> {
+        self.check_writable()?;
         let name = self.name_or_root()?;
         if !self.missing_dirs.is_empty() {
             return Err(PathError::NotFound);
@@ -252,6 +254,7 @@ impl Resolved {
     /// Replaces (or creates) the file atomically with `contents`, keeping its permissions.
     /// Refused for files with more than one hard link.
     pub fn write_atomic(&self, contents: &[u8]) -> Result<(), PathError> {
+        self.check_writable()?;
         let name = self.name_or_root()?;
         if !self.missing_dirs.is_empty() {
             return Err(PathError::NotFound);
@@ -298,6 +301,7 @@ impl Resolved {
 
     /// Removes a file, a link (never what it points to) or an empty directory.
     pub fn remove(&self) -> Result<(), PathError> {
+        self.check_writable()?;
         let name = self.name_or_root()?;
         let flags = if self.target() == Target::Dir { AtFlags::REMOVEDIR } else { AtFlags::empty() };
         match rustix::fs::unlinkat(self.parent.as_fd(), name, flags) {
@@ -313,6 +317,8 @@ impl Resolved {
 
     /// Moves this entry to `to` (which must not exist; its directory must).
     pub fn rename_to(&self, to: &Resolved) -> Result<(), PathError> {
+        self.check_writable()?;
+        to.check_writable()?;
         let from = self.name_or_root()?;
         let dest = to.name_or_root()?;
         if to.target() != Target::Missing {

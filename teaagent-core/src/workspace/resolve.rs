@@ -166,6 +166,8 @@ impl Workspace {
         loop {
             match walk() {
                 Err(PathError::Io(e)) if is_swap(&e) && attempts < 3 => attempts += 1,
+                // Where it really is (links resolved) is what is judged.
+                Ok(resolved) if self.in_home(resolved.relative()) => return Err(in_home()),
                 other => return other,
             }
         }
@@ -198,21 +200,13 @@ impl Workspace {
     /// The result is relative to the root and is then resolved like any other relative path,
     /// through the root's handle, so nothing outside is reached by it.
     fn through_links(&self, path: &Path) -> Option<PathBuf> {
-        let mut existing = path;
-        let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
-        loop {
-            if let Ok(real) = std::fs::canonicalize(existing) {
-                let mut inside = real.strip_prefix(self.root()).ok()?.to_path_buf();
-                inside.extend(missing.iter().rev());
-                return Some(inside);
-            }
-            // A last component of `..` has no name: such a spelling is not followed.
-            missing.push(existing.file_name()?);
-            existing = existing.parent()?;
-        }
+        physically_beneath(self.root(), path)
     }
 
     fn walk(&self, relative: &Path, follow_last: bool, allow_missing: bool) -> Result<Resolved, PathError> {
+        if self.in_home(Path::new("")) {
+            return Err(in_home());
+        }
         let root = self.dir_handle();
         let mut queue: VecDeque<OsString> = components(relative)?;
         // Directories entered so far (not counting the root).
@@ -295,6 +289,10 @@ impl Workspace {
                     return Ok(finish(&root, &stack, Some((name, dir)), Target::Symlink));
                 }
                 FileType::Directory if !last => {
+                    // Not a step into teaagent's home, not even to learn what is there.
+                    if self.inner.home.as_deref().is_some_and(|home| enters(home, &stack, &name)) {
+                        return Err(in_home());
+                    }
                     let fd = open_dir(dir.as_fd(), Path::new(&name))?;
                     stack.push((name, Arc::new(fd)));
                 }
@@ -332,6 +330,35 @@ impl Workspace {
     pub(crate) fn dir_handle(&self) -> Arc<OwnedFd> {
         Arc::clone(&self.inner.dir)
     }
+}
+
+/// `path` (absolute) relative to `root` (canonical) where it really is: its longest existing
+/// ancestor with every link followed, and the rest as spelled; `None` when that is not beneath
+/// the root, or a missing component is `..`.
+pub(super) fn physically_beneath(root: &Path, path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut inside = real.strip_prefix(root).ok()?.to_path_buf();
+            inside.extend(missing.iter().rev());
+            return Some(inside);
+        }
+        // A last component of `..` has no name: such a spelling is not followed.
+        missing.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+}
+
+/// A refusal of a path in teaagent's home (see `off_limits.rs`).
+fn in_home() -> PathError {
+    PathError::refused(PathRefusal::TeaagentHome, "")
+}
+
+/// Whether entering `name` from the directories of `stack` is entering `home` (relative to the
+/// root; every step is judged, so a deeper one passes this one first).
+fn enters(home: &Path, stack: &[(OsString, Arc<OwnedFd>)], name: &OsString) -> bool {
+    home.iter().eq(stack.iter().map(|(n, _)| n.as_os_str()).chain([name.as_os_str()]))
 }
 
 fn finish(

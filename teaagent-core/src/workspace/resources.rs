@@ -194,6 +194,9 @@ impl WorkspaceResources {
             PathError::Refused { reason: PathRefusal::InvalidPath, .. } => {
                 refused(ResourceRefusal::InvalidUri)
             }
+            PathError::Refused { reason: PathRefusal::TeaagentHome, .. } => {
+                refused(ResourceRefusal::TeaagentHome)
+            }
             PathError::Refused { .. } => refused(ResourceRefusal::OutsideWorkspace),
             PathError::NotFound | PathError::NotADirectory => refused(ResourceRefusal::NotFound),
             PathError::Io(e) => Error::Internal { details: format!("reading {uri_text}: {e}") },

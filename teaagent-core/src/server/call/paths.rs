@@ -9,7 +9,7 @@ use crate::error::{Error, Failure, PathRefusal};
 use crate::mcp::JsonObject;
 use crate::server::shared::Shared;
 use crate::tool::{ParamRole, ToolDef};
-use crate::workspace::{PathError, Resolved, Target, Workspace};
+use crate::workspace::{PathError, Resolved, Target, Workspace, unwritable_component};
 
 /// A `#[path]` argument as step 2 resolved it.
 pub(super) struct PathArg {
@@ -141,6 +141,13 @@ pub(super) fn confine_paths(
             }
         };
         if let Some(both) = &resolved {
+            // A tool that may write reaches nothing in a `.git` or `.teaagent` directory, by
+            // its name or where a link leads.
+            if !tool.behavior().read_only
+                && [&both.entry, &both.target].iter().any(|r| unwritable_component(r.relative()).is_some())
+            {
+                return Err(refused(PathRefusal::Unwritable));
+            }
             // A tool that may write must not reach a file that has another name somewhere else.
             if let Target::File { links, .. } = both.target.target()
                 && links > 1
