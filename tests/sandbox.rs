@@ -9,6 +9,7 @@
 //! | write to teaagent's home (`config.toml`) | refused | refused | written |
 //! | read teaagent's home (a token there) | refused | refused | read |
 //! | write to `.git/hooks`, `.git/config`, `.teaagent/` | refused | refused | written |
+//! | write `.git/index` (a gitlink: `git status` then enters a "submodule" configured anywhere) | refused | refused | written |
 //! | write through a link that leads out | refused | refused | written |
 //! | write from a child process (`python3`) | refused | refused | written |
 //! | open a TCP connection to a listener on loopback | refused | refused | connected |
@@ -136,6 +137,17 @@ fn each_mode_confines_writes_and_the_network_as_its_table_says() {
             }),
         ),
         (
+            "git index",
+            "git update-index --add --cacheinfo \"160000,$(git rev-parse HEAD),sub\"".into(),
+            Box::new(|| {
+                let staged = Command::new("git")
+                    .args(["ls-files", "--stage", "sub"])
+                    .current_dir(tree.root())
+                    .output();
+                staged.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("160000"))
+            }),
+        ),
+        (
             ".teaagent",
             "echo x > .teaagent/config.toml".into(),
             Box::new(|| tree.root().join(".teaagent/config.toml").exists()),
@@ -157,12 +169,15 @@ fn each_mode_confines_writes_and_the_network_as_its_table_says() {
         ),
     ];
     // What each mode allows of the attempts above, in order.
-    let table: [(&str, [bool; 11]); 5] = [
-        ("read-only", [false, false, false, false, false, false, false, false, false, false, false]),
-        ("workspace-write", [true, true, false, false, false, false, false, false, false, false, false]),
-        ("prompt", [true, true, false, false, false, false, false, false, false, false, false]),
-        ("allow", [true, true, false, false, false, false, false, false, false, false, false]),
-        ("danger-full-access", [true, true, true, true, true, true, true, true, true, true, true]),
+    let table: [(&str, [bool; 12]); 5] = [
+        ("read-only", [false, false, false, false, false, false, false, false, false, false, false, false]),
+        (
+            "workspace-write",
+            [true, true, false, false, false, false, false, false, false, false, false, false],
+        ),
+        ("prompt", [true, true, false, false, false, false, false, false, false, false, false, false]),
+        ("allow", [true, true, false, false, false, false, false, false, false, false, false, false]),
+        ("danger-full-access", [true, true, true, true, true, true, true, true, true, true, true, true]),
     ];
     let mut wrong = Vec::new();
     for (mode, allowed) in table {
@@ -184,10 +199,11 @@ fn each_mode_confines_writes_and_the_network_as_its_table_says() {
             let _ = std::fs::remove_file(tree.root().join(".git/hooks/pre-commit"));
             let _ = std::fs::remove_file(tree.root().join(".teaagent/config.toml"));
             home.write("config.toml", "");
-            let _ = Command::new("git")
-                .args(["config", "--unset", "core.hooksPath"])
-                .current_dir(tree.root())
-                .status();
+            for undo in
+                [&["config", "--unset", "core.hooksPath"][..], &["update-index", "--force-remove", "sub"]]
+            {
+                let _ = Command::new("git").args(undo).current_dir(tree.root()).status();
+            }
         }
     }
     assert!(wrong.is_empty(), "{} attempts went the wrong way:\n\n{}", wrong.len(), wrong.join("\n\n"));
@@ -419,4 +435,34 @@ fn an_external_server_cannot_read_teaagents_home() {
         .flatten()
         .any(|e| e.file_name().to_string_lossy().starts_with("started-"));
     assert!(started, "the server itself started");
+}
+
+/// The whole chain of the gitlink attack: a command stages a "submodule" whose git directory it
+/// writes in the workspace, configured to run a program; the user's next `git status` would run
+/// it, outside any sandbox. Sandboxed, the command cannot stage it, and `git status` runs
+/// nothing; unsandboxed (`danger-full-access`), the same command does what it says, which is
+/// what makes this test able to fail.
+#[test]
+fn a_command_cannot_make_the_users_next_git_status_run_a_program() {
+    for (mode, runs) in [("allow", false), ("workspace-write", false), ("danger-full-access", true)] {
+        let setup = Setup::new("");
+        let marker = setup.tree.path("outside/ran");
+        let command = format!(
+            "mkdir -p evil sub && git init -q --bare evil/g && \
+             printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tfsmonitor = \"touch {}; false\"\\n' > evil/g/config && \
+             echo 'gitdir: ../evil/g' > sub/.git; \
+             git update-index --add --cacheinfo \"160000,$(git rev-parse HEAD),sub\"",
+            marker.display()
+        );
+        let out = setup.run(mode, &command, grant(mode), &[]);
+        let status = Command::new("git").args(["status", "--short"]).current_dir(setup.tree.root()).output();
+        let status = status.expect("git status");
+        assert_eq!(
+            marker.exists(),
+            runs,
+            "{mode}: git status ran the command's program: {}\n{}",
+            describe(&out),
+            String::from_utf8_lossy(&status.stderr)
+        );
+    }
 }

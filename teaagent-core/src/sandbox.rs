@@ -7,9 +7,12 @@
 //! | `workspace-write`, `prompt`, `allow` | the workspace, its own temporary directory (`TMPDIR`), the directories of `[shell] writable` | no, unless `[shell] network = true` |
 //! | `danger-full-access` | anything the user can | yes |
 //!
-//! Inside the writable places, some paths stay read-only: the workspace's `.teaagent/`, and
-//! `.git/hooks` and `.git/config` (a hook, a `core.hooksPath` or a `core.fsmonitor` would run a
-//! program at the user's next `git` command). teaagent's home (configuration with the
+//! Inside the writable places, some paths stay read-only: the workspace's `.teaagent/`, and the
+//! `.git` of the workspace and of each `[shell] writable` directory (what git runs at the user's
+//! next `git` command is named there: a hook, a `core.hooksPath` or `core.fsmonitor` in the
+//! configuration, and a gitlink in the index that makes `git status` enter a "submodule"
+//! configured anywhere; so commands cannot `git add` or `git commit` in these modes, as in
+//! Codex's). teaagent's home (configuration with the
 //! environment of external servers, trust store, tokens, lock registry, audit log) is hidden:
 //! in the command's mount namespace an empty, read-only directory lies over it, so a command
 //! can neither read nor change what is there ([`Sandbox::hide`]); a home that holds a writable
@@ -187,7 +190,7 @@ impl Sandbox {
                     format!(", {}", dirs.join(", "))
                 };
                 format!(
-                    "sandboxed: the command can write only the workspace (not .git/hooks, .git/config, .teaagent/) and its own temporary directory{extra}; {network}"
+                    "sandboxed: the command can write only the workspace (not .git/, .teaagent/) and its own temporary directory{extra}; {network}"
                 )
             }
         }
@@ -241,13 +244,11 @@ impl Sandbox {
             .filter(|h| !writable_real.iter().any(|w| w.starts_with(h)))
             .collect();
         let mut protected: Vec<PathBuf> = self.protected.clone();
-        if let Some(root) = root.filter(|_| self.reach == Reach::Workspace) {
-            let git = root.join(".git");
-            if git.is_dir() && !git.join("hooks").exists() {
-                // Made empty now, so that it can be protected like any other.
-                let _ = std::fs::create_dir(git.join("hooks"));
+        if self.reach == Reach::Workspace {
+            protected.extend(root.map(|root| root.join(".teaagent")));
+            for dir in root.into_iter().chain(self.writable.iter().map(PathBuf::as_path)) {
+                protected.extend(git_dir(dir));
             }
-            protected.extend([git.join("hooks"), git.join("config"), root.join(".teaagent")]);
         }
         // Only what exists and lies inside a writable place needs a read-only mount; both are
         // compared where they really are (links followed), whatever their spelling.
@@ -265,6 +266,25 @@ impl Sandbox {
         let setup = linux::prepare(&support, self.network, &places)?;
         Ok(Jail { tmp, setup: Some(setup), warning })
     }
+}
+
+/// The repository data of a writable directory, which stays read-only: its `.git` (a directory,
+/// or a file naming one elsewhere, and then that one too). Not only hooks and `config` name
+/// programs git runs: a gitlink written into the index, or into a commit, makes the next
+/// `git status` enter a "submodule" whose configuration the command wrote anywhere in the
+/// workspace (its `core.fsmonitor` then runs, outside the sandbox).
+fn git_dir(dir: &Path) -> Vec<PathBuf> {
+    let git = dir.join(".git");
+    let mut found = vec![git.clone()];
+    // `gitdir: PATH`, as a worktree or a submodule's checkout has; small, or not one.
+    let named = std::fs::metadata(&git)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= 4096)
+        .and_then(|_| std::fs::read_to_string(&git).ok());
+    if let Some(path) = named.as_deref().and_then(|text| text.lines().next()?.strip_prefix("gitdir:")) {
+        found.push(dir.join(path.trim()));
+    }
+    found
 }
 
 /// One command's sandbox, prepared: its temporary directory (removed when dropped) and the
@@ -338,7 +358,9 @@ impl Support {
             missing.push("writes outside the workspace: Landlock ABI 3 or later is needed");
         }
         if !self.namespaces {
-            missing.push("teaagent's home hidden, and read-only .git/hooks, .git/config and .teaagent/: mount namespaces are needed");
+            missing.push(
+                "teaagent's home hidden, and read-only .git/ and .teaagent/: mount namespaces are needed",
+            );
             if !network {
                 missing.push(if self.landlock >= LANDLOCK_TCP {
                     "UDP and other sockets (TCP is refused by Landlock): network namespaces are needed"
