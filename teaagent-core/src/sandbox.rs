@@ -41,10 +41,13 @@
 //! than the machine has, as on a machine without them (read once).
 //!
 //! What the sandbox does not cover: reading (a command can read any file the user can but
-//! teaagent's home), UDP and Unix sockets when only Landlock is available (no namespaces), what
-//! another service runs for the command (`systemd-run`, `at`, a daemon it talks to over a Unix
-//! socket that is already open), and processes the command signals inside its own sandbox. Other systems than Linux
-//! have no sandbox: commands there run as the user, with the warning.
+//! teaagent's home), git data below the top `.git` (a submodule checkout's `.git` pointer, a
+//! nested repository's `.git`: git runs what they lead to when the user runs git there, or when
+//! `git status` enters a submodule), UDP and Unix sockets when only Landlock is available (no
+//! namespaces), what another service runs for the command (`systemd-run`, `at`, a daemon it
+//! talks to over a Unix socket that is already open), and processes the command signals inside
+//! its own sandbox. Other systems than Linux have no sandbox: commands there run as the user,
+//! with the warning.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
