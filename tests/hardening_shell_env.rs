@@ -103,3 +103,27 @@ fn every_teaagent_variable_is_declared_in_one_place() {
     }
     assert!(missing.is_empty(), "read but not declared in config::VARIABLES: {missing:#?}");
 }
+
+/// Nor through `/proc`: a sandboxed command cannot read the server's environment (the server
+/// is not dumpable, and a command runs in a user namespace, root's too, so it holds no
+/// capability over the server). As root before the user namespace, it could.
+#[test]
+fn a_sandboxed_command_cannot_read_the_servers_environment() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let mut cmd = std::process::Command::new(teaagent_tests::Bin::Teaagent.path());
+    cmd.args(["mcp", "serve", "--permission-mode", "allow", "--root"])
+        .arg(tree.root())
+        .env("TEAAGENT_HOME", home.base())
+        .env("TEAAGENT_REDIS_PASSWORD", "redis-secret-8")
+        .env("DEPLOY_TOKEN", "user-secret-9");
+    let mut server = teaagent_tests::RawServer::start(cmd);
+    server.initialize("2025-06-18");
+    let command = "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/$PPID/task/$PPID/environ";
+    let answer = call(&mut server, "shell_exec", json!({"command": command}));
+    let seen = answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    assert!(seen.contains("exit code:") && seen.contains("Permission denied"), "{seen}");
+    for secret in ["redis-secret-8", "user-secret-9", "TEAAGENT_HOME="] {
+        assert!(!seen.contains(secret), "`{secret}` reached the command:\n{seen}");
+    }
+    server.finish();
+}

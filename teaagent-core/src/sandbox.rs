@@ -29,8 +29,9 @@
 //! - **Namespaces**: a mount namespace in which the protected paths are bind-mounted read-only
 //!   and an empty read-only `tmpfs` is mounted over the hidden ones, and, without network, a
 //!   network namespace with no interface but a loopback that is down: no TCP, UDP or any other
-//!   socket reaches anything. As root this needs nothing more; any
-//!   other user gets a user namespace too (their own uid, no new privileges).
+//!   socket reaches anything. These come with a user namespace, root's commands too (their
+//!   own uid mapped, no new privileges, and no capability over anything outside it: not over
+//!   teaagent, which is not dumpable, through `/proc`).
 //!
 //! Both are set up between `fork` and `exec` with system calls only, from data prepared before
 //! the fork. [`Support::probe`] finds once what this machine enforces (it runs `/bin/true` in a

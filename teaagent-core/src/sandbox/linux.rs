@@ -66,7 +66,7 @@ pub(super) fn prepare(support: &Support, network: bool, places: &Places<'_>) -> 
         if !network {
             unshare |= UnshareFlags::NEWNET;
         }
-        if !unshare.is_empty() && !rustix::process::geteuid().is_root() {
+        if !unshare.is_empty() {
             unshare |= UnshareFlags::NEWUSER;
             let (uid, gid) = (rustix::process::geteuid().as_raw(), rustix::process::getegid().as_raw());
             maps = Some((format!("{uid} {uid} 1").into_bytes(), format!("{gid} {gid} 1").into_bytes()));
