@@ -466,3 +466,31 @@ fn a_command_cannot_make_the_users_next_git_status_run_a_program() {
         );
     }
 }
+
+/// The same for a repository whose `.git` is a file naming its git directory elsewhere in the
+/// workspace (`git init --separate-git-dir`, as worktrees and submodule checkouts have): that
+/// directory is read-only too, and the `.git` file cannot be pointed elsewhere.
+#[test]
+fn a_git_directory_named_by_a_git_file_is_read_only_too() {
+    let setup = Setup::new("");
+    let root = setup.tree.root();
+    std::fs::remove_dir_all(root.join(".git")).expect("remove the set-up's repository");
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(&root).output().expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q", "--separate-git-dir", ".store", "."]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"]);
+    for command in [
+        "git update-index --add --cacheinfo \"160000,$(git rev-parse HEAD),sub\"",
+        "echo x > .store/hooks/pre-commit",
+        "echo 'gitdir: elsewhere' > .git",
+    ] {
+        let out = setup.run("allow", command, &[], &[]);
+        assert!(!succeeded(&out), "{command}: {}", describe(&out));
+    }
+    assert!(!root.join(".store/hooks/pre-commit").exists());
+    assert!(std::fs::read_to_string(root.join(".git")).expect(".git").contains(".store"));
+    let staged = Command::new("git").args(["ls-files", "--stage", "sub"]).current_dir(&root).output();
+    assert!(staged.expect("git ls-files").stdout.is_empty(), "a gitlink was staged");
+}

@@ -280,12 +280,11 @@ impl Sandbox {
 fn git_dir(dir: &Path) -> Vec<PathBuf> {
     let git = dir.join(".git");
     let mut found = vec![git.clone()];
-    // `gitdir: PATH`, as a worktree or a submodule's checkout has; small, or not one.
-    let named = std::fs::metadata(&git)
-        .ok()
-        .filter(|m| m.is_file() && m.len() <= 4096)
-        .and_then(|_| std::fs::read_to_string(&git).ok());
-    if let Some(path) = named.as_deref().and_then(|text| text.lines().next()?.strip_prefix("gitdir:")) {
+    // `gitdir: PATH`, as a worktree or a submodule's checkout has: a small regular file, opened
+    // without blocking (a command may have put a FIFO in its place), or not one.
+    let named = crate::home::read_path(&git, 4096).ok().flatten();
+    let text = named.as_deref().map(String::from_utf8_lossy);
+    if let Some(path) = text.as_deref().and_then(|text| text.lines().next()?.strip_prefix("gitdir:")) {
         found.push(dir.join(path.trim()));
     }
     found
