@@ -7,7 +7,7 @@
 //!   homes: the root's own `.teaagent/`, and one under another name deeper in the tree.
 //! - `.git` and `.teaagent` directories, at any depth, by name or through a link: every tool
 //!   that writes is refused (`-32602`, `unwritable`) before it runs, and nothing changes; reading
-//!   them still works.
+//!   them still works. So is the git directory the root's `.git` file names.
 
 use std::path::Path;
 use std::process::Command;
@@ -175,4 +175,33 @@ fn tools_read_but_never_change_git_and_teaagent_directories() {
     assert!(text(&read).contains("[core]"), "{read}");
     let written = call(&mut server, "write_file", json!({"path": ".gitignore", "content": "target/\n"}));
     assert_eq!(written["result"]["isError"], false, "{written}");
+}
+
+/// A repository whose `.git` is a file naming its git directory inside the workspace (`git init
+/// --separate-git-dir`): that directory is git data too, whatever its name.
+#[test]
+fn the_git_directory_the_roots_git_file_names_is_unwritable_too() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let git = Command::new("git")
+        .args(["init", "-q", "--separate-git-dir", "store", "."])
+        .current_dir(tree.root())
+        .status()
+        .expect("git");
+    assert!(git.success());
+    tree.symlink("ws/h", "store/hooks");
+    let config = std::fs::read_to_string(tree.path("ws/store/config")).expect("git config");
+    let mut server = serve(&tree, &home.base());
+    for (tool, args) in [
+        ("create_file", json!({"path": "store/hooks/pre-commit", "content": "#!/bin/sh\n"})),
+        ("create_file", json!({"path": "h/post-checkout", "content": "#!/bin/sh\n"})),
+        ("write_file", json!({"path": "store/config", "content": "[core]\n\tfsmonitor = x\n"})),
+        ("delete_path", json!({"path": "store/HEAD"})),
+    ] {
+        let answer = call(&mut server, tool, args.clone());
+        assert_eq!(refusal(&answer), Some("unwritable"), "{tool} {args}: {answer}");
+    }
+    assert_eq!(std::fs::read_to_string(tree.path("ws/store/config")).expect("git config"), config);
+    assert!(!tree.path("ws/store/hooks/pre-commit").exists() && tree.path("ws/store/HEAD").exists());
+    let read = call(&mut server, "read_file", json!({"path": "store/HEAD"}));
+    assert!(text(&read).contains("ref:"), "{read}");
 }

@@ -278,16 +278,7 @@ impl Sandbox {
 /// `git status` enter a "submodule" whose configuration the command wrote anywhere in the
 /// workspace (its `core.fsmonitor` then runs, outside the sandbox).
 fn git_dir(dir: &Path) -> Vec<PathBuf> {
-    let git = dir.join(".git");
-    let mut found = vec![git.clone()];
-    // `gitdir: PATH`, as a worktree or a submodule's checkout has: a small regular file, opened
-    // without blocking (a command may have put a FIFO in its place), or not one.
-    let named = crate::home::read_path(&git, 4096).ok().flatten();
-    let text = named.as_deref().map(String::from_utf8_lossy);
-    if let Some(path) = text.as_deref().and_then(|text| text.lines().next()?.strip_prefix("gitdir:")) {
-        found.push(dir.join(path.trim()));
-    }
-    found
+    [Some(dir.join(".git")), crate::workspace::git_dir_named_in(dir)].into_iter().flatten().collect()
 }
 
 /// One command's sandbox, prepared: its temporary directory (removed when dropped) and the

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use fs::{DirEntryInfo, EntryKind, Metadata};
-pub use off_limits::{UNWRITABLE_DIRS, unwritable_component};
+pub use off_limits::{UNWRITABLE_DIRS, git_dir_named_in, unwritable_component};
 pub use resolve::{PathError, Resolved, Target};
 
 /// The workspace root, held open. Cheap to clone.
@@ -54,6 +54,8 @@ struct Inner {
     dir: Arc<OwnedFd>,
     /// Where teaagent's home lies beneath the root, if it does (`off_limits`).
     home: Option<PathBuf>,
+    /// Where the git directory the root's `.git` file names lies beneath it, if it does.
+    git_dir: Option<PathBuf>,
     hidden: OnceLock<Arc<HiddenPaths>>,
     /// Which scopes path deny rules apply to ([`Workspace::hides_file`]).
     hides_links: OnceLock<Arc<LinkScopes>>,
@@ -97,12 +99,14 @@ impl Workspace {
         // Compared by components: `/x/link/` and `/x/link` are the same spelling.
         let given = given.filter(|g| g.components().ne(root.components()));
         let home = off_limits::home_beneath(&root);
+        let git_dir = off_limits::git_dir_beneath(&root);
         Ok(Self {
             inner: Arc::new(Inner {
                 root,
                 given,
                 dir,
                 home,
+                git_dir,
                 hidden: OnceLock::new(),
                 hides_links: OnceLock::new(),
             }),

@@ -11,7 +11,8 @@
 //!   `git status`), outside any sandbox; `.teaagent/` holds a workspace's own teaagent settings.
 //!   Every write of the workspace ([`Resolved`]'s `create_parents`, `create_new`, `write_atomic`,
 //!   `remove`, `rename_to`) refuses a path with such a component, whatever links led there; a
-//!   call of a tool that is not read-only is refused before it runs.
+//!   call of a tool that is not read-only is refused before it runs. So is the git directory the
+//!   root's `.git` file names, when it lies beneath the root (`git init --separate-git-dir`).
 //!
 //! `shell_exec`'s commands meet the same rules in their sandbox (`crate::sandbox`).
 
@@ -40,13 +41,40 @@ fn unwritable_name(name: &OsStr) -> Option<&'static str> {
 }
 
 impl Resolved {
-    /// Refuses a write to what this names when it lies in a directory tools never change.
+    /// Refuses a write to what this names when it lies in git data or teaagent's settings.
     pub(crate) fn check_writable(&self) -> Result<(), PathError> {
-        match unwritable_component(self.relative()) {
+        match self.unwritable.or_else(|| unwritable_component(self.relative())) {
             Some(dir) => Err(PathError::refused(PathRefusal::Unwritable, format!("`{dir}`"))),
             None => Ok(()),
         }
     }
+}
+
+impl super::Workspace {
+    /// The git data or settings `relative` (physical) lies in, which tools never change: a
+    /// `.git` or `.teaagent` component, or the git directory the root's `.git` file names.
+    pub fn unwritable(&self, relative: &Path) -> Option<&'static str> {
+        unwritable_component(relative).or_else(|| {
+            let named = self.inner.git_dir.as_deref()?;
+            relative.starts_with(named).then_some(".git")
+        })
+    }
+}
+
+/// The git directory a `.git` file in `dir` names (`gitdir: PATH`, as `git init
+/// --separate-git-dir`, a worktree and a submodule's checkout have), as spelled, joined to
+/// `dir`. The file is read only if it is a small regular file, opened without blocking (a
+/// command may have put a FIFO in its place).
+pub fn git_dir_named_in(dir: &Path) -> Option<PathBuf> {
+    let bytes = crate::home::read_path(&dir.join(".git"), 4096).ok().flatten()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(dir.join(named))
+}
+
+/// Where the git directory the root's `.git` file names lies beneath the root, if it does.
+pub(super) fn git_dir_beneath(root: &Path) -> Option<PathBuf> {
+    super::resolve::physically_beneath(root, &git_dir_named_in(root)?)
 }
 
 /// Where teaagent's home lies beneath `root` (both physical: links followed), relative to the

@@ -85,6 +85,8 @@ pub struct Resolved {
     /// Directories that do not exist yet between `parent` and `name` (only from
     /// [`Workspace::resolve_for_create`]).
     pub(crate) missing_dirs: Vec<OsString>,
+    /// The git data it lies in, which no write reaches (`off_limits.rs`).
+    pub(crate) unwritable: Option<&'static str>,
 }
 
 impl Resolved {
@@ -168,6 +170,10 @@ impl Workspace {
                 Err(PathError::Io(e)) if is_swap(&e) && attempts < 3 => attempts += 1,
                 // Where it really is (links resolved) is what is judged.
                 Ok(resolved) if self.in_home(resolved.relative()) => return Err(in_home()),
+                Ok(mut resolved) => {
+                    resolved.unwritable = self.unwritable(resolved.relative());
+                    return Ok(resolved);
+                }
                 other => return other,
             }
         }
@@ -319,6 +325,7 @@ impl Workspace {
                 relative: PathBuf::new(),
                 target: Target::Dir,
                 missing_dirs: Vec::new(),
+                unwritable: None,
             },
             Some((name, _)) => {
                 let parent = stack.last().map_or(&root, |(_, fd)| fd).clone();
@@ -375,7 +382,7 @@ fn finish(
         }
         None => (None, Arc::clone(root)),
     };
-    Resolved { parent, name, relative, target, missing_dirs: Vec::new() }
+    Resolved { parent, name, relative, target, missing_dirs: Vec::new(), unwritable: None }
 }
 
 /// The components of a relative path: names and `..` (`.` and empty ones dropped).

@@ -9,7 +9,7 @@ use crate::error::{Error, Failure, PathRefusal};
 use crate::mcp::JsonObject;
 use crate::server::shared::Shared;
 use crate::tool::{ParamRole, ToolDef};
-use crate::workspace::{PathError, Resolved, Target, Workspace, unwritable_component};
+use crate::workspace::{PathError, Resolved, Target, Workspace};
 
 /// A `#[path]` argument as step 2 resolved it.
 pub(super) struct PathArg {
@@ -144,7 +144,7 @@ pub(super) fn confine_paths(
             // A tool that may write reaches nothing in a `.git` or `.teaagent` directory, by
             // its name or where a link leads.
             if !tool.behavior().read_only
-                && [&both.entry, &both.target].iter().any(|r| unwritable_component(r.relative()).is_some())
+                && [&both.entry, &both.target].iter().any(|r| workspace.unwritable(r.relative()).is_some())
             {
                 return Err(refused(PathRefusal::Unwritable));
             }
