@@ -101,7 +101,12 @@ fn teaagent_home_beneath_the_root_is_out_of_every_tools_reach() {
 
         // A command cannot read it, by any spelling, nor write it.
         let shown = home_dir.display();
-        let command = format!("cat {shown}/tokens {home}/tokens lnk; ls -A {shown}; touch {shown}/planted");
+        // Undoing the mount, or going round it through the server's own view of the disk.
+        let command = format!(
+            "cat {shown}/tokens {home}/tokens lnk; ls -A {shown}; touch {shown}/planted; \
+             umount {shown}; umount -l {shown}; cat {shown}/tokens; \
+             cat /proc/$PPID/root{shown}/tokens /proc/1/root{shown}/tokens /proc/$PPID/cwd/{home}/tokens"
+        );
         let ran = text(&call(&mut server, "shell_exec", json!({"command": command})));
         assert!(ran.contains("exit code:") && !ran.contains(SECRET), "{home}: {ran}");
         assert!(!ran.contains("config.toml") && !home_dir.join("planted").exists(), "{home}: {ran}");
@@ -178,9 +183,16 @@ fn tools_read_but_never_change_git_and_teaagent_directories() {
 }
 
 /// A repository whose `.git` is a file naming its git directory inside the workspace (`git init
-/// --separate-git-dir`): that directory is git data too, whatever its name.
+/// --separate-git-dir`): that directory is git data too, whatever its name; also when the file
+/// is as large as git still reads (1 MiB, padded with line breaks, which git drops).
 #[test]
 fn the_git_directory_the_roots_git_file_names_is_unwritable_too() {
+    for padded in [false, true] {
+        git_directory_named_by_a_git_file_is_unwritable(padded);
+    }
+}
+
+fn git_directory_named_by_a_git_file_is_unwritable(padded: bool) {
     let (tree, home) = (Tree::new(), Tree::new());
     let git = Command::new("git")
         .args(["init", "-q", "--separate-git-dir", "store", "."])
@@ -188,6 +200,14 @@ fn the_git_directory_the_roots_git_file_names_is_unwritable_too() {
         .status()
         .expect("git");
     assert!(git.success());
+    if padded {
+        let named = std::fs::read_to_string(tree.path("ws/.git")).expect(".git");
+        let named = named.trim_end();
+        let padding = "\n".repeat((1 << 20) - named.len());
+        std::fs::write(tree.path("ws/.git"), format!("{named}{padding}")).expect("pad .git");
+        let status = Command::new("git").args(["status"]).current_dir(tree.root()).output().expect("git");
+        assert!(status.status.success(), "git reads the padded file: {status:?}");
+    }
     tree.symlink("ws/h", "store/hooks");
     let config = std::fs::read_to_string(tree.path("ws/store/config")).expect("git config");
     let mut server = serve(&tree, &home.base());
@@ -198,7 +218,7 @@ fn the_git_directory_the_roots_git_file_names_is_unwritable_too() {
         ("delete_path", json!({"path": "store/HEAD"})),
     ] {
         let answer = call(&mut server, tool, args.clone());
-        assert_eq!(refusal(&answer), Some("unwritable"), "{tool} {args}: {answer}");
+        assert_eq!(refusal(&answer), Some("unwritable"), "padded {padded}: {tool} {args}: {answer}");
     }
     assert_eq!(std::fs::read_to_string(tree.path("ws/store/config")).expect("git config"), config);
     assert!(!tree.path("ws/store/hooks/pre-commit").exists() && tree.path("ws/store/HEAD").exists());

@@ -494,3 +494,16 @@ fn a_git_directory_named_by_a_git_file_is_read_only_too() {
     let staged = Command::new("git").args(["ls-files", "--stage", "sub"]).current_dir(&root).output();
     assert!(staged.expect("git ls-files").stdout.is_empty(), "a gitlink was staged");
 }
+
+/// A FIFO where `.git` is looked for (a command made it in a workspace that is no repository):
+/// the next command's sandbox reads it without blocking, and so does a server starting there.
+#[test]
+fn a_fifo_for_a_git_file_blocks_nothing() {
+    let setup = Setup::new("");
+    let root = setup.tree.root();
+    std::fs::remove_dir_all(root.join(".git")).expect("remove the set-up's repository");
+    let made = setup.run("allow", "mkfifo .git", &[], &[]);
+    assert!(succeeded(&made), "{}", describe(&made));
+    let out = setup.run("allow", "echo still-answering", &[], &[]);
+    assert!(succeeded(&out) && describe(&out).contains("still-answering"), "{}", describe(&out));
+}

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 pub use fs::{DirEntryInfo, EntryKind, Metadata};
-pub use off_limits::{UNWRITABLE_DIRS, git_dir_named_in, unwritable_component};
+pub use off_limits::{UNWRITABLE_DIRS, git_dir_named_in};
 pub use resolve::{PathError, Resolved, Target};
 
 /// The workspace root, held open. Cheap to clone.

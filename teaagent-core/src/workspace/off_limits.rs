@@ -23,12 +23,16 @@ use super::PathError;
 use super::Resolved;
 use crate::error::PathRefusal;
 
+/// The largest `.git` file git reads (its `read_gitfile_gently` refuses larger ones): one that
+/// size still names a git directory, so nothing smaller is the limit here.
+const GIT_FILE_MAX: u64 = 1 << 20;
+
 /// Directory names whose contents tools may read but never change, at any depth (compared
 /// without regard to ASCII case, as a case-insensitive file system would).
 pub const UNWRITABLE_DIRS: [&str; 2] = [".git", ".teaagent"];
 
 /// The first component of `relative` that [`UNWRITABLE_DIRS`] names, if any.
-pub fn unwritable_component(relative: &Path) -> Option<&'static str> {
+fn unwritable_component(relative: &Path) -> Option<&'static str> {
     relative.components().find_map(|c| match c {
         Component::Normal(name) => unwritable_name(name),
         _ => None,
@@ -41,9 +45,10 @@ fn unwritable_name(name: &OsStr) -> Option<&'static str> {
 }
 
 impl Resolved {
-    /// Refuses a write to what this names when it lies in git data or teaagent's settings.
+    /// Refuses a write to what this names when it lies in git data or teaagent's settings
+    /// ([`Workspace::unwritable`](super::Workspace::unwritable), judged when it was resolved).
     pub(crate) fn check_writable(&self) -> Result<(), PathError> {
-        match self.unwritable.or_else(|| unwritable_component(self.relative())) {
+        match self.unwritable {
             Some(dir) => Err(PathError::refused(PathRefusal::Unwritable, format!("`{dir}`"))),
             None => Ok(()),
         }
@@ -63,10 +68,10 @@ impl super::Workspace {
 
 /// The git directory a `.git` file in `dir` names (`gitdir: PATH`, as `git init
 /// --separate-git-dir`, a worktree and a submodule's checkout have), as spelled, joined to
-/// `dir`. The file is read only if it is a small regular file, opened without blocking (a
-/// command may have put a FIFO in its place).
+/// `dir`. The file is read only if it is a regular file no larger than git itself reads
+/// (1 MiB), opened without blocking (a command may have put a FIFO in its place).
 pub fn git_dir_named_in(dir: &Path) -> Option<PathBuf> {
-    let bytes = crate::home::read_path(&dir.join(".git"), 4096).ok().flatten()?;
+    let bytes = crate::home::read_path(&dir.join(".git"), GIT_FILE_MAX).ok().flatten()?;
     let text = String::from_utf8_lossy(&bytes);
     let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     Some(dir.join(named))

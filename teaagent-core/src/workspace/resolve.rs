@@ -169,7 +169,7 @@ impl Workspace {
             match walk() {
                 Err(PathError::Io(e)) if is_swap(&e) && attempts < 3 => attempts += 1,
                 // Where it really is (links resolved) is what is judged.
-                Ok(resolved) if self.in_home(resolved.relative()) => return Err(in_home()),
+                Ok(resolved) if self.in_home(resolved.relative()) => return Err(home_refusal()),
                 Ok(mut resolved) => {
                     resolved.unwritable = self.unwritable(resolved.relative());
                     return Ok(resolved);
@@ -211,7 +211,7 @@ impl Workspace {
 
     fn walk(&self, relative: &Path, follow_last: bool, allow_missing: bool) -> Result<Resolved, PathError> {
         if self.in_home(Path::new("")) {
-            return Err(in_home());
+            return Err(home_refusal());
         }
         let root = self.dir_handle();
         let mut queue: VecDeque<OsString> = components(relative)?;
@@ -297,7 +297,7 @@ impl Workspace {
                 FileType::Directory if !last => {
                     // Not a step into teaagent's home, not even to learn what is there.
                     if self.inner.home.as_deref().is_some_and(|home| enters(home, &stack, &name)) {
-                        return Err(in_home());
+                        return Err(home_refusal());
                     }
                     let fd = open_dir(dir.as_fd(), Path::new(&name))?;
                     stack.push((name, Arc::new(fd)));
@@ -358,7 +358,7 @@ pub(super) fn physically_beneath(root: &Path, path: &Path) -> Option<PathBuf> {
 }
 
 /// A refusal of a path in teaagent's home (see `off_limits.rs`).
-fn in_home() -> PathError {
+fn home_refusal() -> PathError {
     PathError::refused(PathRefusal::TeaagentHome, "")
 }
 
