@@ -53,7 +53,17 @@ impl RawParams {
     pub fn get(&self) -> &str {
         &self.text[self.range.clone()]
     }
+
+    /// The text of a member [`Incoming::parse_line_noting`] noted (`None`: it was absent).
+    #[cfg(any(feature = "http", test))]
+    pub(crate) fn member(&self, noted: Option<std::ops::Range<usize>>) -> Option<&str> {
+        self.get().get(noted?)
+    }
 }
+
+/// Where each member [`Incoming::parse_line_noting`] looked for lies in the params' text
+/// (`None`: absent).
+pub(crate) type NotedMembers<const N: usize> = [Option<std::ops::Range<usize>>; N];
 
 /// A response the client sent to one of the server's requests.
 #[derive(Debug)]
@@ -148,6 +158,21 @@ impl Incoming {
         }
     }
 
+    /// [`Incoming::parse_line`], and in the same pass the members `names` of its params (an
+    /// object), each where it lies in [`RawParams::get`]'s text, as [`RawParams::member`] reads
+    /// it; `None` when this reading leaves them to the caller (escaped or repeated names, a line
+    /// that `serde_json` reads: see `jsonrpc/scan.rs`).
+    #[cfg(any(feature = "http", test))]
+    pub(crate) fn parse_line_noting<const N: usize>(
+        line: Vec<u8>,
+        names: [&[u8]; N],
+    ) -> Result<(Self, Option<NotedMembers<N>>), Box<MessageRefusal>> {
+        match String::from_utf8(line) {
+            Ok(text) => Self::parse_text_noting(text, names),
+            Err(e) => Err(not_json(serde_json::from_slice::<Envelope<'_>>(e.as_bytes()).err())),
+        }
+    }
+
     /// Classifies a raw value that is already known to be valid JSON (a batch element).
     pub fn from_raw(raw: &RawValue) -> Result<Self, Box<MessageRefusal>> {
         Self::parse_text(raw.get().to_owned())
@@ -155,17 +180,29 @@ impl Incoming {
 
     /// Classifies one JSON text, which becomes the home of the message's params.
     fn parse_text(text: String) -> Result<Self, Box<MessageRefusal>> {
-        let members = match scan::members(&text) {
-            Some(members) => members,
+        Self::parse_text_noting(text, []).map(|(incoming, _)| incoming)
+    }
+
+    /// [`Incoming::parse_text`], noting the params' members `names` (see
+    /// [`Incoming::parse_line_noting`]).
+    fn parse_text_noting<const N: usize>(
+        text: String,
+        names: [&[u8]; N],
+    ) -> Result<(Self, Option<NotedMembers<N>>), Box<MessageRefusal>> {
+        let (members, noted) = match scan::members_noting_params(&text, names) {
+            Some(read) => read,
             None => match serde_json::from_str::<Envelope<'_>>(&text) {
-                Ok(envelope) => envelope.members(),
+                Ok(envelope) => (envelope.members(), None),
                 Err(e) if e.is_data() => return Err(reject(None, Unreadable::NotAMessage)),
                 Err(e) => return Err(not_json(Some(e))),
             },
         };
         let (incoming, params) = Self::classify(members)?;
-        let range = params.map(|p| params_range(&text, p));
-        Ok(incoming.with_params(range.map(|range| RawParams { text, range })))
+        let noted = params
+            .zip(noted)
+            .map(|(params, noted)| noted.map(|member| member.map(|raw| range_within(params, raw))));
+        let range = params.map(|p| range_within(&text, p));
+        Ok((incoming.with_params(range.map(|range| RawParams { text, range })), noted))
     }
 
     /// Sets the params of a request or notification ([`Incoming::classify`] leaves them out).
@@ -219,7 +256,7 @@ impl Incoming {
 }
 
 /// Where `raw`, borrowed from `text`, lies in it.
-fn params_range(text: &str, raw: &str) -> std::ops::Range<usize> {
+fn range_within(text: &str, raw: &str) -> std::ops::Range<usize> {
     let start = raw.as_ptr() as usize - text.as_ptr() as usize;
     start..start + raw.len()
 }
@@ -294,6 +331,34 @@ mod tests {
     fn the_id_is_kept_when_the_rest_is_wrong() {
         let rejected = parse(r#"{"jsonrpc":"2.0","id":42,"method":null}"#).expect_err("bad method");
         assert_eq!(rejected.id.map(|id| id.raw().to_owned()).as_deref(), Some("42"));
+    }
+
+    #[test]
+    fn the_params_members_noted_are_read_from_the_params_text() {
+        let names: [&[u8]; 3] = [b"name", b"arguments", b"uri"];
+        let noted = |line: &str| {
+            let (message, noted) = Incoming::parse_line_noting(line.as_bytes().to_vec(), names).expect(line);
+            let Incoming::Request(request) = message else { panic!("a request: {line}") };
+            let params = request.params.expect("params");
+            noted.map(|noted| noted.map(|at| params.member(at).map(str::to_owned)))
+        };
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{ "name" : "echo","arguments":{"name":"x"} }}"#;
+        assert_eq!(noted(call), Some([Some(r#""echo""#.into()), Some(r#"{"name":"x"}"#.into()), None]));
+        // Left to the caller: a name written twice or escaped, a line serde_json reads.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"n\u0061me":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"a"},"\u0078":1}"#,
+        ] {
+            assert_eq!(noted(line), None, "{line}");
+        }
+        // Params that are no object have no members.
+        let (_, none) = Incoming::parse_line_noting(
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#.to_vec(),
+            names,
+        )
+        .expect("read");
+        assert_eq!(none, None);
     }
 
     #[test]

@@ -20,8 +20,10 @@
 //! gateway's replies, `gateway/result.rs`).
 //!
 //! The gateway reads its external servers' replies with it too (`gateway/child.rs`), and the
-//! checks of a 2026-07-28 HTTP request read the members of its params they compare with the
-//! headers through [`object_members`] (`server/http/modern.rs`), on the same terms.
+//! checks of a 2026-07-28 HTTP request compare members of its params with the headers
+//! (`server/http/modern.rs`): [`members_noting_params`] notes them while it reads the envelope
+//! (one pass over the params instead of two), and [`object_members`] reads them, on the same
+//! terms, from params that reading left to `serde_json`.
 
 use crate::json_escapes::next_special;
 
@@ -44,10 +46,33 @@ pub(crate) struct Members<'a> {
 pub(crate) const MAX_DEPTH: usize = 100;
 
 /// The envelope of `text`, or `None` when `serde_json` must decide (see the module docs).
+#[cfg(any(feature = "gateway", test))]
 pub(crate) fn members(text: &str) -> Option<Members<'_>> {
-    let [jsonrpc, id, method, params, result, error] =
-        object_members(text, [b"jsonrpc", b"id", b"method", b"params", b"result", b"error"])?;
-    Some(Members { jsonrpc: unless_null(jsonrpc), id, method: unless_null(method), params, result, error })
+    members_noting_params(text, []).map(|(members, _)| members)
+}
+
+/// [`members`], and in the same pass the members `names` of the params, when they are an object:
+/// what [`object_members`] would answer for the params' text, or `None` where it would say
+/// `None` (or the params are no object). One pass instead of two for a reader that needs both
+/// (the checks of a 2026-07-28 HTTP request, `server/http/modern.rs`).
+pub(crate) fn members_noting_params<'a, const N: usize>(
+    text: &'a str,
+    names: [&[u8]; N],
+) -> Option<(Members<'a>, Option<[Option<&'a str>; N]>)> {
+    const ENVELOPE: [&[u8]; 6] = [b"jsonrpc", b"id", b"method", b"params", b"result", b"error"];
+    const PARAMS: usize = 3;
+    let mut noted = None;
+    let [jsonrpc, id, method, params, result, error] = read_object(text, ENVELOPE, |scan, at| {
+        if at == Some(PARAMS) && scan.peek() == Some(b'{') {
+            noted = scan.object_noting(2, names)?;
+            Some(())
+        } else {
+            scan.value(1)
+        }
+    })?;
+    let members =
+        Members { jsonrpc: unless_null(jsonrpc), id, method: unless_null(method), params, result, error };
+    Some((members, noted))
 }
 
 /// A member's text, `None` for a `null` (as an optional field reads it).
@@ -60,11 +85,22 @@ pub(crate) fn unless_null(raw: Option<&str>) -> Option<&str> {
 /// decide, on the terms of [`members`] (see the module docs): strict JSON, an object at the
 /// top, no escape in a key at its top level, none of `names` twice, nesting well under
 /// `serde_json`'s limit.
+#[cfg(any(feature = "http", test))]
 pub(crate) fn object_members<'a, const N: usize>(
     text: &'a str,
     names: [&[u8]; N],
 ) -> Option<[Option<&'a str>; N]> {
-    let mut scan = Scanner { bytes: text.as_bytes(), at: 0 };
+    read_object(text, names, |scan, _| scan.value(1))
+}
+
+/// [`object_members`], each member's value read by `value` (given where the member's name is in
+/// `names`, if it is).
+fn read_object<'a, const N: usize>(
+    text: &'a str,
+    names: [&[u8]; N],
+    mut value: impl FnMut(&mut Scanner<'a>, Option<usize>) -> Option<()>,
+) -> Option<[Option<&'a str>; N]> {
+    let mut scan = Scanner { text, bytes: text.as_bytes(), at: 0 };
     let mut found = [None; N];
     scan.whitespace();
     scan.expect(b'{')?;
@@ -72,14 +108,14 @@ pub(crate) fn object_members<'a, const N: usize>(
         let key = scan.plain_key()?;
         scan.colon()?;
         let start = scan.at;
-        scan.value(1)?;
-        // Both ends are ASCII bytes (a value starts and ends with one), so char boundaries.
-        let raw = text.get(start..scan.at)?;
-        if let Some(slot) = names.iter().position(|name| *name == key).map(|i| &mut found[i]) {
-            // A member named twice is `serde_json`'s to refuse.
-            if slot.replace(raw).is_some() {
-                return None;
-            }
+        let at = names.iter().position(|name| *name == key);
+        value(scan, at)?;
+        let raw = scan.since(start)?;
+        // A member named twice is `serde_json`'s to refuse.
+        if let Some(slot) = at.map(|i| &mut found[i])
+            && slot.replace(raw).is_some()
+        {
+            return None;
         }
         Some(())
     })?;
@@ -88,11 +124,18 @@ pub(crate) fn object_members<'a, const N: usize>(
 }
 
 struct Scanner<'a> {
+    text: &'a str,
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Scanner<'a> {
+    /// The text from `start` to here (both ends are ASCII bytes where a value starts and ends,
+    /// so char boundaries).
+    fn since(&self, start: usize) -> Option<&'a str> {
+        self.text.get(start..self.at)
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -168,6 +211,44 @@ impl<'a> Scanner<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// An object nested `depth` levels deep, its members `names` noted on the terms of
+    /// [`object_members`]: `None` when it is not valid JSON (the whole reading fails),
+    /// `Some(None)` when it is but `object_members` would leave it to `serde_json` (an escape in
+    /// a key at its top level, one of `names` twice).
+    fn object_noting<const N: usize>(
+        &mut self,
+        depth: usize,
+        names: [&[u8]; N],
+    ) -> Option<Option<[Option<&'a str>; N]>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.expect(b'{')?;
+        let mut noted = Some([None; N]);
+        self.items(b'}', |scan| {
+            let key_at = scan.at;
+            let key = scan.plain_key();
+            if key.is_none() {
+                // Valid or not, that is the string's to say; noted, nothing.
+                scan.at = key_at;
+                scan.string()?;
+                noted = None;
+            }
+            scan.colon()?;
+            let start = scan.at;
+            scan.value(depth)?;
+            let raw = scan.since(start)?;
+            if let (Some(key), Some(slots)) = (key, noted.as_mut())
+                && let Some(slot) = names.iter().position(|name| *name == key).map(|i| &mut slots[i])
+                && slot.replace(raw).is_some()
+            {
+                noted = None;
+            }
+            Some(())
+        })?;
+        Some(noted)
     }
 
     fn object(&mut self, depth: usize) -> Option<()> {

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::Envelope;
-use crate::jsonrpc::scan::{Members, members, tests::MESSAGES};
+use crate::jsonrpc::scan::{Members, members, members_noting_params, object_members, tests::MESSAGES};
 
 /// What `serde_json` makes of `text`'s envelope (`None`: it refuses the line).
 fn by_serde(text: &str) -> Option<Members<'_>> {
@@ -18,7 +18,21 @@ fn agrees(text: &str) -> bool {
     if ours.is_some() {
         assert_eq!(ours, by_serde(text), "the scanner read {text:?} otherwise than serde_json");
     }
+    notes_alike(text);
     ours.is_some()
+}
+
+/// The params' members noted while reading the envelope are what [`object_members`] reads of
+/// the params' own text (both `None` where it leaves them to `serde_json`), and the envelope is
+/// the one [`members`] reads.
+fn notes_alike(text: &str) {
+    const NAMES: [&[u8]; 4] = [b"name", b"arguments", b"_meta", b"x"];
+    let read = members_noting_params(text, NAMES);
+    assert_eq!(read.map(|(envelope, _)| envelope), members(text), "{text:?}");
+    if let Some((envelope, noted)) = read {
+        let params = envelope.params.filter(|p| p.starts_with('{'));
+        assert_eq!(noted, params.and_then(|p| object_members(p, NAMES)), "the params of {text:?}");
+    }
 }
 
 #[test]

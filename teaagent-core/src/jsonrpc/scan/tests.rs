@@ -11,6 +11,7 @@ pub(crate) const MESSAGES: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":null,"method":null,"params":[],"x":{"jsonrpc":1}}"#,
     r#"{"jsonrpc":null,"id":2,"error":null,"result":null}"#,
     r#"{}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"x":1},"name":"a","arguments":{"name":"b"},"x":[{"x":2}]}}"#,
 ];
 
 #[test]

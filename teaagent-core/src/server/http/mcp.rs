@@ -10,7 +10,7 @@ use super::Endpoint;
 use super::Reply;
 use super::answer::{Route, answer};
 use super::legacy;
-use super::modern::modern_checks;
+use super::modern::{READ_MEMBERS, modern_checks};
 use super::reply::{empty, refused, rpc_error};
 use super::request::{names, read_body, text};
 use crate::error::{Error, InvalidRequest};
@@ -47,8 +47,9 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         return rpc_error(StatusCode::BAD_REQUEST, None, &error);
     }
     // The body's own buffer when nothing else holds it (a large body is not copied again).
-    let message = match Message::parse_line(Vec::from(body)) {
-        Ok(message) => message,
+    // The params' members the modern checks compare are noted in the same pass.
+    let (message, noted) = match Message::parse_line_noting(Vec::from(body), READ_MEMBERS) {
+        Ok(read) => read,
         Err(rejected) => {
             return rpc_error(StatusCode::BAD_REQUEST, rejected.id.as_ref(), &Error::from(&rejected.reason));
         }
@@ -93,6 +94,7 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         header_version.as_deref(),
         &request.method,
         request.params.as_ref(),
+        noted,
         &endpoint.shared.registry,
         &endpoint.callers,
     ) {

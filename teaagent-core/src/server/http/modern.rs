@@ -12,6 +12,7 @@ use super::callers::Callers;
 use super::param_headers::check_param_headers;
 use super::request::{names, text};
 use crate::error::Error;
+use crate::jsonrpc::message::NotedMembers;
 use crate::jsonrpc::{RawParams, scan};
 use crate::mcp::ProtocolVersion;
 use crate::mcp::modern::{META_PROTOCOL_VERSION, ModernMeta};
@@ -27,13 +28,18 @@ pub(super) fn modern_checks(
     header_version: Option<&str>,
     method: &str,
     params: Option<&RawParams>,
+    noted: Option<NotedMembers<5>>,
     registry: &Registry,
     callers: &Callers,
 ) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
-    // One pass over the params for everything compared (a large argument is skipped, not built).
-    let read = read_params(params.map(RawParams::get)).map_err(bad)?;
+    // What the message's own reading noted of the params, or one pass over them for everything
+    // compared (a large argument is skipped, not built).
+    let read = match (params, noted) {
+        (Some(params), Some(noted)) => Read::noted(params, noted),
+        _ => read_params(params.map(RawParams::get)).map_err(bad)?,
+    };
     let invalid = |details: String| {
         bad(Error::InvalidParams { reason: crate::error::ParamsProblem::InvalidMeta, details })
     };
@@ -155,12 +161,23 @@ struct ReadBySerde<'a> {
     task_id: Option<&'a RawValue>,
 }
 
+/// The members of the params [`Read`] holds, in its order: what the message's reading notes
+/// (`Incoming::parse_line_noting`) for [`modern_checks`].
+pub(super) const READ_MEMBERS: [&[u8]; 5] = [b"_meta", b"name", b"uri", b"arguments", b"taskId"];
+
+impl<'a> Read<'a> {
+    /// The members found where they were noted in `params`' text.
+    fn noted(params: &'a RawParams, noted: NotedMembers<5>) -> Self {
+        let [meta, name, uri, arguments, task_id] = noted.map(|at| scan::unless_null(params.member(at)));
+        Read { meta, name, uri, arguments, task_id }
+    }
+}
+
 /// One pass over the params: `jsonrpc::scan`'s where it is sure to read them as `serde_json`
 /// does (most requests: a third of the instructions), `serde_json`'s otherwise, with its errors.
 fn read_params(params: Option<&str>) -> Result<Read<'_>, Error> {
     let Some(params) = params else { return Ok(Read::default()) };
-    let names = [b"_meta".as_slice(), b"name", b"uri", b"arguments", b"taskId"];
-    if let Some(found) = scan::object_members(params, names) {
+    if let Some(found) = scan::object_members(params, READ_MEMBERS) {
         let [meta, name, uri, arguments, task_id] = found.map(scan::unless_null);
         return Ok(Read { meta, name, uri, arguments, task_id });
     }
