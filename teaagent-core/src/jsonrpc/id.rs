@@ -17,14 +17,44 @@ pub struct RequestId(Arc<Id>);
 
 struct Id {
     /// The id's JSON text (a string or an integer, checked by [`IdKey::is_id`]).
-    raw: Box<str>,
+    raw: Raw,
     /// Made when first asked for: most requests are answered without it.
     key: OnceLock<IdKey>,
 }
 
 impl Id {
-    fn new(raw: Box<str>, key: Option<IdKey>) -> Self {
+    fn new(raw: Raw, key: Option<IdKey>) -> Self {
         Self { raw, key: key.map(OnceLock::from).unwrap_or_default() }
+    }
+}
+
+/// Longest id text kept in place (most ids are a counter's few digits, or a short string).
+const SHORT: usize = 22;
+
+/// An id's JSON text: in place when short, so that such an id costs one allocation, not two.
+enum Raw {
+    Short { len: u8, bytes: [u8; SHORT] },
+    Long(Box<str>),
+}
+
+impl Raw {
+    fn of(text: &str) -> Self {
+        match u8::try_from(text.len()) {
+            Ok(len) if text.len() <= SHORT => {
+                let mut bytes = [0; SHORT];
+                bytes[..text.len()].copy_from_slice(text.as_bytes());
+                Raw::Short { len, bytes }
+            }
+            _ => Raw::Long(text.into()),
+        }
+    }
+
+    fn get(&self) -> &str {
+        match self {
+            // A whole `str`'s bytes, copied: always UTF-8.
+            Raw::Short { len, bytes } => std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default(),
+            Raw::Long(text) => text,
+        }
     }
 }
 
@@ -42,34 +72,38 @@ impl RequestId {
     /// Anything else (`null`, floats, booleans, objects) is `None`.
     pub fn from_raw(raw: Box<RawValue>) -> Option<Self> {
         let key = IdKey::of(raw.get())?;
-        Some(Self(Arc::new(Id::new(raw.into(), Some(key)))))
+        let raw = match raw.get().len() {
+            ..=SHORT => Raw::of(raw.get()),
+            _ => Raw::Long(raw.into()),
+        };
+        Some(Self(Arc::new(Id::new(raw, Some(key)))))
     }
 
     /// [`RequestId::from_raw`] of an id's JSON text, as a message's member is read (only a
     /// string or an integer is one: anything else, valid JSON or not, is `None`). The text must
     /// be valid JSON (the message was read whole); its key is made when first asked for.
     pub(crate) fn from_text(raw: &str) -> Option<Self> {
-        IdKey::is_id(raw).then(|| Self(Arc::new(Id::new(raw.into(), None))))
+        IdKey::is_id(raw).then(|| Self(Arc::new(Id::new(Raw::of(raw), None))))
     }
 
     /// An id of the server's own (for requests the server sends to the client).
     pub fn server(n: u64) -> Self {
         let text = format!("\"teaagent-{n}\"");
         let key = IdKey::String(format!("teaagent-{n}"));
-        Self(Arc::new(Id::new(text.into_boxed_str(), Some(key))))
+        Self(Arc::new(Id::new(Raw::of(&text), Some(key))))
     }
 
     /// The JSON text to echo.
     pub fn raw(&self) -> &str {
-        &self.0.raw
+        self.0.raw.get()
     }
 
     /// The normalised key.
     pub fn key(&self) -> &IdKey {
-        self.0.key.get_or_init(|| match IdKey::of(&self.0.raw) {
+        self.0.key.get_or_init(|| match IdKey::of(self.0.raw.get()) {
             Some(key) => key,
             // (`from_text` took only what `IdKey::is_id` accepts, and that is what `of` reads.)
-            None => IdKey::String(self.0.raw.to_string()),
+            None => IdKey::String(self.0.raw.get().to_owned()),
         })
     }
 }
@@ -167,6 +201,21 @@ mod tests {
             assert_eq!(late.raw(), text);
             assert_eq!(Some(late.key()), IdKey::of(text).as_ref(), "{text}");
         }
+    }
+
+    #[test]
+    fn ids_short_and_long_keep_their_text() {
+        for len in [1, SHORT - 1, SHORT, SHORT + 1, 200] {
+            let digits = "1".repeat(len);
+            let quoted = format!("\"{}\"", "é".repeat(len / 2));
+            for text in [digits.as_str(), quoted.as_str()] {
+                let read = RequestId::from_text(text).expect("an id");
+                let given = RequestId::from_raw(raw(text)).expect("an id");
+                assert_eq!((read.raw(), given.raw()), (text, text));
+                assert_eq!(read.key(), given.key());
+            }
+        }
+        assert_eq!(RequestId::server(7).raw(), "\"teaagent-7\"");
     }
 
     #[test]

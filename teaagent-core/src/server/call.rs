@@ -87,7 +87,7 @@ use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::ClientCapability;
+use crate::tool::inputs::{ClientCapability, Declared};
 use crate::tool::{ParamRole, ToolContext, ToolDef};
 use admit::{AdmitOutcome, Admitted, admit};
 use paths::{ForeignCheck, PathArg, confine_paths, foreign_paths, lexical};
@@ -188,7 +188,7 @@ async fn checked_call(
             resolved,
             id: id.clone(),
             peer: caller.peer.clone(),
-            capabilities: client.map(|c| c.capabilities.clone()).unwrap_or_default(),
+            declared: client.map(|c| Declared::of(&c.capabilities)).unwrap_or_default(),
             recorded: task::Recorded {
                 tool: Arc::clone(&tool),
                 digest,

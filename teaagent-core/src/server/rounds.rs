@@ -13,7 +13,7 @@ use crate::mcp::modern::InputRequiredResult;
 use crate::policy::request_state::{Binding, Carried, MAX_ROUNDS, Reservation, StateRefusal};
 use crate::session::Peer;
 use crate::session::peer::SessionInfo;
-use crate::tool::inputs::{ClientCapability, Inputs, Mode, Pending, tool_answers};
+use crate::tool::inputs::{ClientCapability, Declared, Inputs, Mode, Pending, tool_answers};
 
 /// Opens the `requestState` a modern retry carries (module `crate::policy::request_state`): it
 /// must verify, be unexpired and unused, and match the call as it is now (`binding`), else
@@ -51,7 +51,7 @@ pub(crate) fn inputs_for(
 ) -> Arc<Inputs> {
     Arc::new(Inputs::new(match client.filter(|c| c.version.is_modern()) {
         Some(modern) => Mode::Modern {
-            capabilities: Box::new(modern.capabilities.clone()),
+            declared: Declared::of(&modern.capabilities),
             responses: tool_answers(responses),
             asked: carried.asked,
             carried: carried.answers,

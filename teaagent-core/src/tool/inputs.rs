@@ -93,6 +93,28 @@ impl ClientCapability {
     }
 }
 
+/// The [`ClientCapability`]s a client declared (what a call needs of its capabilities: a few
+/// bits, not a copy of them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Declared(u8);
+
+impl Declared {
+    /// Those `capabilities` declares.
+    pub(crate) fn of(capabilities: &ClientCapabilities) -> Self {
+        let all = [ClientCapability::Elicitation, ClientCapability::Sampling, ClientCapability::Roots];
+        Self(all.into_iter().filter(|c| c.declared_in(capabilities)).fold(0, |bits, c| bits | Self::bit(c)))
+    }
+
+    /// Whether it is one of them.
+    pub(crate) fn contains(self, capability: ClientCapability) -> bool {
+        self.0 & Self::bit(capability) != 0
+    }
+
+    fn bit(capability: ClientCapability) -> u8 {
+        1 << capability as u8
+    }
+}
+
 /// A question for the client.
 ///
 /// ```
@@ -263,8 +285,8 @@ pub(crate) fn tool_answers(responses: JsonObject) -> JsonObject {
 }
 
 /// How a call's questions reach the client.
-// Made for every call: the capabilities, large and only in the modern era's and tasks' variants,
-// are boxed, so that a legacy call (most of them) moves a small value.
+// Made for every call: what the client declared is kept as a few bits, not a copy of its
+// capabilities.
 pub(crate) enum Mode {
     /// Nobody to ask.
     None,
@@ -279,7 +301,7 @@ pub(crate) enum Mode {
     /// question asked under it: its digest), and those of earlier rounds from the sealed state
     /// (`carried`, by key: `{"q": digest, "a": answer}`).
     Modern {
-        capabilities: Box<ClientCapabilities>,
+        declared: Declared,
         responses: JsonObject,
         asked: std::collections::BTreeMap<String, String>,
         carried: JsonObject,
@@ -287,7 +309,7 @@ pub(crate) enum Mode {
     /// A task's tool: questions are posted on its board and the tool waits there for the
     /// client's answers (`tasks/update`), until the task is cancelled.
     Task {
-        capabilities: Box<ClientCapabilities>,
+        declared: Declared,
         board: std::sync::Arc<super::board::TaskBoard>,
         cancel: tokio_util::sync::CancellationToken,
     },
@@ -355,9 +377,7 @@ impl Inputs {
             Mode::Legacy { session, peer, .. } => {
                 peer.can_request() && capability.declared_in(&session.capabilities)
             }
-            Mode::Modern { capabilities, .. } | Mode::Task { capabilities, .. } => {
-                capability.declared_in(capabilities)
-            }
+            Mode::Modern { declared, .. } | Mode::Task { declared, .. } => declared.contains(capability),
         }
     }
 
@@ -503,7 +523,7 @@ mod tests {
         // A carried answer to another question (same key) does not count.
         carried.insert("other".into(), json!({"q": "not this question", "a": {"roots": []}}));
         let inputs = Inputs::new(Mode::Modern {
-            capabilities: Box::new(caps(json!({"elicitation": {}, "roots": {}, "sampling": {}}))),
+            declared: Declared::of(&caps(json!({"elicitation": {}, "roots": {}, "sampling": {}}))),
             responses,
             asked,
             carried,
@@ -553,7 +573,7 @@ mod tests {
     #[test]
     fn an_undeclared_capability_is_never_asked() {
         let inputs = Inputs::new(Mode::Modern {
-            capabilities: Box::new(caps(json!({"sampling": {}}))),
+            declared: Declared::of(&caps(json!({"sampling": {}}))),
             responses: JsonObject::new(),
             asked: Default::default(),
             carried: JsonObject::new(),

@@ -102,7 +102,13 @@ pub(super) async fn admit<'a>(
     let modern_part = match modern {
         // Boxed: only a modern call gets here.
         Some(_) => {
-            Some(Box::new(Box::pin(modern_admission(shared, name, paths, caller, digest, answers)).await?))
+            let (responses, state) = answers;
+            let mut part = Box::new(modern_admission(name, paths, caller, digest, responses)?);
+            if let Some(state) = state {
+                // Boxed: only a retry carries a state, and the future would grow every call's.
+                part.earlier = Some(Box::pin(open_earlier(shared, name, &part.binding, &state)).await?);
+            }
+            Some(part)
         }
         None => None,
     };
@@ -205,17 +211,16 @@ pub(super) async fn admit<'a>(
     Ok(AdmitOutcome::Run(Admitted { modern: modern_part, approved_now, turn, resolved, allowed_by }))
 }
 
-/// A modern call's part of its admission: its retry's answers read, what its round-trip states
-/// are bound to, and the state of its earlier round opened and held (`digest`, `answers`: as for
-/// [`admit`]).
-async fn modern_admission<'a>(
-    shared: &'a Shared,
+/// A modern call's part of its admission: its retry's answers read, and what its round-trip
+/// states are bound to (`digest`: as for [`admit`]); the state of its earlier round is opened by
+/// [`open_earlier`].
+fn modern_admission<'a>(
     name: &str,
     paths: &[PathArg],
     caller: &Caller,
     digest: Option<&str>,
-    (responses, state): super::Answers,
-) -> Result<ModernAdmission<'a>, Refusal> {
+    responses: Option<Box<serde_json::Value>>,
+) -> Result<ModernAdmission<'a>, Error> {
     let responses = crate::tool::inputs::responses(responses.map(|r| *r))?;
     let binding = Binding {
         tool: name.to_owned(),
@@ -223,20 +228,23 @@ async fn modern_admission<'a>(
         targets: targets_digest(paths),
         principal: caller.principal.as_deref().unwrap_or_default().to_owned(),
     };
-    let earlier = match state {
-        Some(state) => {
-            let what = format!("this call to `{name}`");
-            let opened = open_state(shared, &what, &binding, &state).await;
-            Some(opened.map_err(|(refusal, error)| {
-                Refusal::audited(
-                    error,
-                    format!("requestState refused: {refusal}"),
-                    "refused",
-                    RefusalRule::RequestState,
-                )
-            })?)
-        }
-        None => None,
-    };
-    Ok(ModernAdmission { responses, binding, earlier })
+    Ok(ModernAdmission { responses, binding, earlier: None })
+}
+
+/// The `requestState` of a modern call's earlier round, opened and held for this call.
+async fn open_earlier<'a>(
+    shared: &'a Shared,
+    name: &str,
+    binding: &Binding,
+    state: &serde_json::Value,
+) -> Result<Reservation<'a>, Refusal> {
+    let what = format!("this call to `{name}`");
+    open_state(shared, &what, binding, state).await.map_err(|(refusal, error)| {
+        Refusal::audited(
+            error,
+            format!("requestState refused: {refusal}"),
+            "refused",
+            RefusalRule::RequestState,
+        )
+    })
 }

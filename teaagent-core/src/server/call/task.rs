@@ -25,15 +25,15 @@ use super::CallOutcome;
 use crate::error::{Error, Failure};
 use crate::jsonrpc::RequestId;
 use crate::mcp::CallToolResult;
+use crate::mcp::JsonObject;
 use crate::mcp::tasks::LegacyTask;
-use crate::mcp::{ClientCapabilities, JsonObject};
 use crate::policy::Completion;
 use crate::server::shared::Shared;
 use crate::server::tasks::{Ending, TaskRecord};
 use crate::session::{Caller, Peer};
 use crate::task::CatchUnwindExt as _;
 use crate::tool::escalation::BecameTask;
-use crate::tool::inputs::{Inputs, Mode};
+use crate::tool::inputs::{Declared, Inputs, Mode};
 use crate::tool::{ToolContext, ToolDef, ToolFuture};
 use crate::workspace::Resolved;
 
@@ -45,7 +45,8 @@ pub(super) struct TaskRun {
     pub(super) resolved: Vec<(String, Resolved, Resolved)>,
     pub(super) id: RequestId,
     pub(super) peer: Peer,
-    pub(super) capabilities: ClientCapabilities,
+    /// What its client can be asked.
+    pub(super) declared: Declared,
     /// Protocol 2025-11-25: the session its questions go to as requests (there is no
     /// `tasks/update` in that era).
     pub(super) legacy: Option<Arc<crate::server::SessionInfo>>,
@@ -120,7 +121,7 @@ async fn drive(shared: &Shared, record: &TaskRecord, tool: &str, run: impl Futur
 
 /// The run: a turn, the handler under its timeout, its ending.
 async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
-    let TaskRun { recorded, args, resolved, id, peer, capabilities, legacy } = run;
+    let TaskRun { recorded, args, resolved, id, peer, declared, legacy } = run;
     let tool = &recorded.tool;
     let name = tool.name();
     let _turn = match shared.turn(name).await {
@@ -136,11 +137,7 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
         Some(session) => {
             Mode::Legacy { peer: peer.clone(), session, deadline: Some(Instant::now() + timeout) }
         }
-        None => Mode::Task {
-            capabilities: Box::new(capabilities),
-            board: Arc::clone(&record.board),
-            cancel: cancel.clone(),
-        },
+        None => Mode::Task { declared, board: Arc::clone(&record.board), cancel: cancel.clone() },
     };
     let inputs = Inputs::new(mode);
     let ctx = ToolContext::new(

@@ -85,10 +85,11 @@ pub(super) async fn answer(
     if endpoint.stopping.is_cancelled() {
         cancel.cancel();
     }
-    let key = id.key().clone();
     // A legacy session's call is in its table before it starts: a `notifications/cancelled`
-    // finds it, and a second request with its id is refused.
-    if let Some(session) = &session
+    // finds it, and a second request with its id is refused. (Only a session's call needs its
+    // id's key.)
+    let in_session = session.as_ref().map(|session| (session.clone(), id.key().clone()));
+    if let Some((session, key)) = &in_session
         && !session.started(key.clone(), cancel.clone())
     {
         let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
@@ -125,18 +126,15 @@ pub(super) async fn answer(
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
             let task = endpoint.shared.tracker.spawn(handling);
-            if let Some(session) = &session {
-                session.running(&key, task.abort_handle());
+            if let Some((session, key)) = &in_session {
+                session.running(key, task.abort_handle());
             }
             Some(task.abort_handle())
         }
     };
     let done = running.is_none();
     // Dropped with the answer (the client left, in either form): the call is cancelled.
-    let call = CancelOnDrop {
-        call: running.map(|abort| (cancel, abort)),
-        session: session.as_ref().map(|s| (s.clone(), key.clone())),
-    };
+    let call = CancelOnDrop { call: running.map(|abort| (cancel, abort)), session: in_session };
     let mut early: Vec<Vec<u8>> = Vec::new();
     let ended = if done {
         // Done in its first poll: its line was sent, or it was cancelled (no timer, no wait).
