@@ -149,6 +149,53 @@ fn every_refusal_has_its_status_and_code() {
     assert!(!r.body.contains("top secret"));
 }
 
+/// The `Mcp-Name` header is compared with the name `serde_json` reads from the body, however the
+/// body writes it: escapes in the keys (of the params, or of the envelope, which leaves the
+/// params to `serde_json`), escapes in the value, members in any order with any spacing; and a
+/// name written twice is refused, whichever one the header repeats.
+#[test]
+fn the_name_a_header_repeats_is_the_bodys_however_it_is_written() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let call = request(5, "tools/call", json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}));
+    let meta = call["params"]["_meta"].to_string();
+    let send = |name: &str, body: &str| {
+        let mut hs = modern_headers(&call);
+        hs.retain(|(k, _)| !k.eq_ignore_ascii_case("Mcp-Name"));
+        hs.push(("Mcp-Name".to_owned(), name.to_owned()));
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, body.as_bytes())
+    };
+    let code = |r: &Reply| r.json()["error"]["code"].as_i64().unwrap_or(0);
+    let args = r#"{"path":"src/a.txt"}"#;
+    for body in [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"n\u0061me":"read_file","arguments":{args},"_meta":{meta}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","p\u0061rams":{{"name":"read\u005ffile","arguments":{args},"_meta":{meta}}}}}"#
+        ),
+        format!(
+            r#" {{ "params" : {{ "_meta" : {meta} , "arguments" : {args} , "name" : "read_file" }} , "method" : "tools/call" , "id" : 5 , "jsonrpc" : "2.0" }} "#
+        ),
+    ] {
+        let r = send("read_file", &body);
+        assert_eq!(
+            (r.status, r.json()["result"]["content"][0]["text"].clone()),
+            (200, json!("hello\n")),
+            "{body}: {r:?}"
+        );
+        let r = send("write_file", &body);
+        assert_eq!((r.status, code(&r)), (400, -32020), "{body}: {r:?}");
+    }
+    let twice = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"write_file","name":"read_file","arguments":{args},"_meta":{meta}}}}}"#
+    );
+    for name in ["read_file", "write_file"] {
+        let r = send(name, &twice);
+        assert_eq!((r.status, code(&r)), (400, -32602), "{name}: {r:?}");
+    }
+}
 #[test]
 fn dns_rebinding_is_refused_by_host_and_origin() {
     let (tree, home) = (Tree::new(), Tree::new());
