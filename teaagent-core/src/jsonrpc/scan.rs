@@ -63,7 +63,8 @@ pub(crate) fn members_noting_params<'a, const N: usize>(
     const PARAMS: usize = 3;
     let mut noted = None;
     let [jsonrpc, id, method, params, result, error] = read_object(text, ENVELOPE, |scan, at| {
-        if at == Some(PARAMS) && scan.peek() == Some(b'{') {
+        // (With no names to note, the params are read as any other value.)
+        if N > 0 && at == Some(PARAMS) && scan.peek() == Some(b'{') {
             noted = scan.object_noting(2, names)?;
             Some(())
         } else {
