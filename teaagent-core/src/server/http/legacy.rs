@@ -132,7 +132,7 @@ impl Sessions {
         tracing::info!("legacy session opened over HTTP");
         let mut reply = json(StatusCode::OK, line);
         if let Ok(value) = HeaderValue::from_str(&id) {
-            reply.headers_mut().insert(super::request::names::SESSION_ID, value);
+            reply.headers_mut().insert(super::request::SESSION_ID, value);
         }
         reply
     }

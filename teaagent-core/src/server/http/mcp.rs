@@ -12,7 +12,7 @@ use super::answer::{Route, answer};
 use super::legacy;
 use super::modern::{READ_MEMBERS, modern_checks};
 use super::reply::{empty, refused, rpc_error};
-use super::request::{names, read_body, text};
+use super::request::{McpHeaders, read_body, text};
 use crate::error::{Error, InvalidRequest};
 use crate::jsonrpc::Incoming as Message;
 use crate::mcp::ProtocolVersion;
@@ -22,7 +22,8 @@ use crate::server::era::modern_meta;
 pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth: Authenticated) -> Reply {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
-    let session_id = text(headers, &names::SESSION_ID);
+    let mcp = McpHeaders::of(headers);
+    let session_id = text(mcp.session_id);
     // A legacy session's notification stream and its end.
     if let Some(id) = &session_id {
         if parts.method == Method::GET {
@@ -55,7 +56,7 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
         }
     };
     // The era, per request (the `http` module docs, "Both eras").
-    let header_version = text(headers, &names::PROTOCOL_VERSION);
+    let header_version = text(mcp.protocol_version);
     let legacy_header =
         header_version.as_deref().is_some_and(|v| ProtocolVersion::LEGACY.iter().any(|l| l.as_str() == v));
     let modern_header = header_version.is_some() && !legacy_header;
@@ -91,7 +92,7 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
     };
     let caller = match modern_checks(
         headers,
-        header_version.as_deref(),
+        &mcp,
         &request.method,
         request.params.as_ref(),
         noted,

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::callers::Callers;
 use super::param_headers::check_param_headers;
-use super::request::{names, text};
+use super::request::{McpHeaders, text};
 use crate::error::Error;
 use crate::jsonrpc::message::NotedMembers;
 use crate::jsonrpc::{RawParams, scan};
@@ -20,12 +20,13 @@ use crate::registry::Registry;
 use crate::server::era::{REMOVED_IN_MODERN, modern_caller};
 use crate::session::SessionInfo;
 
-/// The modern checks of the `http` module docs' table, in order (`header_version`: the request's
-/// `MCP-Protocol-Version`, as [`text`] reads it); the caller's session on success.
-/// A `_meta` seen before is not read again: its caller is remembered (`callers.rs`).
+/// The modern checks of the `http` module docs' table, in order (`mcp`: the request's MCP
+/// headers, `noted`: its params' [`READ_MEMBERS`] as its reading noted them, if it did); the
+/// caller's session on success. A `_meta` seen before is not read again: its caller is
+/// remembered (`callers.rs`).
 pub(super) fn modern_checks(
     headers: &HeaderMap,
-    header_version: Option<&str>,
+    mcp: &McpHeaders<'_>,
     method: &str,
     params: Option<&RawParams>,
     noted: Option<NotedMembers<5>>,
@@ -67,7 +68,7 @@ pub(super) fn modern_checks(
             "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
         ));
     }
-    match header_version {
+    match text(mcp.protocol_version).as_deref() {
         None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
         Some(v) if v != meta_version => {
             return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
@@ -77,7 +78,7 @@ pub(super) fn modern_checks(
     if !ProtocolVersion::MODERN.iter().any(|v| v.as_str() == meta_version) {
         return Err(bad(Error::UnsupportedVersion { requested: meta_version.to_owned() }));
     }
-    match text(headers, &names::METHOD) {
+    match text(mcp.method) {
         None => return Err(mismatch("the Mcp-Method header is missing".into())),
         Some(m) if m != method => {
             return Err(mismatch(format!("Mcp-Method is {m:?}, but the body's method is {method:?}")));
@@ -94,7 +95,7 @@ pub(super) fn modern_checks(
             _ => ("name", read.name),
         };
         let named = named.and_then(|raw| serde_json::from_str::<String>(raw).ok());
-        match (text(headers, &names::NAME), named) {
+        match (text(mcp.name), named) {
             (None, _) => return Err(mismatch("the Mcp-Name header is missing".into())),
             (Some(h), Some(b)) if h == b => {
                 if method == "tools/call" {

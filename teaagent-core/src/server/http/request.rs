@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::StatusCode;
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap};
+use hyper::header::{self, HeaderMap, HeaderValue};
 
 use super::Endpoint;
 use super::Reply;
@@ -94,26 +94,42 @@ impl Accepts {
     }
 }
 
-/// The MCP headers a request may carry, named once (a name given as text is parsed again at each
-/// look-up).
-pub(super) mod names {
-    use hyper::header::HeaderName;
+/// `Mcp-Session-Id`, named once (a name given as text is parsed again at each use).
+pub(super) const SESSION_ID: header::HeaderName = header::HeaderName::from_static("mcp-session-id");
 
-    /// `Mcp-Protocol-Version`.
-    pub(in crate::server::http) const PROTOCOL_VERSION: HeaderName =
-        HeaderName::from_static("mcp-protocol-version");
-    /// `Mcp-Session-Id`.
-    pub(in crate::server::http) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-    /// `Mcp-Method`.
-    pub(in crate::server::http) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
-    /// `Mcp-Name`.
-    pub(in crate::server::http) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// The MCP headers of a request (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name`), found in one pass over its headers: a look-up by name hashes the name each time,
+/// and a request carries a handful of headers. Each is the first of its name, as
+/// [`HeaderMap::get`] gives it; read each as text with [`text`].
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct McpHeaders<'h> {
+    pub(super) session_id: Option<&'h HeaderValue>,
+    pub(super) protocol_version: Option<&'h HeaderValue>,
+    pub(super) method: Option<&'h HeaderValue>,
+    pub(super) name: Option<&'h HeaderValue>,
+}
+
+impl<'h> McpHeaders<'h> {
+    pub(super) fn of(headers: &'h HeaderMap) -> Self {
+        let mut found = Self::default();
+        for (name, value) in headers {
+            let slot = match name.as_str() {
+                "mcp-session-id" => &mut found.session_id,
+                "mcp-protocol-version" => &mut found.protocol_version,
+                "mcp-method" => &mut found.method,
+                "mcp-name" => &mut found.name,
+                _ => continue,
+            };
+            slot.get_or_insert(value);
+        }
+        found
+    }
 }
 
 /// A header's value as text, with `=?base64?…?=` decoded, trimmed (borrowed from the headers
 /// unless it was encoded).
-pub(super) fn text<'h>(headers: &'h HeaderMap, name: &header::HeaderName) -> Option<Cow<'h, str>> {
-    let raw = headers.get(name)?.to_str().ok()?.trim();
+pub(super) fn text(value: Option<&HeaderValue>) -> Option<Cow<'_, str>> {
+    let raw = value?.to_str().ok()?.trim();
     if let Some(encoded) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         return decode_base64(encoded).and_then(|bytes| String::from_utf8(bytes).ok()).map(Cow::Owned);
     }
