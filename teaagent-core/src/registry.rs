@@ -42,6 +42,14 @@ use prepare::prepare;
 #[cfg(feature = "gateway")]
 pub(crate) use prepare::prepare_alone;
 
+/// Each tool's place by its name. Every call looks its tool up here by the name the client
+/// chose, so the hash is foldhash's: a few instructions for a short name where std's SipHash took
+/// ~160 a call. It is seeded per process (address-space randomization and the clock), so names
+/// that collide cannot be written down in advance; a client's name only looks up, and the names
+/// stored are the server's tools and its external servers' listed ones (bounded in number). No
+/// new crate: serde_json already builds foldhash.
+type ByName = HashMap<String, usize, foldhash::fast::RandomState>;
+
 /// The checked, immutable set of tools a server offers.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -59,7 +67,7 @@ struct Inner {
     warned: Vec<AtomicBool>,
     /// Each tool's arguments mirrored into headers (same order as `tools`).
     headers: Vec<Vec<HeaderParam>>,
-    by_name: HashMap<String, usize>,
+    by_name: ByName,
     /// `tools/list` entries, serialised once.
     listing: Vec<Box<RawValue>>,
     fingerprint: u64,
@@ -346,7 +354,7 @@ impl RegistryBuilder {
         let mut seen = std::collections::HashSet::new();
         self.defs.retain(|d| seen.insert((d.name().to_owned(), d.origin().to_owned())));
         let mut problems = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
+        let mut by_name = ByName::default();
         for (i, def) in self.defs.iter().enumerate() {
             if let Some(&first) = by_name.get(def.name()) {
                 problems.push(format!(
@@ -396,7 +404,7 @@ impl Registry {
                 outputs: Vec::new(),
                 warned: Vec::new(),
                 headers: Vec::new(),
-                by_name: HashMap::new(),
+                by_name: ByName::default(),
                 listing: Vec::new(),
                 fingerprint: fingerprint(std::iter::empty()),
             }),
