@@ -73,6 +73,20 @@ fn mangled_messages_never_read_otherwise() {
     assert!(tried > 10_000 && read > 1_000, "{read} of {tried} variants read by the scanner");
 }
 
+/// Nesting in the params at the envelope reading's limit and past it: the members noted (or
+/// not) are still what `object_members` reads, and past the limit `serde_json` reads the line.
+#[test]
+fn params_nested_at_and_past_the_limit_are_noted_alike() {
+    use crate::jsonrpc::scan::MAX_DEPTH;
+    for depth in [MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, 150] {
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"name":"a","x":{nested}}}}}"#);
+        agrees(&text);
+        let noted = members_noting_params(&text, [b"name".as_slice()]).and_then(|(_, noted)| noted);
+        assert_eq!(noted.is_some(), depth <= MAX_DEPTH - 2, "depth {depth}");
+    }
+}
+
 proptest! {
     #[test]
     fn any_text_of_json_tokens_is_read_as_serde_json_reads_it(
