@@ -196,6 +196,77 @@ fn the_name_a_header_repeats_is_the_bodys_however_it_is_written() {
         assert_eq!((r.status, code(&r)), (400, -32602), "{name}: {r:?}");
     }
 }
+
+/// Each MCP header is sent once or the request is refused before anything reads it: a second
+/// value (the same or another, its name in any case) would let an intermediary route, authorize
+/// or log one request while this server reads another. Modern requests, a legacy session's
+/// POST, GET and DELETE alike; the refused request changes nothing (the session still serves).
+#[test]
+fn an_mcp_header_sent_twice_is_refused_before_anything_reads_it() {
+    let (tree, home) = (Tree::new(), Tree::new());
+    let server = Http::teaagent(&tree, &home, &[], &[]);
+    let refused = |r: &Reply, header: &str, what: &str| {
+        assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32600)), "{what}: {r:?}");
+        let message = r.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(message, format!("send one {header} header, not several"), "{what}");
+        assert!(r.json().get("result").is_none(), "{what}: {r:?}");
+    };
+    // A modern call: the header sent again in another case, with the same value or another one.
+    let call = request(5, "tools/call", json!({"name": "read_file", "arguments": {"path": "src/a.txt"}}));
+    let send = |extra: &[(&str, &str)]| {
+        let mut hs = modern_headers(&call);
+        hs.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let refs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        server.exchange("POST", "/mcp", &refs, call.to_string().as_bytes())
+    };
+    let served = send(&[]);
+    assert_eq!(served.json()["result"]["content"][0]["text"], "hello\n", "{served:?}");
+    for (header, again) in [
+        ("Mcp-Name", ("mcp-name", "write_file")),
+        ("Mcp-Name", ("MCP-NAME", "read_file")),
+        ("Mcp-Method", ("mcp-method", "tools/list")),
+        ("Mcp-Method", ("Mcp-Method", "tools/call")),
+        ("MCP-Protocol-Version", ("mcp-protocol-version", "2025-11-25")),
+        ("MCP-Protocol-Version", ("Mcp-Protocol-Version", "2026-07-28")),
+        ("Mcp-Session-Id", ("Mcp-Session-Id", "a")),
+    ] {
+        let mut extra = vec![again];
+        if header == "Mcp-Session-Id" {
+            extra.push(("mcp-session-id", "b"));
+        }
+        refused(&send(&extra), header, &format!("{again:?}"));
+    }
+
+    // A legacy session: its id or its version twice, on POST, GET and DELETE.
+    let session = raw::open_session(&server, &[], json!({}));
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    for again in [("mcp-session-id", session.as_str()), ("MCP-SESSION-ID", "another")] {
+        refused(
+            &raw::in_session(&server, &session, &list, &[again]),
+            "Mcp-Session-Id",
+            &format!("{again:?}"),
+        );
+    }
+    let r = raw::in_session(&server, &session, &list, &[("mcp-protocol-version", "2025-11-25")]);
+    refused(&r, "MCP-Protocol-Version", "the version twice");
+    for method in ["GET", "DELETE"] {
+        let headers = [
+            ("Accept", "text/event-stream"),
+            ("Mcp-Session-Id", session.as_str()),
+            ("mcp-session-id", session.as_str()),
+        ];
+        refused(&server.exchange(method, "/mcp", &headers, b""), "Mcp-Session-Id", method);
+    }
+    let r = raw::in_session(&server, &session, &list, &[]);
+    assert_eq!(r.status, 200, "the session outlived the refused DELETE: {r:?}");
+    let listed = if r.header("content-type").is_some_and(|t| t.starts_with("text/event-stream")) {
+        r.events().into_iter().next().unwrap_or_default()
+    } else {
+        r.json()
+    };
+    assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
+}
+
 #[test]
 fn dns_rebinding_is_refused_by_host_and_origin() {
     let (tree, home) = (Tree::new(), Tree::new());

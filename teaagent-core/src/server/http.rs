@@ -26,6 +26,7 @@
 //! | a bearer token, when tokens are configured (`Authorization: Bearer …`, compared in constant time against SHA-256 digests) | `401` + `WWW-Authenticate` |
 //! | with OAuth (`HttpOptions::oauth`), a valid access token for this resource, with the required scopes (the `oauth` module has the details) | `401` / `403` + `WWW-Authenticate`; `503` before the issuer's keys are loaded |
 //! | the caller (principal, or address without authentication) has fewer than [`HttpOptions::max_connections_per_caller`] requests in progress (`http/fairness.rs`) | `429` + `Retry-After`, `Connection: close` |
+//! | `Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` each sent at most once (names in any case): two values would let an intermediary act on one request and this server on another | `400` (`-32600`) |
 //! | method is POST | `405`, `Allow: POST` |
 //! | `Content-Type: application/json` | `415` |
 //! | `Accept` allows `application/json` or `text/event-stream` (none sent counts as both) | `406` |

@@ -23,6 +23,10 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     let mcp = McpHeaders::of(headers);
+    // One value each, or the request means two things (`McpHeaders::repeated`).
+    if let Some(name) = mcp.repeated {
+        return refused(StatusCode::BAD_REQUEST, &format!("send one {name} header, not several"));
+    }
     let session_id = text(mcp.session_id);
     // A legacy session's notification stream and its end.
     if let Some(id) = &session_id {

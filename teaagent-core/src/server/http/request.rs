@@ -99,28 +99,39 @@ pub(super) const SESSION_ID: header::HeaderName = header::HeaderName::from_stati
 
 /// The MCP headers of a request (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
 /// `Mcp-Name`), found in one pass over its headers: a look-up by name hashes the name each time,
-/// and a request carries a handful of headers. Each is the first of its name, as
-/// [`HeaderMap::get`] gives it; read each as text with [`text`].
+/// and a request carries a handful of headers. Each is the first of its name; read each as text
+/// with [`text`]. A request that sends one of them twice is refused before any is read
+/// ([`McpHeaders::repeated`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct McpHeaders<'h> {
     pub(super) session_id: Option<&'h HeaderValue>,
     pub(super) protocol_version: Option<&'h HeaderValue>,
     pub(super) method: Option<&'h HeaderValue>,
     pub(super) name: Option<&'h HeaderValue>,
+    /// The first of them the request sends more than once, named as the MCP specification
+    /// spells it. Two values of one header make the request mean two things: an intermediary
+    /// that routes, authorizes or logs by the last of them would see another request than this
+    /// server, which would read the first (`Mcp-Param-*` headers are refused the same way, by
+    /// the `param_headers` module).
+    pub(super) repeated: Option<&'static str>,
 }
 
 impl<'h> McpHeaders<'h> {
     pub(super) fn of(headers: &'h HeaderMap) -> Self {
         let mut found = Self::default();
         for (name, value) in headers {
-            let slot = match name.as_str() {
-                "mcp-session-id" => &mut found.session_id,
-                "mcp-protocol-version" => &mut found.protocol_version,
-                "mcp-method" => &mut found.method,
-                "mcp-name" => &mut found.name,
+            let (slot, spelled) = match name.as_str() {
+                "mcp-session-id" => (&mut found.session_id, "Mcp-Session-Id"),
+                "mcp-protocol-version" => (&mut found.protocol_version, "MCP-Protocol-Version"),
+                "mcp-method" => (&mut found.method, "Mcp-Method"),
+                "mcp-name" => (&mut found.name, "Mcp-Name"),
                 _ => continue,
             };
-            slot.get_or_insert(value);
+            if slot.is_some() {
+                found.repeated.get_or_insert(spelled);
+            } else {
+                *slot = Some(value);
+            }
         }
         found
     }
