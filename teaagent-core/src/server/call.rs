@@ -87,7 +87,7 @@ use crate::schema::validate::JsonType;
 use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
-use crate::tool::inputs::{ClientCapability, Declared};
+use crate::tool::inputs::{ClientCapability, Declared, Inputs};
 use crate::tool::{ParamRole, ToolContext, ToolDef};
 use admit::{AdmitOutcome, Admitted, admit};
 use paths::{ForeignCheck, PathArg, confine_paths, foreign_paths, lexical};
@@ -229,13 +229,14 @@ async fn checked_call(
     let responses = modern_part.as_mut().map(|part| std::mem::take(&mut part.responses)).unwrap_or_default();
     let inputs =
         inputs_for(client, &caller.peer, responses, carried.map(|c| *c).unwrap_or_default(), deadline);
-    let ctx = ctx.with_inputs(Arc::clone(&inputs));
+    let ctx = ctx.with_inputs(inputs);
     // Every poll is timed: a tool that blocks the thread is named and isolated (`watch`).
-    // The call's own handle on the context (and its token), kept while the handler has it.
+    // The call's own handle on the context (its token, and the questions it asked), kept
+    // while the handler has it.
     let held = ctx.clone();
     let ran = if let Some(request_cancel) = request_cancel {
         let becoming = task::Becoming {
-            inputs: Arc::clone(&inputs),
+            context: held.clone(),
             cancel: held.cancellation().clone(),
             turn,
             timeout,
@@ -280,7 +281,7 @@ async fn checked_call(
     //    record, written after it: `policy::audit`, "Records").
     let answer = (|| match ran {
         Ok(Ok(result)) => {
-            let pending = inputs.take_pending();
+            let pending = held.inputs().map(Inputs::take_pending).unwrap_or_default();
             // The tool's error text (empty: it failed outright), to tell a tool that let a
             // missing capability end the call from one that answered without it.
             let failed = match &result {

@@ -22,6 +22,7 @@ use crate::session::Caller;
 use crate::session::peer::SessionInfo;
 use crate::task::CatchUnwindExt as _;
 use crate::tool::ToolContext;
+use crate::tool::inputs::Inputs;
 
 /// What `prompts/get` answers.
 pub(crate) enum PromptOutcome {
@@ -125,7 +126,9 @@ pub(crate) async fn get_prompt(
         shared.workspace.clone(),
     )
     .with_states(shared.states.clone())
-    .with_inputs(Arc::clone(&inputs));
+    .with_inputs(inputs);
+    // The prompt's own handle on the context, for what it asked once it has run.
+    let held = ctx.clone();
     // Every poll is timed, as a tool's: a handler that blocks the thread is named and isolated
     // (`super::watch`).
     let failed = |details: String| Err(crate::tool::ToolError::new(details));
@@ -150,7 +153,7 @@ pub(crate) async fn get_prompt(
     };
     // A prompt that answered without the missing capability is answered with its messages.
     let failed = result.as_ref().err().map(ToString::to_string);
-    let pending = inputs.take_pending();
+    let pending = held.inputs().map(Inputs::take_pending).unwrap_or_default();
     match next_round(shared, &label, binding.as_ref(), pending, failed.as_deref(), None, round)? {
         Some(question) => Ok(PromptOutcome::InputRequired(question)),
         None => match result {

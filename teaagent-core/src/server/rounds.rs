@@ -48,8 +48,8 @@ pub(crate) fn inputs_for(
     responses: JsonObject,
     carried: Carried,
     deadline: Option<std::time::Instant>,
-) -> Arc<Inputs> {
-    Arc::new(Inputs::new(match client.filter(|c| c.version.is_modern()) {
+) -> Inputs {
+    Inputs::new(match client.filter(|c| c.version.is_modern()) {
         Some(modern) => Mode::Modern {
             declared: Declared::of(&modern.capabilities),
             responses: tool_answers(responses),
@@ -60,7 +60,7 @@ pub(crate) fn inputs_for(
             Some(session) => Mode::Legacy { peer: peer.clone(), session, deadline },
             None => Mode::None,
         },
-    }))
+    })
 }
 
 /// After a handler ran (`failed`: its error text, empty when it failed outright): one that let

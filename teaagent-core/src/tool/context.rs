@@ -21,9 +21,6 @@ pub struct ToolContext {
     inner: Arc<Inner>,
     /// Outside `inner`: a detached context gets state after it is made ([`ToolContext::with_state`]).
     states: States,
-    /// The call's questions to the client ([`ToolContext::ask`]); none for a context made
-    /// without a server (nothing to ask), so such a context allocates nothing for them.
-    inputs: Option<Arc<Inputs>>,
 }
 
 struct Inner {
@@ -37,6 +34,10 @@ struct Inner {
     /// `#[path]` arguments as the server resolved and approved them: name, entry, target.
     paths: Vec<(String, Resolved, Resolved)>,
     last_progress: Mutex<Option<f64>>,
+    /// The call's questions to the client ([`ToolContext::ask`]); none for a context made
+    /// without a server (nothing to ask). Here, not in an allocation of their own: every call
+    /// of a server has them.
+    inputs: Option<Inputs>,
 }
 
 impl ToolContext {
@@ -58,16 +59,25 @@ impl ToolContext {
                 workspace,
                 paths: Vec::new(),
                 last_progress: Mutex::new(None),
+                inputs: None,
             }),
             states: States::default(),
-            inputs: None,
         }
     }
 
-    /// Attaches how this call's questions reach the client.
-    pub(crate) fn with_inputs(mut self, inputs: Arc<Inputs>) -> Self {
-        self.inputs = Some(inputs);
+    /// Attaches how this call's questions reach the client (only while the context is not
+    /// shared yet, as [`ToolContext::with_paths`]).
+    pub(crate) fn with_inputs(mut self, inputs: Inputs) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.inputs = Some(inputs);
+        }
         self
+    }
+
+    /// The call's questions (what it asked, for the server once it has run; see
+    /// [`ToolContext::with_inputs`]).
+    pub(crate) fn inputs(&self) -> Option<&Inputs> {
+        self.inner.inputs.as_ref()
     }
 
     /// Attaches the server's state.
@@ -164,7 +174,7 @@ impl ToolContext {
     /// cancelled request gets no further message).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         // A task's progress is read by polling (its `statusMessage`).
-        if let Some(board) = self.inputs.as_ref().and_then(|i| i.board()) {
+        if let Some(board) = self.inputs().and_then(Inputs::board) {
             let shown = match total {
                 Some(total) => format!("{progress}/{total}"),
                 None => format!("{progress}"),
@@ -251,7 +261,7 @@ impl ToolContext {
         requests: impl IntoIterator<Item = (K, InputRequest)>,
     ) -> Result<crate::JsonObject, InputError> {
         let requests = requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
-        match &self.inputs {
+        match self.inputs() {
             Some(inputs) => inputs.ask_all(requests).await,
             None => Inputs::default().ask_all(requests).await,
         }
@@ -285,14 +295,14 @@ impl ToolContext {
     /// # fn main() {}
     /// ```
     pub async fn continue_as_task(&self) {
-        if let Some(inputs) = &self.inputs {
+        if let Some(inputs) = self.inputs() {
             inputs.escalation.ask().await;
         }
     }
 
     /// Whether the client declared `capability`, so a question that needs it can be asked.
     pub fn client_supports(&self, capability: ClientCapability) -> bool {
-        self.inputs.as_ref().is_some_and(|i| i.client_supports(capability))
+        self.inputs().is_some_and(|i| i.client_supports(capability))
     }
 }
 

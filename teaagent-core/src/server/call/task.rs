@@ -150,7 +150,7 @@ async fn body(shared: &Shared, record: &TaskRecord, run: TaskRun) -> Ending {
     )
     .with_paths(resolved)
     .with_states(shared.states.clone())
-    .with_inputs(Arc::new(inputs));
+    .with_inputs(inputs);
     let run = AssertUnwindSafe(shared.blockers.run(name, handler.call(ctx, args), &cancel, &shared.tracker))
         .catch_unwind();
     let started = Instant::now();
@@ -214,7 +214,8 @@ pub(super) enum Until {
 pub(super) struct Becoming {
     /// The tool, and what the task's completion record will say of the call.
     pub(super) recorded: Recorded,
-    pub(super) inputs: Arc<Inputs>,
+    /// The call's context (a handle on it): its questions, which a task takes over.
+    pub(super) context: ToolContext,
     /// The context's token: the request's cancellation until the call becomes a task, the
     /// task's from then on.
     pub(super) cancel: CancellationToken,
@@ -234,9 +235,8 @@ pub(super) async fn run_until_task(
     request: &CancellationToken,
     becoming: Becoming,
 ) -> Until {
-    let Becoming { recorded, inputs, cancel, turn, timeout } = becoming;
+    let Becoming { recorded, context, cancel, turn, timeout } = becoming;
     let tool = Arc::clone(&recorded.tool);
-    let mut asked = inputs.escalation.offer();
     let run = {
         let (shared, tool, cancel) = (Arc::clone(shared), Arc::clone(&tool), cancel.clone());
         async move {
@@ -247,6 +247,11 @@ pub(super) async fn run_until_task(
     };
     let started = Instant::now();
     let mut run = Box::pin(tokio::time::timeout(timeout, run));
+    // (A server's call always has its questions; one without them can only run as it is.)
+    let Some(escalation) = context.inputs().map(|inputs| &inputs.escalation) else {
+        return Until::Ran(run.await);
+    };
+    let mut asked = escalation.offer();
     let mut listening = true;
     let answer = loop {
         tokio::select! {
@@ -271,7 +276,7 @@ pub(super) async fn run_until_task(
             return Until::Ran(run.await);
         }
     };
-    inputs.escalation.became(BecameTask { board: Arc::clone(&record.board), cancel: record.cancel.clone() });
+    escalation.became(BecameTask { board: Arc::clone(&record.board), cancel: record.cancel.clone() });
     record.publish_created(shared.store.as_ref()).await;
     let info = record.info();
     let _ = answer.send(());
