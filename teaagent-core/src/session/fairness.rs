@@ -84,9 +84,15 @@ pub(crate) struct Shares {
 /// hold nothing.
 const CLEAR_FROM: usize = 64;
 
+/// Callers' counters by caller. The key is who the caller is (its principal, or its
+/// connection's address), not text it chose, and the map holds at most twice the callers that
+/// hold something: foldhash (seeded per process) is enough, where std's SipHash took about 200
+/// instructions a look-up, two look-ups an HTTP request.
+type Counts = HashMap<Arc<str>, Arc<AtomicUsize>, foldhash::fast::RandomState>;
+
 #[derive(Debug)]
 struct Held {
-    counts: HashMap<Arc<str>, Arc<AtomicUsize>>,
+    counts: Counts,
     /// The map's size at which it is next cleared.
     clear_at: usize,
 }
@@ -101,7 +107,7 @@ pub(crate) struct Share {
 impl Shares {
     /// Nothing held yet.
     pub(crate) fn new(kind: CallerShare) -> Arc<Self> {
-        Arc::new(Self { kind, held: Mutex::new(Held { counts: HashMap::new(), clear_at: CLEAR_FROM }) })
+        Arc::new(Self { kind, held: Mutex::new(Held { counts: Counts::default(), clear_at: CLEAR_FROM }) })
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, Held> {
