@@ -87,10 +87,10 @@ pub(super) async fn answer(
     }
     // A legacy session's call is in its table before it starts: a `notifications/cancelled`
     // finds it, and a second request with its id is refused. (Only a session's call needs its
-    // id's key.)
-    let in_session = session.as_ref().map(|session| (session.clone(), id.key().clone()));
-    if let Some((session, key)) = &in_session
-        && !session.started(key.clone(), cancel.clone())
+    // id's key, made once and kept with the id.)
+    let in_session = session.as_ref().map(|session| (session.clone(), id.clone()));
+    if let Some((session, id)) = &in_session
+        && !session.started(id.key().clone(), cancel.clone())
     {
         let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
         return json(StatusCode::OK, error_line(Some(&id), &error.to_error_object()));
@@ -126,8 +126,8 @@ pub(super) async fn answer(
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
             let task = endpoint.shared.tracker.spawn(handling);
-            if let Some((session, key)) = &in_session {
-                session.running(key, task.abort_handle());
+            if let Some((session, id)) = &in_session {
+                session.running(id.key(), task.abort_handle());
             }
             Some(task.abort_handle())
         }

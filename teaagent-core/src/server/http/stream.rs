@@ -39,7 +39,7 @@ impl Body for EventStream {
 pub(super) struct CancelOnDrop {
     pub(super) call: Option<(CancellationToken, tokio::task::AbortHandle)>,
     /// A legacy session's call: forgotten there too, so its id can be used again.
-    pub(super) session: Option<(Arc<super::session::Session>, crate::jsonrpc::IdKey)>,
+    pub(super) session: Option<(Arc<super::session::Session>, crate::jsonrpc::RequestId)>,
 }
 
 impl CancelOnDrop {
@@ -55,8 +55,8 @@ impl Drop for CancelOnDrop {
             token.cancel();
             abort.abort();
         }
-        if let Some((session, key)) = self.session.take() {
-            session.finished(&key);
+        if let Some((session, id)) = self.session.take() {
+            session.finished(id.key());
         }
     }
 }
