@@ -84,10 +84,10 @@ pub(crate) struct Shares {
 /// hold nothing.
 const CLEAR_FROM: usize = 64;
 
-/// Callers' counters by caller. The key is who the caller is (its principal, or its
-/// connection's address), not text it chose, and the map holds at most twice the callers that
-/// hold something: foldhash (seeded per process) is enough, where std's SipHash took about 200
-/// instructions a look-up, two look-ups an HTTP request.
+/// Callers' counters by caller. A key names who the caller is (an authenticated principal, or
+/// the connection's address), and the map is kept to about twice the callers that hold
+/// something: foldhash, seeded at random per process, is enough for such keys, where std's
+/// SipHash took about 200 instructions a look-up, two look-ups an HTTP request.
 type Counts = HashMap<Arc<str>, Arc<AtomicUsize>, foldhash::fast::RandomState>;
 
 #[derive(Debug)]

@@ -89,8 +89,8 @@ pub(super) async fn answer(
     // finds it, and a second request with its id is refused. (Only a session's call needs its
     // id's key, made once and kept with the id.)
     let in_session = session.as_ref().map(|session| (session.clone(), id.clone()));
-    if let Some((session, id)) = &in_session
-        && !session.started(id.key().clone(), cancel.clone())
+    if let Some((session, kept)) = &in_session
+        && !session.started(kept.key().clone(), cancel.clone())
     {
         let error = Error::InvalidRequest { reason: InvalidRequest::DuplicateId };
         return json(StatusCode::OK, error_line(Some(&id), &error.to_error_object()));
@@ -126,8 +126,8 @@ pub(super) async fn answer(
         std::task::Poll::Ready(()) => None,
         std::task::Poll::Pending => {
             let task = endpoint.shared.tracker.spawn(handling);
-            if let Some((session, id)) = &in_session {
-                session.running(id.key(), task.abort_handle());
+            if let Some((session, kept)) = &in_session {
+                session.running(kept.key(), task.abort_handle());
             }
             Some(task.abort_handle())
         }
