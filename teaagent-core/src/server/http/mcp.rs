@@ -10,7 +10,7 @@ use super::Endpoint;
 use super::Reply;
 use super::answer::{Route, answer};
 use super::legacy;
-use super::modern::{READ_MEMBERS, modern_checks};
+use super::modern::{ModernRequest, READ_MEMBERS, modern_checks};
 use super::reply::{empty, refused, rpc_error};
 use super::request::{McpHeaders, read_body, text};
 use crate::error::{Error, InvalidRequest};
@@ -94,15 +94,15 @@ pub(super) async fn handle(endpoint: &Endpoint, request: Request<Incoming>, auth
             return rpc_error(StatusCode::BAD_REQUEST, None, &error);
         }
     };
-    let caller = match modern_checks(
+    let checked = ModernRequest {
         headers,
-        &mcp,
-        &request.method,
-        request.params.as_ref(),
+        mcp: &mcp,
+        version: header_version.as_deref(),
+        method: &request.method,
+        params: request.params.as_ref(),
         noted,
-        &endpoint.shared.registry,
-        &endpoint.callers,
-    ) {
+    };
+    let caller = match modern_checks(checked, &endpoint.shared.registry, &endpoint.callers) {
         Ok(caller) => caller,
         Err((status, error)) => return rpc_error(status, Some(&request.id), &error),
     };

@@ -20,19 +20,28 @@ use crate::registry::Registry;
 use crate::server::era::{REMOVED_IN_MODERN, modern_caller};
 use crate::session::SessionInfo;
 
-/// The modern checks of the `http` module docs' table, in order (`mcp`: the request's MCP
-/// headers, `noted`: its params' [`READ_MEMBERS`] as its reading noted them, if it did); the
-/// caller's session on success. A `_meta` seen before is not read again: its caller is
-/// remembered (`callers.rs`).
+/// A 2026-07-28 request as its checks read it.
+pub(super) struct ModernRequest<'a> {
+    /// All its headers (the `Mcp-Param-*` ones are read from them).
+    pub(super) headers: &'a HeaderMap,
+    /// Its MCP headers, found in one pass.
+    pub(super) mcp: &'a McpHeaders<'a>,
+    /// `MCP-Protocol-Version` as text (read once, for the era first).
+    pub(super) version: Option<&'a str>,
+    pub(super) method: &'a str,
+    pub(super) params: Option<&'a RawParams>,
+    /// Its params' [`READ_MEMBERS`] as its reading noted them, if it did.
+    pub(super) noted: Option<NotedMembers<5>>,
+}
+
+/// The modern checks of the `http` module docs' table, in order; the caller's session on
+/// success. A `_meta` seen before is not read again: its caller is remembered (`callers.rs`).
 pub(super) fn modern_checks(
-    headers: &HeaderMap,
-    mcp: &McpHeaders<'_>,
-    method: &str,
-    params: Option<&RawParams>,
-    noted: Option<NotedMembers<5>>,
+    request: ModernRequest<'_>,
     registry: &Registry,
     callers: &Callers,
 ) -> Result<Arc<SessionInfo>, (StatusCode, Error)> {
+    let ModernRequest { headers, mcp, version, method, params, noted } = request;
     let bad = |error| (StatusCode::BAD_REQUEST, error);
     let mismatch = |details: String| bad(Error::HeaderMismatch { details });
     // What the message's own reading noted of the params, or one pass over them for everything
@@ -68,7 +77,7 @@ pub(super) fn modern_checks(
             "every request of protocol 2026-07-28 carries `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` (`{}` for none)".into(),
         ));
     }
-    match text(mcp.protocol_version).as_deref() {
+    match version {
         None => return Err(mismatch("the MCP-Protocol-Version header is missing".into())),
         Some(v) if v != meta_version => {
             return Err(mismatch(format!("MCP-Protocol-Version is {v:?}, but _meta names {meta_version:?}")));
