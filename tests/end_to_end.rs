@@ -71,6 +71,7 @@ mod protocol_modern_wire;
 mod protocol_wire;
 mod readme;
 mod sandbox;
+mod sandbox_submodules;
 mod sdk_clients;
 mod shared_state;
 mod skills;

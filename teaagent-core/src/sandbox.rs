@@ -8,11 +8,13 @@
 //! | `danger-full-access` | anything the user can | yes |
 //!
 //! Inside the writable places, some paths stay read-only: the workspace's `.teaagent/`, and the
-//! `.git` of the workspace and of each `[shell] writable` directory (what git runs at the user's
-//! next `git` command is named there: a hook, a `core.hooksPath` or `core.fsmonitor` in the
-//! configuration, and a gitlink in the index that makes `git status` enter a "submodule"
-//! configured anywhere; so commands cannot `git add` or `git commit` in these modes, as in
-//! Codex's). teaagent's home (configuration with the
+//! git data of the workspace and of each `[shell] writable` directory, their submodules' included
+//! (what git runs at the user's next `git` command is named there: a hook, a `core.hooksPath` or
+//! `core.fsmonitor` in the configuration, and a gitlink in the index that makes `git status`
+//! enter a "submodule" configured anywhere; so commands cannot `git add` or `git commit` in these
+//! modes, as in Codex's: `sandbox/git_data.rs`). Every directory between a writable place and a
+//! read-only path is a mount point of its own, so that none is moved away with the directory
+//! that holds it. teaagent's home (configuration with the
 //! environment of external servers, trust store, tokens, lock registry, audit log) is hidden:
 //! in the command's mount namespace an empty, read-only directory lies over it, so a command
 //! can neither read nor change what is there ([`Sandbox::hide`]); a home that holds a writable
@@ -42,12 +44,11 @@
 //! than the machine has, as on a machine without them (read once).
 //!
 //! What the sandbox does not cover: reading (a command can read any file the user can but
-//! teaagent's home), git data below the top `.git` (a submodule checkout's `.git` pointer, a
-//! nested repository's `.git`: git runs what they lead to when the user runs git there, or when
-//! `git status` enters a submodule), UDP and Unix sockets when only Landlock is available (no
-//! namespaces), what another service runs for the command (`systemd-run`, `at`, a daemon it
-//! talks to over a Unix socket that is already open), and processes the command signals inside
-//! its own sandbox. Other systems than Linux have no sandbox: commands there run as the user,
+//! teaagent's home), a repository nested in the workspace that no index records (git runs what
+//! its `.git` names when the user runs git there), UDP and Unix sockets when only Landlock is
+//! available (no namespaces), what another service runs for the command (`systemd-run`, `at`, a
+//! daemon it talks to over a Unix socket that is already open), and processes the command
+//! signals inside its own sandbox. Other systems than Linux have no sandbox: commands there run as the user,
 //! with the warning.
 
 use std::ffi::CString;
@@ -57,6 +58,8 @@ use std::sync::OnceLock;
 
 use crate::policy::PermissionMode;
 
+mod git_data;
+mod git_index;
 #[cfg(target_os = "linux")]
 mod linux;
 mod temp_dir;
@@ -251,19 +254,24 @@ impl Sandbox {
         if self.reach == Reach::Workspace {
             protected.extend(root.map(|root| root.join(".teaagent")));
             for dir in root.into_iter().chain(self.writable.iter().map(PathBuf::as_path)) {
-                protected.extend(git_dir(dir));
+                protected.extend(git_data::read_only(dir)?);
             }
         }
         // Only what exists and lies inside a writable place needs a read-only mount; both are
         // compared where they really are (links followed), whatever their spelling.
-        let protected: Vec<PathBuf> = protected
+        let mut protected: Vec<PathBuf> = protected
             .iter()
             .filter_map(real)
             .filter(|p| writable_real.iter().any(|w| p.starts_with(w)))
             .collect();
+        // Parents first; a path inside another one is read-only with it.
+        protected.sort();
+        protected.dedup_by(|inner, outer| inner.starts_with(outer));
+        let pinned = pinned(&protected, &writable_real);
         let places = linux::Places {
             writable: &writable,
             files: extra_writable,
+            pinned: &pinned,
             protected: &protected,
             hidden: &hidden,
         };
@@ -272,13 +280,29 @@ impl Sandbox {
     }
 }
 
-/// The repository data of a writable directory, which stays read-only: its `.git` (a directory,
-/// or a file naming one elsewhere, and then that one too). Not only hooks and `config` name
-/// programs git runs: a gitlink written into the index, or into a commit, makes the next
-/// `git status` enter a "submodule" whose configuration the command wrote anywhere in the
-/// workspace (its `core.fsmonitor` then runs, outside the sandbox).
-fn git_dir(dir: &Path) -> Vec<PathBuf> {
-    [Some(dir.join(".git")), crate::workspace::git_dir_named_in(dir)].into_iter().flatten().collect()
+/// The directories between each protected path and the outermost writable place that holds it
+/// (parents first), each made a mount point of its own: a mount point can be neither renamed nor
+/// removed, so no command moves a read-only path away with a directory that holds it and puts
+/// one of its own in its place. Directories inside a protected path need none.
+fn pinned(protected: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
+    let read_only: std::collections::HashSet<&Path> = protected.iter().map(PathBuf::as_path).collect();
+    let mut pinned = std::collections::BTreeSet::new();
+    for path in protected {
+        let Some(outermost) =
+            writable.iter().filter(|w| path.starts_with(w)).min_by_key(|w| w.as_os_str().len())
+        else {
+            continue;
+        };
+        for dir in path.ancestors().skip(1) {
+            if dir == outermost || !dir.starts_with(outermost) {
+                break;
+            }
+            if !dir.ancestors().any(|up| read_only.contains(up)) {
+                pinned.insert(dir.to_path_buf());
+            }
+        }
+    }
+    pinned.into_iter().collect()
 }
 
 /// One command's sandbox, prepared: its temporary directory (removed when dropped) and the
@@ -397,6 +421,7 @@ mod linux {
     pub(in crate::sandbox) struct Places<'a> {
         pub(in crate::sandbox) writable: &'a [PathBuf],
         pub(in crate::sandbox) files: &'a [PathBuf],
+        pub(in crate::sandbox) pinned: &'a [PathBuf],
         pub(in crate::sandbox) protected: &'a [PathBuf],
         pub(in crate::sandbox) hidden: &'a [PathBuf],
     }
@@ -409,5 +434,25 @@ mod linux {
 
     pub(super) fn probe() -> Support {
         Support { landlock: 0, namespaces: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_directories_between_a_writable_place_and_a_protected_path_are_pinned() {
+        let paths = |list: &[&str]| list.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let protected =
+            paths(&["/w/.git", "/w/a/b/sub/.git", "/w/a/b/empty", "/w/inner/x/.git", "/elsewhere/y"]);
+        // `/w/inner` is a writable place inside `/w`: the outermost one decides.
+        let found = pinned(&protected, &paths(&["/w", "/w/inner"]));
+        assert_eq!(found, paths(&["/w/a", "/w/a/b", "/w/a/b/sub", "/w/inner", "/w/inner/x"]));
+        // Nothing inside a protected path.
+        assert_eq!(
+            pinned(&paths(&["/w/.git", "/w/.git/modules/m/x"]), &paths(&["/w"])),
+            Vec::<PathBuf>::new()
+        );
     }
 }

@@ -77,7 +77,13 @@ pub async fn shell_exec(
     // refused here when it cannot be enforced and the configuration says so.
     let sandbox = ctx.state::<crate::sandbox::Sandbox>().cloned().unwrap_or_default();
     let files: Vec<std::path::PathBuf> = scope.cgroup_procs().into_iter().collect();
-    let jail = sandbox.prepare(Some(ws.root()), &files).map_err(ToolError::new)?;
+    // Off the runtime's thread: it reads the workspace's git index (`sandbox/git_data.rs`),
+    // which a large repository makes megabytes long.
+    let root = ws.root().to_path_buf();
+    let jail = tokio::task::spawn_blocking(move || sandbox.prepare(Some(&root), &files))
+        .await
+        .map_err(|e| ToolError::new(format!("cannot prepare the command's sandbox: {e}")))?
+        .map_err(ToolError::new)?;
     let env = ctx.state::<ShellEnvironment>().cloned().unwrap_or_default();
     let mut cmd = scope.shell_command(&command);
     // The server's own secrets, and by default the user's credentials, stay out of what a

@@ -19,6 +19,9 @@ pub(super) struct Setup {
     unshare: UnshareFlags,
     /// `/proc/self/uid_map` and `gid_map` contents, for a user namespace.
     maps: Option<(Vec<u8>, Vec<u8>)>,
+    /// Directories bind-mounted onto themselves (writable still), parents first: a mount point
+    /// can be neither renamed nor removed.
+    pinned: Vec<CString>,
     /// Paths bind-mounted read-only, with the flags their mount already has.
     read_only: Vec<(CString, MountFlags)>,
     /// Directories an empty read-only `tmpfs` is mounted over.
@@ -32,6 +35,8 @@ pub(in crate::sandbox) struct Places<'a> {
     pub(in crate::sandbox) writable: &'a [PathBuf],
     /// Single files it may write besides (its cgroup's `cgroup.procs`).
     pub(in crate::sandbox) files: &'a [PathBuf],
+    /// Directories inside writable places made mount points of their own, parents first.
+    pub(in crate::sandbox) pinned: &'a [PathBuf],
     /// Paths inside writable places that stay read-only.
     pub(in crate::sandbox) protected: &'a [PathBuf],
     /// Directories it can neither read nor write.
@@ -51,11 +56,15 @@ pub(super) fn prepare(support: &Support, network: bool, places: &Places<'_>) -> 
     };
     let mut unshare = UnshareFlags::empty();
     let mut maps = None;
+    let mut pinned = Vec::new();
     let mut read_only = Vec::new();
     let mut hidden = Vec::new();
     if support.namespaces {
         if !places.protected.is_empty() || !places.hidden.is_empty() {
             unshare |= UnshareFlags::NEWNS;
+            for path in places.pinned {
+                pinned.push(c_path(path)?);
+            }
             for path in places.protected {
                 read_only.push((c_path(path)?, mount_flags(path)));
             }
@@ -72,7 +81,7 @@ pub(super) fn prepare(support: &Support, network: bool, places: &Places<'_>) -> 
             maps = Some((format!("{uid} {uid} 1").into_bytes(), format!("{gid} {gid} 1").into_bytes()));
         }
     }
-    Ok(Setup { unshare, maps, read_only, hidden, ruleset })
+    Ok(Setup { unshare, maps, pinned, read_only, hidden, ruleset })
 }
 
 fn ruleset(
@@ -135,6 +144,7 @@ pub(super) fn apply(setup: &Setup, cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     let unshare = setup.unshare;
     let maps = setup.maps.clone();
+    let pinned = setup.pinned.clone();
     let read_only = setup.read_only.clone();
     let hidden = setup.hidden.clone();
     let ruleset = setup.ruleset.as_ref().map(AsRawFd::as_raw_fd);
@@ -144,13 +154,14 @@ pub(super) fn apply(setup: &Setup, cmd: &mut std::process::Command) {
     // stays open in the parent until the child has been spawned (`Jail` outlives `spawn`).
     #[allow(unsafe_code)]
     unsafe {
-        cmd.pre_exec(move || enter(unshare, maps.as_ref(), &read_only, &hidden, ruleset));
+        cmd.pre_exec(move || enter(unshare, maps.as_ref(), &pinned, &read_only, &hidden, ruleset));
     }
 }
 
 fn enter(
     unshare: UnshareFlags,
     maps: Option<&(Vec<u8>, Vec<u8>)>,
+    pinned: &[CString],
     read_only: &[(CString, MountFlags)],
     hidden: &[CString],
     ruleset: Option<i32>,
@@ -169,6 +180,11 @@ fn enter(
     }
     if !read_only.is_empty() || !hidden.is_empty() {
         rustix::mount::mount_change(c"/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)?;
+        // Before the read-only mounts: a bind mount of a directory leaves out the mounts
+        // beneath it, so one made after them would lay the writable directory over them.
+        for path in pinned {
+            rustix::mount::mount_bind(path.as_c_str(), path.as_c_str())?;
+        }
         for (path, flags) in read_only {
             rustix::mount::mount_bind(path.as_c_str(), path.as_c_str())?;
             rustix::mount::mount_remount(
@@ -220,6 +236,7 @@ pub(super) fn probe() -> Support {
         let places = Places {
             writable: std::slice::from_ref(&scratch.path),
             files: &[],
+            pinned: &[],
             protected: std::slice::from_ref(&protected),
             hidden: std::slice::from_ref(&hidden),
         };
