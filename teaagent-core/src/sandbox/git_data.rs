@@ -24,7 +24,9 @@
 
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -103,15 +105,15 @@ fn collect(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, left: &mut usize)
 /// index's together); none when it has no index.
 fn gitlinks(git_dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     let Some(split) = read_index(&git_dir.join("index"))? else { return Ok(Vec::new()) };
-    let mut paths = split.paths;
-    if let Some(shared) = split.shared {
+    let mut paths = split.paths.clone();
+    if let Some(shared) = &split.shared {
         let shared_path = git_dir.join(format!("sharedindex.{shared}"));
         let shared_index = read_index(&shared_path)?.ok_or_else(|| {
             format!("refused: the shared index {} is missing; nothing was run", shown(&shared_path))
         })?;
         // The split index's removals are not applied: a submodule removed since is protected
         // still, which only keeps read-only what was git data.
-        paths.extend(shared_index.paths);
+        paths.extend(shared_index.paths.iter().cloned());
         if split.unnamed {
             return Err(format!(
                 "refused: the split index in {} replaces an entry with a submodule this version of teaagent cannot place; run `git update-index --no-split-index` there; nothing was run",
@@ -124,21 +126,66 @@ fn gitlinks(git_dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     Ok(paths)
 }
 
-fn read_index(path: &Path) -> Result<Option<git_index::Gitlinks>, String> {
-    let bytes = match crate::home::read_path(path, INDEX_MAX) {
-        Ok(Some(bytes)) => bytes,
-        // No index (a repository without commits), or no git directory at all.
-        Ok(None) => return Ok(None),
-        Err(crate::home::OwnFileError::Io { source, .. })
-            if matches!(source.raw_os_error(), Some(libc::ENOTDIR) | Some(libc::ENOENT)) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => return Err(format!("refused: the sandbox cannot read git's index: {e}; nothing was run")),
+/// What an index file is: git replaces its index by renaming a new file over it, so a file with
+/// the same identity, size and times, changed more than two seconds ago (file times are coarser
+/// than the time two writes can take), has the same entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+/// The indexes read before (a few: a server has one workspace and a few writable places), so
+/// that a large repository's is not read again at every command.
+static READ: Mutex<Vec<(PathBuf, Identity, Arc<git_index::Gitlinks>)>> = Mutex::new(Vec::new());
+/// The most indexes [`READ`] keeps.
+const KEPT: usize = 16;
+
+fn read_index(path: &Path) -> Result<Option<Arc<git_index::Gitlinks>>, String> {
+    let refused = |e: &dyn std::fmt::Display| {
+        format!("refused: the sandbox cannot read git's index {}: {e}; nothing was run", shown(path))
     };
-    git_index::gitlinks(&bytes)
-        .map(Some)
-        .map_err(|e| format!("refused: {} is {e}; nothing was run", shown(path)))
+    // Opened without blocking (a FIFO in its place), never as a terminal.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // No index (a repository without commits), or no git directory at all.
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(refused(&e)),
+    };
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().map_err(|e| refused(&e))?;
+    let identity = Identity {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.size(),
+        modified: (meta.mtime(), meta.mtime_nsec()),
+        changed: (meta.ctime(), meta.ctime_nsec()),
+    };
+    let mut read = READ.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, links)) = read.iter().find(|(p, id, _)| p == path && *id == identity) {
+        return Ok(Some(Arc::clone(links)));
+    }
+    drop(read);
+    let bytes = crate::home::read_regular(file, path, INDEX_MAX).map_err(|e| refused(&e))?;
+    let links = git_index::gitlinks(&bytes)
+        .map_err(|e| format!("refused: {} is {e}; nothing was run", shown(path)))?;
+    let links = Arc::new(links);
+    let nanos = |(secs, nanos): (i64, i64)| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let last_change = nanos(identity.modified).max(nanos(identity.changed));
+    if i128::try_from(now.as_nanos()).is_ok_and(|now| now - last_change > 2_000_000_000) {
+        read = READ.lock().unwrap_or_else(PoisonError::into_inner);
+        read.retain(|(p, _, _)| p != path);
+        if read.len() == KEPT {
+            read.remove(0);
+        }
+        read.push((path.to_path_buf(), identity, Arc::clone(&links)));
+    }
+    Ok(Some(links))
 }
 
 /// A gitlink's path as a relative path of plain names (git writes no other).
@@ -172,4 +219,54 @@ fn make_dirs(dir: &Path, relative: &Path) -> Result<(), String> {
 
 fn shown(path: &Path) -> String {
     crate::visible::escape(&path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git").args(args).current_dir(dir).output().expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn add_gitlink(dir: &Path, path: &str) {
+        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+        git(dir, &["update-index", "--add", "--cacheinfo", &format!("160000,{blob},{path}")]);
+    }
+
+    /// An index read again while unchanged is not parsed again; one git replaced is.
+    #[test]
+    fn an_index_is_read_again_only_when_git_replaced_it() {
+        let scratch = crate::scratch::Scratch::new("git-data-cache");
+        let dir = scratch.path();
+        git(dir, &["init", "-q"]);
+        add_gitlink(dir, "one");
+        let index = dir.join(".git/index");
+        // Only an index older than two seconds is kept.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let first = read_index(&index).expect("read").expect("an index");
+        let again = read_index(&index).expect("read").expect("an index");
+        assert!(Arc::ptr_eq(&first, &again), "an unchanged index was read again");
+        add_gitlink(dir, "two");
+        let changed = read_index(&index).expect("read").expect("an index");
+        assert_eq!(changed.paths, vec![b"one".to_vec(), b"two".to_vec()]);
+        assert_eq!(gitlinks(&dir.join(".git")).expect("gitlinks"), vec![b"one".to_vec(), b"two".to_vec()]);
+    }
+
+    #[test]
+    fn only_plain_relative_paths_are_submodule_paths() {
+        for good in ["a", "a/b", "lib/deep/sub-two"] {
+            assert_eq!(relative_path(good.as_bytes()), Some(PathBuf::from(good)), "{good}");
+        }
+        for bad in ["", "/etc", "../x", "a/../../x", "./a", "a/./b", "a\0b"] {
+            let found = relative_path(bad.as_bytes());
+            assert!(
+                found.is_none() || bad == "a/./b" && found == Some(PathBuf::from("a/b")),
+                "{bad}: {found:?}"
+            );
+        }
+    }
 }

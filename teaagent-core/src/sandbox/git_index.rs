@@ -52,6 +52,7 @@ fn read(bytes: &[u8], hash: usize) -> Option<Gitlinks> {
     }
     let count = at.u32()?;
     let mut found = Gitlinks::default();
+    // Version 4's names are made from the one before; others are read where they lie.
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at.at;
@@ -65,16 +66,15 @@ fn read(bytes: &[u8], hash: usize) -> Option<Gitlinks> {
             }
             at.u16()?;
         }
-        let name = if version == 4 {
+        let name: &[u8] = if version == 4 {
             // The name is the previous one's start (all but `strip` bytes) and a suffix.
             let strip = at.varint()?;
             let kept = previous.len().checked_sub(usize::try_from(strip).ok()?)?;
-            let suffix = at.through_nul()?;
-            let mut name = previous[..kept].to_vec();
-            name.extend_from_slice(suffix);
-            name
+            previous.truncate(kept);
+            previous.extend_from_slice(at.through_nul()?);
+            &previous
         } else {
-            let name = at.through_nul()?.to_vec();
+            let name = at.through_nul()?;
             // The entry is padded with one to eight NULs to a multiple of eight bytes (the first
             // of them ended the name).
             let fixed = STAT_BYTES + hash + if flags & EXTENDED != 0 { 4 } else { 2 };
@@ -93,10 +93,9 @@ fn read(bytes: &[u8], hash: usize) -> Option<Gitlinks> {
         if mode == GITLINK {
             match name.is_empty() {
                 true => found.unnamed = true,
-                false => found.paths.push(name.clone()),
+                false => found.paths.push(name.to_vec()),
             }
         }
-        previous = name;
     }
     while at.at < at.bytes.len() {
         let signature = at.take(4)?;
