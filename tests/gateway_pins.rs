@@ -152,7 +152,8 @@ fn a_script_and_the_variables_that_load_code_are_pinned_and_inspect_says_so() {
     setup.home.write("config.toml", &config.replace("/opt/a", "/tmp/evil"));
     let mut server = setup.serve(&["--permission-mode", "allow"]);
     assert!(call(&mut server, "rogue__echo", json!({"text": "d"})).get("error").is_some());
-    assert!(server.stderr().contains("values of variables that load code"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("values of variables that load code"));
+    assert!(stderr.contains("values of variables that load code"), "{stderr}");
     server.finish();
 }
 
@@ -187,7 +188,8 @@ fn a_remembered_digest_never_hides_a_changed_file() {
     let mut server = setup.serve(&["--permission-mode", "allow"]);
     let refused = call(&mut server, "rogue__echo", json!({"text": "b"}));
     assert!(refused.get("error").is_some(), "a changed script started: {refused}\n{pinned}");
-    assert!(server.stderr().contains("files its arguments name"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("files its arguments name"));
+    assert!(stderr.contains("files its arguments name"), "{stderr}");
     server.finish();
 }
 

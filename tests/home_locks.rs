@@ -135,7 +135,8 @@ fn a_command_holding_the_audit_lock_cannot_freeze_the_server() {
         .map(|r| r["outcome"].clone())
         .collect();
     assert_eq!(writes, ["allowed", "completed"], "only the write that ran is recorded:\n{log}");
-    assert!(server.stderr().contains("the audit log cannot be written"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("the audit log cannot be written"));
+    assert!(stderr.contains("the audit log cannot be written"), "{stderr}");
     server.finish();
 }
 

@@ -150,7 +150,8 @@ fn a_garbage_registry_is_reported_and_rebuilt() {
     assert_eq!(poke(&mut server)["result"]["isError"], false);
     assert_eq!(owners(home.path()), vec![u64::from(server.pid())]);
     assert!(home.path().join("workspace_registry.json.corrupt").exists(), "the corrupt file is kept aside");
-    assert!(server.stderr().contains("corrupt"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("corrupt"));
+    assert!(stderr.contains("corrupt"), "{stderr}");
     server.finish();
 }
 
