@@ -102,10 +102,16 @@ impl Workspace {
     }
 
     fn run(&self, mode: &str, command: &str) -> Output {
+        self.run_tool("", mode, "shell_exec", json!({ "command": command }))
+    }
+
+    /// `teaagent run TOOL` with the workspace's `root` (its path in the repository: "" for the
+    /// repository's own).
+    fn run_tool(&self, root: &str, mode: &str, tool: &str, args: serde_json::Value) -> Output {
         Command::new(Bin::Teaagent.path())
-            .args(["run", "shell_exec", "--args", &json!({ "command": command }).to_string()])
+            .args(["run", tool, "--args", &args.to_string()])
             .args(["--json", "--permission-mode", mode, "--root"])
-            .arg(self.tree.root())
+            .arg(self.tree.root().join(root))
             .env("TEAAGENT_HOME", self.home.base())
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -205,4 +211,51 @@ fn a_submodule_path_that_is_a_link_refuses_commands_and_says_why() {
     let out = workspace.run("allow", "echo ran > ran.txt");
     assert!(!succeeded(&out) && !root.join("ran.txt").exists(), "{}", describe(&out));
     assert!(describe(&out).contains("is a symbolic link"), "{}", describe(&out));
+    // A link in place of a directory that leads to one, too.
+    std::fs::remove_file(root.join("vendor/empty")).expect("the link");
+    std::fs::create_dir(root.join("vendor/empty")).expect("the directory again");
+    std::fs::rename(root.join("vendor"), root.join("vendor-real")).expect("move vendor/");
+    std::os::unix::fs::symlink("vendor-real", root.join("vendor")).expect("a link in its place");
+    let out = workspace.run("allow", "echo ran > ran.txt");
+    assert!(!succeeded(&out) && !root.join("ran.txt").exists(), "{}", describe(&out));
+    assert!(describe(&out).contains("leads through the symbolic link"), "{}", describe(&out));
+}
+
+/// A workspace that is a directory of the repository (a package of a monorepo): the
+/// submodules beneath it are the repository's, and stay protected the same.
+#[test]
+fn a_workspace_inside_the_repository_keeps_its_submodules_too() {
+    let template = Workspace::new();
+    let command = json!({ "command": "echo 'gitdir: ../../evil/g' > sub/.git" });
+    let sandboxed = template.copy();
+    let out = sandboxed.run_tool("lib", "allow", "shell_exec", command.clone());
+    assert!(!succeeded(&out) && !sandboxed.status_runs_the_program(), "{}", describe(&out));
+    let unsandboxed = template.copy();
+    let out = unsandboxed.run_tool("lib", "danger-full-access", "shell_exec", command);
+    assert!(succeeded(&out) && unsandboxed.status_runs_the_program(), "{}", describe(&out));
+}
+
+/// The built-in tools run outside the sandbox: `move_path` moves no submodule, nor any
+/// directory that holds one, and moves nothing into a submodule's place, so a directory with a
+/// `.git` of a command's making (`staging/`, which nothing protects) cannot become one.
+#[test]
+fn move_path_moves_no_submodule_and_nothing_into_ones_place() {
+    let workspace = Workspace::new().copy();
+    let root = workspace.tree.root();
+    std::fs::create_dir(root.join("staging")).expect("staging");
+    std::fs::write(root.join("staging/.git"), "gitdir: ../evil/g\n").expect("a .git of its own");
+    for (from, to) in
+        [("staging", "gone"), ("lib/sub", "elsewhere"), ("lib", "lib-old"), ("vendor/empty", "x")]
+    {
+        let out = workspace.run_tool("", "allow", "move_path", json!({ "from": from, "to": to }));
+        let said = describe(&out);
+        assert!(said.contains("submodule") && said.contains("nothing was moved"), "{from} -> {to}: {said}");
+        assert!(root.join(from).exists() && !root.join(to).exists(), "{from} -> {to} moved");
+    }
+    assert!(!workspace.status_runs_the_program());
+    // Other moves still work, into a checkout too.
+    for (from, to) in [("src", "source"), ("staging", "lib/sub/staging")] {
+        let out = workspace.run_tool("", "allow", "move_path", json!({ "from": from, "to": to }));
+        assert!(out.status.success() && root.join(to).exists(), "{from} -> {to}: {}", describe(&out));
+    }
 }

@@ -60,6 +60,8 @@ use crate::policy::PermissionMode;
 
 mod git_data;
 mod git_index;
+
+pub(crate) use git_data::survey as git_data;
 #[cfg(target_os = "linux")]
 mod linux;
 mod temp_dir;

@@ -39,6 +39,20 @@ pub fn move_path(
     if source.target() == Target::Dir && dest.relative().starts_with(source.relative()) {
         return Err(ToolError::new(format!("`{from}` cannot be moved into itself")));
     }
+    // Git data is never moved (`workspace/off_limits.rs`), submodules included: a submodule's
+    // directory moved away, and another with a `.git` of its own moved into its place, would
+    // have the user's next `git status` run what that `.git` leads to.
+    let submodules = crate::sandbox::git_data(ws.root())
+        .map_err(|e| ToolError::new(format!("refused: {e}; nothing was moved")))?
+        .submodules;
+    for (path, given) in [(source.relative(), &from), (dest.relative(), &to)] {
+        let path = ws.root().join(path);
+        if submodules.iter().any(|submodule| submodule.starts_with(&path)) {
+            return Err(ToolError::new(format!(
+                "`{given}` is a submodule or holds one: git data, which tools do not move; nothing was moved"
+            )));
+        }
+    }
     dest.create_parents().map_err(|e| path_error(&to, e))?;
     source.rename_to(&dest).map_err(|e| match e {
         PathError::Io(e) => io_error(&to, &e),

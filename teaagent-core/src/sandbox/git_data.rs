@@ -18,6 +18,12 @@
 //! neither renamed nor removed. (A file renamed across such a directory's boundary fails as
 //! between file systems, with `EXDEV`; `mv` copies instead.)
 //!
+//! The repository is the one that holds the place: the place itself, or the nearest directory
+//! above it with a `.git`, as git finds it (a workspace that is a package of a monorepo); of its
+//! submodules, those beneath the place. The built-in `move_path`, which runs outside the
+//! sandbox, reads the same ([`survey`]) and moves no submodule, nor a directory that holds one,
+//! nor anything into a submodule's place.
+//!
 //! Not covered: a repository nested in the workspace that no index records (a clone inside it
 //! that nobody added): git runs what its `.git` names when the user runs git in it, not from the
 //! workspace's own `git status`.
@@ -40,65 +46,129 @@ const INDEX_MAX: u64 = 256 << 20;
 const MOST_SUBMODULES: usize = 4096;
 const DEEPEST: usize = 16;
 
-/// The git data of writable place `dir` that stays read-only (module docs): its `.git`, the git
-/// directory that names, and its submodules' (creating the directory of one that has none).
-/// An error refuses the command: an index this cannot read, a submodule's path that leads
-/// through a link, more submodules than the bound.
-pub(super) fn read_only(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
-    let mut left = MOST_SUBMODULES;
-    collect(dir, 0, &mut found, &mut left)?;
-    Ok(found)
+/// What git reads in a place, found by [`survey`].
+#[derive(Debug, Default)]
+pub(crate) struct GitData {
+    /// Each repository's `.git` (the place's and every checked-out submodule's) and the git
+    /// directory a `.git` file names.
+    git_dirs: Vec<PathBuf>,
+    /// Every submodule's path (the gitlinks of every index, nested ones included).
+    #[cfg_attr(not(feature = "builtin-tools"), allow(dead_code))]
+    pub(crate) submodules: Vec<PathBuf>,
+    /// What stays read-only of a submodule that is not checked out: its directory, or what
+    /// stands where one of its leading directories should be.
+    unpopulated: Vec<PathBuf>,
+    /// Submodules without a directory: the place whose index records each, and its path there.
+    missing: Vec<(PathBuf, PathBuf)>,
 }
 
-fn collect(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, left: &mut usize) -> Result<(), String> {
+/// The git data of writable place `dir` that stays read-only (module docs), making the
+/// directory of each submodule that has none first. An error refuses the command.
+pub(super) fn read_only(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let refused = |e: String| format!("refused: {e}; nothing was run");
+    let data = survey(dir).map_err(refused)?;
+    let mut read_only = data.git_dirs;
+    read_only.extend(data.unpopulated);
+    // Only beneath `dir`: a repository that holds it may have submodules elsewhere.
+    for (place, relative) in data.missing {
+        let path = place.join(&relative);
+        if path.starts_with(dir) {
+            make_dirs(&place, &relative).map_err(refused)?;
+            read_only.push(path);
+        }
+    }
+    Ok(read_only)
+}
+
+/// What git reads in the repository that holds `dir` (`dir` itself when it has a `.git`, else
+/// the nearest directory above it that has one, as git finds it): its git directory and its
+/// submodules, recursively. An error when an index cannot be read, a submodule's path leads
+/// through a symbolic link (which anyone who may write beside it can replace), or there are
+/// more submodules than the bound.
+pub(crate) fn survey(dir: &Path) -> Result<GitData, String> {
+    let top = dir.ancestors().find(|up| std::fs::symlink_metadata(up.join(".git")).is_ok()).unwrap_or(dir);
+    let mut data = GitData::default();
+    collect(top, dir, 0, &mut data)?;
+    Ok(data)
+}
+
+/// Collects what git reads in the work tree at `dir`, of the submodules beneath `within`.
+fn collect(dir: &Path, within: &Path, depth: usize, data: &mut GitData) -> Result<(), String> {
     let dot_git = dir.join(".git");
     let named = crate::workspace::git_dir_named_in(dir);
-    found.push(dot_git.clone());
-    found.extend(named.clone());
+    data.git_dirs.push(dot_git.clone());
+    data.git_dirs.extend(named.clone());
     for gitlink in gitlinks(&named.unwrap_or(dot_git))? {
         let Some(relative) = relative_path(&gitlink) else {
             return Err(format!(
-                "refused: the git index of {} records a submodule at `{}`, which is no path in it; nothing was run",
+                "the git index of {} records a submodule at `{}`, which is no path in it",
                 shown(dir),
                 crate::visible::escape(&String::from_utf8_lossy(&gitlink))
             ));
         };
-        *left = left.checked_sub(1).ok_or_else(|| {
-            format!(
-                "refused: the workspace has more than {MOST_SUBMODULES} submodules, whose git data the sandbox keeps read-only; nothing was run"
-            )
-        })?;
         let at = dir.join(&relative);
-        let kind = match std::fs::symlink_metadata(&at) {
-            Ok(meta) => meta.file_type(),
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                make_dirs(dir, &relative)?;
-                found.push(at);
-                continue;
-            }
-            Err(e) => return Err(format!("refused: cannot look at the submodule {}: {e}", shown(&at))),
-        };
-        if kind.is_symlink() {
+        if !at.starts_with(within) {
+            continue;
+        }
+        if data.submodules.len() == MOST_SUBMODULES {
             return Err(format!(
-                "refused: the submodule {} is a symbolic link, which the sandbox cannot keep from being replaced; nothing was run",
-                shown(&at)
+                "the workspace has more than {MOST_SUBMODULES} submodules, whose git data is kept read-only"
             ));
         }
-        let checked_out = kind.is_dir() && std::fs::symlink_metadata(at.join(".git")).is_ok();
-        if !checked_out {
-            // Unpopulated (or a file where git expects one): nothing may be made there.
-            found.push(at);
-        } else if depth + 1 > DEEPEST {
-            return Err(format!(
-                "refused: submodules nested more than {DEEPEST} deep at {}; nothing was run",
-                shown(&at)
-            ));
-        } else {
-            collect(&at, depth + 1, found, left)?;
+        data.submodules.push(at.clone());
+        // Each leading directory, then the submodule's own: none may be a link.
+        let mut reached = dir.to_path_buf();
+        let mut found = Found::Directory;
+        for name in relative.components() {
+            reached.push(name);
+            match std::fs::symlink_metadata(&reached) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let link = match reached == at {
+                        true => "is a symbolic link".to_owned(),
+                        false => format!("leads through the symbolic link {}", shown(&reached)),
+                    };
+                    return Err(format!(
+                        "the submodule {} {link}, which cannot be kept from being replaced",
+                        shown(&at)
+                    ));
+                }
+                Ok(meta) if !meta.is_dir() => {
+                    found = Found::Other(reached);
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    found = Found::Missing;
+                    break;
+                }
+                Err(e) => return Err(format!("cannot look at the submodule {}: {e}", shown(&at))),
+            }
+        }
+        match found {
+            Found::Missing => data.missing.push((dir.to_path_buf(), relative)),
+            // A file where git expects a directory: nothing may be made in its place.
+            Found::Other(standing) => data.unpopulated.push(standing),
+            // Unpopulated: nothing may be made in it.
+            Found::Directory if std::fs::symlink_metadata(at.join(".git")).is_err() => {
+                data.unpopulated.push(at)
+            }
+            Found::Directory if depth + 1 > DEEPEST => {
+                return Err(format!("submodules nested more than {DEEPEST} deep at {}", shown(&at)));
+            }
+            Found::Directory => collect(&at, within, depth + 1, data)?,
         }
     }
     Ok(())
+}
+
+/// What stands at a submodule's path.
+enum Found {
+    /// A directory, every leading one too.
+    Directory,
+    /// Nothing, there or at a leading directory.
+    Missing,
+    /// Something else than a directory (a file), there or at a leading directory.
+    Other(PathBuf),
 }
 
 /// The gitlinks the index of git directory `git_dir` records (a split index's and its shared
@@ -108,15 +178,14 @@ fn gitlinks(git_dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     let mut paths = split.paths.clone();
     if let Some(shared) = &split.shared {
         let shared_path = git_dir.join(format!("sharedindex.{shared}"));
-        let shared_index = read_index(&shared_path)?.ok_or_else(|| {
-            format!("refused: the shared index {} is missing; nothing was run", shown(&shared_path))
-        })?;
+        let shared_index = read_index(&shared_path)?
+            .ok_or_else(|| format!("the shared index {} is missing", shown(&shared_path)))?;
         // The split index's removals are not applied: a submodule removed since is protected
         // still, which only keeps read-only what was git data.
         paths.extend(shared_index.paths.iter().cloned());
         if split.unnamed {
             return Err(format!(
-                "refused: the split index in {} replaces an entry with a submodule this version of teaagent cannot place; run `git update-index --no-split-index` there; nothing was run",
+                "the split index in {} replaces an entry with a submodule this version of teaagent cannot place (run `git update-index --no-split-index` there)",
                 shown(git_dir)
             ));
         }
@@ -145,9 +214,7 @@ static READ: Mutex<Vec<(PathBuf, Identity, Arc<git_index::Gitlinks>)>> = Mutex::
 const KEPT: usize = 16;
 
 fn read_index(path: &Path) -> Result<Option<Arc<git_index::Gitlinks>>, String> {
-    let refused = |e: &dyn std::fmt::Display| {
-        format!("refused: the sandbox cannot read git's index {}: {e}; nothing was run", shown(path))
-    };
+    let refused = |e: &dyn std::fmt::Display| format!("cannot read git's index {}: {e}", shown(path));
     // Opened without blocking (a FIFO in its place), never as a terminal.
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
     let fd = match rustix::fs::open(path, flags, Mode::empty()) {
@@ -171,8 +238,7 @@ fn read_index(path: &Path) -> Result<Option<Arc<git_index::Gitlinks>>, String> {
     }
     drop(read);
     let bytes = crate::home::read_regular(file, path, INDEX_MAX).map_err(|e| refused(&e))?;
-    let links = git_index::gitlinks(&bytes)
-        .map_err(|e| format!("refused: {} is {e}; nothing was run", shown(path)))?;
+    let links = git_index::gitlinks(&bytes).map_err(|e| format!("{} is {e}", shown(path)))?;
     let links = Arc::new(links);
     let nanos = |(secs, nanos): (i64, i64)| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -199,10 +265,7 @@ fn relative_path(gitlink: &[u8]) -> Option<PathBuf> {
 /// one before, never through a link.
 fn make_dirs(dir: &Path, relative: &Path) -> Result<(), String> {
     let failed = |e: rustix::io::Errno| {
-        format!(
-            "refused: cannot make the directory of the submodule {}: {e}; nothing was run",
-            shown(&dir.join(relative))
-        )
+        format!("cannot make the directory of the submodule {}: {e}", shown(&dir.join(relative)))
     };
     let open = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let mut at = rustix::fs::open(dir, open, Mode::empty()).map_err(failed)?;

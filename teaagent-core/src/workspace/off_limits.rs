@@ -13,6 +13,8 @@
 //!   `remove`, `rename_to`) refuses a path with such a component, whatever links led there; a
 //!   call of a tool that is not read-only is refused before it runs. So is the git directory the
 //!   root's `.git` file names, when it lies beneath the root (`git init --separate-git-dir`).
+//!   A submodule's directory is git data too: `move_path` moves none, nor anything into the
+//!   place of one (`sandbox/git_data.rs`).
 //!
 //! `shell_exec`'s commands meet the same rules in their sandbox (`crate::sandbox`).
 
