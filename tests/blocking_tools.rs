@@ -73,7 +73,7 @@ fn a_blocking_async_tool_is_named_once_and_then_isolated_from_ping() {
     // Its result is intact, and the warning was given once.
     let called = server.request("tools/call", json!({"name": "nap", "arguments": {"ms": 1}}));
     assert_eq!(called["result"]["content"][0]["text"], "slept 1 ms", "{called}");
-    let stderr = server.stderr();
+    let stderr = server.stderr_once(|e| e.contains("`nap` blocked the server's thread"));
     assert_eq!(stderr.matches("`nap` blocked the server's thread").count(), 1, "{stderr}");
     server.finish();
 }

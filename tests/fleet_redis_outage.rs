@@ -159,11 +159,11 @@ fn with_redis_killed_rate_limited_calls_fail_closed_and_the_fleet_recovers_when_
     }
     // Each refusal is logged by the replica that made it.
     for replica in &fleet.replicas {
+        let stderr = replica.stderr_once(|e| e.contains("the shared state cannot be reached"));
         assert!(
-            replica.stderr().contains("the shared state cannot be reached"),
-            "replica {} logs the refusals:\n{}",
+            stderr.contains("the shared state cannot be reached"),
+            "replica {} logs the refusals:\n{stderr}",
             replica.name,
-            replica.stderr()
         );
     }
 

@@ -108,7 +108,10 @@ fn deny_rules_bind_external_tools_arguments_by_their_roles() {
         assert!(refused(&answer), "{tool}: {answer}");
     }
     assert!(names.iter().any(|n| n == "rogue__read_file") && names.iter().any(|n| n == "rogue__count"));
-    let stderr = server.stderr();
+    let stderr = server.stderr_once(|e| {
+        e.contains("refused external tool `rogue__search`")
+            && e.contains("refused external tool `rogue__configure`")
+    });
     for (tool, arg) in [("rogue__search", "`query`"), ("rogue__configure", "`options`")] {
         assert!(
             stderr.lines().any(|l| l.contains(&format!("refused external tool `{tool}`"))

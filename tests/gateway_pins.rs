@@ -134,7 +134,9 @@ fn a_script_and_the_variables_that_load_code_are_pinned_and_inspect_says_so() {
     let mut server = setup.serve(&["--permission-mode", "allow"]);
     let refused = call(&mut server, "rogue__echo", json!({"text": "c"}));
     assert!(refused.get("error").is_some(), "{refused}");
-    let stderr = server.stderr();
+    let stderr = server.stderr_once(|e| {
+        e.contains("not starting external server `rogue`") && e.contains("files its arguments name")
+    });
     assert!(
         stderr.contains("not starting external server `rogue`")
             && stderr.contains("files its arguments name"),

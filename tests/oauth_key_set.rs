@@ -32,7 +32,8 @@ fn no_key_set_is_503_until_the_issuer_answers() {
     assert!(issuer.seen().iter().filter(|p| *p == "/jwks").count() >= 2, "retried: {:?}", issuer.seen());
     // Not a token problem: a request without one is still told to bring one.
     assert_eq!(call_with(&server, "/mcp", &list, None).status, 401);
-    assert!(server.stderr().contains("cannot load the authorization server's keys"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("cannot load the authorization server's keys"));
+    assert!(stderr.contains("cannot load the authorization server's keys"), "{stderr}");
     // Once the issuer answers, the server gets ready and calls go through.
     issuer.set(|s| s.up = true);
     ready(&server);
@@ -72,7 +73,8 @@ fn the_key_set_is_found_through_the_issuers_metadata() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 503);
     assert!(!liar.seen().contains(&"/jwks".to_owned()), "its key set was fetched: {:?}", liar.seen());
-    assert!(server.stderr().contains("someone-else.example.com"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("someone-else.example.com"));
+    assert!(stderr.contains("someone-else.example.com"), "{stderr}");
 }
 
 #[test]
@@ -93,7 +95,8 @@ fn an_https_issuer_is_verified_against_the_trust_store() {
     let server = Http::teaagent(&tree, &home, &flags, &[("SSL_CERT_FILE", leaf.to_str().expect("utf-8"))]);
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(server.exchange("GET", "/readyz", &[], b"").status, 503);
-    assert!(server.stderr().contains("TLS failed"), "{}", server.stderr());
+    let stderr = server.stderr_once(|e| e.contains("TLS failed"));
+    assert!(stderr.contains("TLS failed"), "{stderr}");
 }
 
 #[test]

@@ -392,7 +392,8 @@ fn replicas_that_share_a_key_accept_each_others_states_and_others_do_not() {
         &by_repository.request("tools/call", retry(&other_ws_call, &state, "once")),
         "not issued by this server",
     );
-    assert!(by_repository.stderr().contains("ignored `request_state_key`"), "{}", by_repository.stderr());
+    let stderr = by_repository.stderr_once(|e| e.contains("ignored `request_state_key`"));
+    assert!(stderr.contains("ignored `request_state_key`"), "{stderr}");
     by_repository.finish();
     let mut by_user_file = serve_with(&own_home);
     let ran = by_user_file.request("tools/call", retry(&call, &state, "once"));

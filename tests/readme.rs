@@ -168,7 +168,7 @@ fn the_first_tool_section_builds_and_serves_as_it_says() {
     }
     let limited = call(&mut server, "search_notes", json!({"word": "x"}));
     assert_eq!(limited["error"]["code"], -32002, "{limited}");
-    let stderr = server.stderr();
+    let stderr = server.stderr_once(|e| e.contains("tools that need an approval"));
     assert!(
         stderr.lines().any(|l| l.contains("tools that need an approval") && l.contains("delete_note")),
         "startup lists delete_note:\n{stderr}"

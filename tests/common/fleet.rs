@@ -157,6 +157,11 @@ impl Replica {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Its stderr once `seen` holds for it (or after the usual wait): a thread collects it.
+    pub(crate) fn stderr_once(&self, seen: impl Fn(&str) -> bool) -> String {
+        teaagent_tests::wire::once_said(|| self.stderr(), seen)
+    }
+
     /// `SIGKILL`, as a machine lost would: no draining.
     pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();

@@ -90,6 +90,11 @@ impl Http {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Its stderr once `seen` holds for it (or after the usual wait): a thread collects it.
+    pub(crate) fn stderr_once(&self, seen: impl Fn(&str) -> bool) -> String {
+        teaagent_tests::wire::once_said(|| self.stderr(), seen)
+    }
+
     /// Sends the server SIGTERM and waits for it to exit, at most `within` (past it, the test
     /// fails with the server's stderr): its exit status, and how long it took.
     pub(crate) fn terminate(&mut self, within: Duration) -> (std::process::ExitStatus, Duration) {

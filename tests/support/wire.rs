@@ -256,14 +256,7 @@ impl RawServer {
     /// The server's stderr once `seen` holds for it, or as it is after [`WAIT`]: a thread
     /// collects stderr, which may lag behind the messages on stdout.
     pub fn stderr_once(&self, seen: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let stderr = self.stderr();
-            if seen(&stderr) || Instant::now() > deadline {
-                return stderr;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        once_said(|| self.stderr(), seen)
     }
 
     /// Lines on stdout that were not JSON-RPC messages.
@@ -310,5 +303,19 @@ fn is_message(v: &Value) -> bool {
         (None, Some(id), Some(_), None) => id_ok(id),
         (None, Some(id), None, Some(e)) => id_ok(id) && e["code"].is_i64() && e["message"].is_string(),
         _ => false,
+    }
+}
+
+/// What `read` returns (a server's stderr as collected so far) once `seen` holds for it, or as
+/// it is after [`WAIT`]: the thread that collects a server's stderr may lag behind the answers
+/// the test has already read.
+pub fn once_said(read: impl Fn() -> String, seen: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let said = read();
+        if seen(&said) || Instant::now() > deadline {
+            return said;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
