@@ -40,10 +40,15 @@ use crate::visible;
 
 mod file_lock;
 mod file_stat;
+// (Its caches are the gateway's and the command sandbox's.)
+#[cfg(any(feature = "builtin-tools", feature = "gateway"))]
+mod file_version;
 mod rewrite;
 
 pub use file_lock::{DEFAULT_LOCK_WAIT, LockKind, MAX_LOCK_WAIT, lock, lock_deadline, lock_wait, unlock};
 pub use file_stat::FileStat;
+#[cfg(any(feature = "builtin-tools", feature = "gateway"))]
+pub(crate) use file_version::FileVersion;
 
 /// The largest configuration or trust store file teaagent reads (1 MiB).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;

@@ -58,10 +58,8 @@ use std::sync::OnceLock;
 
 use crate::policy::PermissionMode;
 
-mod git_data;
+pub(crate) mod git_data;
 mod git_index;
-
-pub(crate) use git_data::survey as git_data;
 #[cfg(target_os = "linux")]
 mod linux;
 mod temp_dir;

@@ -42,7 +42,7 @@ pub fn move_path(
     // Git data is never moved (`workspace/off_limits.rs`), submodules included: a submodule's
     // directory moved away, and another with a `.git` of its own moved into its place, would
     // have the user's next `git status` run what that `.git` leads to.
-    let submodules = crate::sandbox::git_data(ws.root())
+    let submodules = crate::sandbox::git_data::survey(ws.root())
         .map_err(|e| ToolError::new(format!("refused: {e}; nothing was moved")))?
         .submodules;
     for (path, given) in [(source.relative(), &from), (dest.relative(), &to)] {

@@ -1,13 +1,11 @@
 //! The SHA-256 of an external server's executable and pinned files, worked out once per file
 //! version and remembered (in this process, and in `$TEAAGENT_HOME/file_digests.json` for the
-//! next start) by the file's identity: device, inode, size, and the modification and status
-//! change times to the nanosecond.
+//! next start) by the file's version ([`FileVersion`]: device, inode, size, and the
+//! modification and status change times to the nanosecond).
 //!
-//! A file whose bytes change gets a new status change time (`ctime`), which no unprivileged
-//! process can set back, so a remembered digest is only ever found for the very bytes it was
-//! worked out from. Two cases are never remembered, as git does for its index: a file changed
-//! within the last [`SETTLE`] (on a file system with coarse timestamps, a second write in the same
-//! tick would keep every time as it was), and a file whose identity changed while it was read.
+//! A remembered digest is only ever found for the very bytes it was worked out from; two cases
+//! are never remembered (`home/file_version.rs`): a file changed within the last
+//! two seconds, and a file whose version changed while it was read.
 //! The file in the home is a cache: one that cannot be read or parsed is ignored and rewritten.
 //! It vouches for executables as the pins beside it do, so it is held to the trust store's rule:
 //! one that someone else owns or may write is ignored (and replaced, user-only, at the next
@@ -16,11 +14,11 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::home::Home;
+use crate::home::{FileVersion, Home};
 
 /// The cache's file in `$TEAAGENT_HOME`.
 pub(super) const FILE_NAME: &str = "file_digests.json";
@@ -29,51 +27,16 @@ pub(super) const FILE_NAME: &str = "file_digests.json";
 /// forgotten when it is full).
 const MAX_KEPT: usize = 256;
 
-/// How long after its last change a file must have been left alone to be remembered.
-const SETTLE: Duration = Duration::from_secs(2);
-
-/// What tells one version of a file from another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-struct Identity {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, u64),
-    ctime: (i64, u64),
-}
-
-impl Identity {
-    // (The nanoseconds are unsigned on Linux, signed elsewhere.)
-    #[allow(clippy::useless_conversion)]
-    fn of(file: &File) -> Option<Self> {
-        let st = rustix::fs::fstat(file).ok()?;
-        Some(Self {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            size: u64::try_from(st.st_size).ok()?,
-            mtime: (st.st_mtime, u64::try_from(st.st_mtime_nsec).ok()?),
-            ctime: (st.st_ctime, u64::try_from(st.st_ctime_nsec).ok()?),
-        })
-    }
-
-    /// Whether the file was last changed more than [`SETTLE`] before `now`.
-    fn settled(&self, now: SystemTime) -> bool {
-        let now = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let latest = self.mtime.0.max(self.ctime.0);
-        u64::try_from(latest).is_ok_and(|t| t.saturating_add(SETTLE.as_secs()) < now)
-    }
-}
-
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
-    digests: Vec<(Identity, String)>,
+    digests: Vec<(FileVersion, String)>,
 }
 
 /// Digests remembered by file identity, and where they are kept between starts.
 #[derive(Debug)]
 pub(super) struct FileDigests {
     home: Option<Home>,
-    known: Mutex<HashMap<Identity, String>>,
+    known: Mutex<HashMap<FileVersion, String>>,
 }
 
 impl FileDigests {
@@ -89,7 +52,7 @@ impl FileDigests {
         Self { home, known: Mutex::new(known.into_iter().collect()) }
     }
 
-    fn load(home: &Home) -> Vec<(Identity, String)> {
+    fn load(home: &Home) -> Vec<(FileVersion, String)> {
         if let Some(loose) = home.loose_permissions(FILE_NAME) {
             let path = crate::visible::shown(&home.file(FILE_NAME).display().to_string());
             tracing::warn!("{path} is {loose}: its digests are ignored");
@@ -101,7 +64,7 @@ impl FileDigests {
 
     /// Adds `entry` to the home's file (best effort: a digest that cannot be kept is worked out
     /// again next time).
-    fn store(&self, entry: (Identity, String)) {
+    fn store(&self, entry: (FileVersion, String)) {
         let Some(home) = &self.home else { return };
         let _ = home.locked("file_digests.lock", || {
             let mut stored = Stored { digests: Self::load(home) };
@@ -126,13 +89,13 @@ impl FileDigests {
         hash: impl FnOnce(&File) -> Option<String>,
         now: SystemTime,
     ) -> Option<String> {
-        let before = Identity::of(file);
+        let before = FileVersion::of(file);
         let known = || self.known.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = before.and_then(|id| known().get(&id).cloned()) {
             return Some(found);
         }
         let digest = hash(file)?;
-        if let Some(id) = before.filter(|id| Identity::of(file) == Some(*id) && id.settled(now)) {
+        if let Some(id) = before.filter(|id| FileVersion::of(file) == Some(*id) && id.settled(now)) {
             let mut known = known();
             if known.len() >= MAX_KEPT {
                 known.clear();
@@ -170,6 +133,7 @@ mod tests {
     use super::*;
     use std::cell::Cell;
     use std::io::Write;
+    use std::time::Duration;
 
     fn counted(count: &Cell<u32>) -> impl FnOnce(&File) -> Option<String> + '_ {
         move |file| {
@@ -220,7 +184,7 @@ mod tests {
         std::fs::write(&path, b"the allowed one").expect("write");
         let later = SystemTime::now() + Duration::from_secs(60);
         let open = || File::open(&path).expect("open");
-        let id = Identity::of(&open()).expect("identity");
+        let id = FileVersion::of(&open()).expect("identity");
         // A forged digest for this very file, in a file its group may write.
         let forged = Stored { digests: vec![(id, "0".repeat(64))] };
         let kept = dir.path().join(FILE_NAME);
@@ -244,7 +208,7 @@ mod tests {
     fn the_digests_kept_are_bounded_and_the_oldest_go_first() {
         let dir = crate::scratch::Scratch::new("file-digests-bounded");
         let digests = FileDigests::kept_in(Some(Home::at(dir.path()).expect("home")));
-        let id = |ino| Identity { dev: 1, ino, size: 1, mtime: (1, 0), ctime: (1, 0) };
+        let id = |ino| FileVersion { dev: 1, ino, size: 1, mtime: (1, 0), ctime: (1, 0) };
         for ino in 0..=MAX_KEPT as u64 {
             digests.store((id(ino), format!("{ino}")));
         }

@@ -30,13 +30,14 @@
 
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use rustix::fs::{Mode, OFlags};
 
 use super::git_index;
+use crate::home::FileVersion;
 
 /// The largest index read (about 3 million entries), so a hostile one cannot make every command
 /// read without bound.
@@ -69,13 +70,10 @@ pub(super) fn read_only(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let data = survey(dir).map_err(refused)?;
     let mut read_only = data.git_dirs;
     read_only.extend(data.unpopulated);
-    // Only beneath `dir`: a repository that holds it may have submodules elsewhere.
+    // (All beneath `dir`: the survey keeps only the submodules there.)
     for (place, relative) in data.missing {
-        let path = place.join(&relative);
-        if path.starts_with(dir) {
-            make_dirs(&place, &relative).map_err(refused)?;
-            read_only.push(path);
-        }
+        make_dirs(&place, &relative).map_err(refused)?;
+        read_only.push(place.join(relative));
     }
     Ok(read_only)
 }
@@ -195,21 +193,9 @@ fn gitlinks(git_dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     Ok(paths)
 }
 
-/// What an index file is: git replaces its index by renaming a new file over it, so a file with
-/// the same identity, size and times, changed more than two seconds ago (file times are coarser
-/// than the time two writes can take), has the same entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Identity {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
 /// The indexes read before (a few: a server has one workspace and a few writable places), so
 /// that a large repository's is not read again at every command.
-static READ: Mutex<Vec<(PathBuf, Identity, Arc<git_index::Gitlinks>)>> = Mutex::new(Vec::new());
+static READ: Mutex<Vec<(PathBuf, FileVersion, Arc<git_index::Gitlinks>)>> = Mutex::new(Vec::new());
 /// The most indexes [`READ`] keeps.
 const KEPT: usize = 16;
 
@@ -224,32 +210,26 @@ fn read_index(path: &Path) -> Result<Option<Arc<git_index::Gitlinks>>, String> {
         Err(e) => return Err(refused(&e)),
     };
     let file = std::fs::File::from(fd);
-    let meta = file.metadata().map_err(|e| refused(&e))?;
-    let identity = Identity {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.size(),
-        modified: (meta.mtime(), meta.mtime_nsec()),
-        changed: (meta.ctime(), meta.ctime_nsec()),
-    };
+    // Kept by its version (`home/file_version.rs`): git replaces its index by renaming a new
+    // file over it.
+    let version = FileVersion::of(&file);
     let mut read = READ.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, links)) = read.iter().find(|(p, id, _)| p == path && *id == identity) {
+    if let Some((_, _, links)) = read.iter().find(|(p, v, _)| p == path && Some(*v) == version) {
         return Ok(Some(Arc::clone(links)));
     }
     drop(read);
-    let bytes = crate::home::read_regular(file, path, INDEX_MAX).map_err(|e| refused(&e))?;
+    let reader = file.try_clone().map_err(|e| refused(&e))?;
+    let bytes = crate::home::read_regular(reader, path, INDEX_MAX).map_err(|e| refused(&e))?;
     let links = git_index::gitlinks(&bytes).map_err(|e| format!("{} is {e}", shown(path)))?;
     let links = Arc::new(links);
-    let nanos = |(secs, nanos): (i64, i64)| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let last_change = nanos(identity.modified).max(nanos(identity.changed));
-    if i128::try_from(now.as_nanos()).is_ok_and(|now| now - last_change > 2_000_000_000) {
+    let unchanged = version.filter(|v| FileVersion::of(&file) == Some(*v) && v.settled(SystemTime::now()));
+    if let Some(version) = unchanged {
         read = READ.lock().unwrap_or_else(PoisonError::into_inner);
         read.retain(|(p, _, _)| p != path);
         if read.len() == KEPT {
             read.remove(0);
         }
-        read.push((path.to_path_buf(), identity, Arc::clone(&links)));
+        read.push((path.to_path_buf(), version, Arc::clone(&links)));
     }
     Ok(Some(links))
 }
@@ -288,12 +268,8 @@ fn shown(path: &Path) -> String {
 mod tests {
     use std::process::Command;
 
+    use super::super::git_index::tests::git;
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git").args(args).current_dir(dir).output().expect("git");
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    }
 
     fn add_gitlink(dir: &Path, path: &str) {
         let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
@@ -308,8 +284,8 @@ mod tests {
         git(dir, &["init", "-q"]);
         add_gitlink(dir, "one");
         let index = dir.join(".git/index");
-        // Only an index older than two seconds is kept.
-        std::thread::sleep(std::time::Duration::from_millis(2100));
+        // Only an index left alone for two seconds is kept (counted in whole seconds).
+        std::thread::sleep(std::time::Duration::from_millis(3100));
         let first = read_index(&index).expect("read").expect("an index");
         let again = read_index(&index).expect("read").expect("an index");
         assert!(Arc::ptr_eq(&first, &again), "an unchanged index was read again");
@@ -317,6 +293,60 @@ mod tests {
         let changed = read_index(&index).expect("read").expect("an index");
         assert_eq!(changed.paths, vec![b"one".to_vec(), b"two".to_vec()]);
         assert_eq!(gitlinks(&dir.join(".git")).expect("gitlinks"), vec![b"one".to_vec(), b"two".to_vec()]);
+    }
+
+    /// A FIFO, a link to `/dev/zero` or a file past the bound where the index should be:
+    /// refused at once, nothing read or waited for.
+    #[test]
+    fn an_index_that_is_no_regular_file_or_too_large_is_refused_without_reading() {
+        let scratch = crate::scratch::Scratch::new("git-data-hostile-index");
+        let index = scratch.path().join("index");
+        let fifo = Command::new("mkfifo").arg(&index).status().expect("mkfifo");
+        assert!(fifo.success());
+        let started = std::time::Instant::now();
+        assert!(read_index(&index).is_err_and(|e| e.contains("not a regular file")));
+        std::fs::remove_file(&index).expect("remove");
+        std::os::unix::fs::symlink("/dev/zero", &index).expect("link");
+        assert!(read_index(&index).is_err_and(|e| e.contains("not a regular file")));
+        std::fs::remove_file(&index).expect("remove");
+        let past = std::fs::File::create(&index).expect("index");
+        past.set_len(INDEX_MAX + 1).expect("a sparse file past the bound");
+        assert!(read_index(&index).is_err_and(|e| e.contains("larger than")));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    /// At the bound of submodules the survey goes on; past it, it refuses. A name with control
+    /// characters is shown escaped.
+    #[test]
+    fn submodules_are_bounded_and_their_names_shown_escaped() {
+        let scratch = crate::scratch::Scratch::new("git-data-bounds");
+        let dir = scratch.path();
+        git(dir, &["init", "-q"]);
+        let add = |from: usize, to: usize| {
+            let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+            let lines: String = (from..to).map(|i| format!("160000 {blob}\tm/{i}\n")).collect();
+            let mut child = Command::new("git")
+                .args(["update-index", "--index-info"])
+                .current_dir(dir)
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .expect("git");
+            std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), lines.as_bytes())
+                .expect("write");
+            assert!(child.wait().expect("git").success());
+        };
+        add(0, MOST_SUBMODULES);
+        assert_eq!(survey(dir).expect("at the bound").submodules.len(), MOST_SUBMODULES);
+        add(MOST_SUBMODULES, MOST_SUBMODULES + 1);
+        assert!(survey(dir).is_err_and(|e| e.contains("more than 4096 submodules")));
+
+        let scratch = crate::scratch::Scratch::new("git-data-escaped");
+        let dir = scratch.path();
+        git(dir, &["init", "-q"]);
+        add_gitlink(dir, "ln\u{1b}[31mk");
+        std::os::unix::fs::symlink("/tmp", dir.join("ln\u{1b}[31mk")).expect("link");
+        let said = survey(dir).expect_err("a link at a submodule's path");
+        assert!(said.contains("is a symbolic link") && !said.contains('\u{1b}'), "{said:?}");
     }
 
     #[test]

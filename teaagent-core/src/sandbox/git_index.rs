@@ -151,13 +151,14 @@ impl<'a> Cursor<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::path::Path;
     use std::process::Command;
 
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
+    /// Runs git in `dir` (with an author, and local submodules allowed), which must succeed.
+    pub(in crate::sandbox) fn git(dir: &Path, args: &[&str]) {
         let out = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"])
             .args(args)
